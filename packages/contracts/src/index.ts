@@ -1,0 +1,1 @@
+export * from './word.ts';
