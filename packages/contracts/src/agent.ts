@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { FailureCodeSchema, FormatSchema, QualitySchema, ResolutionSchema } from './job.ts';
+
+/** What an agent node can do, sent at register. */
+export const AgentCapabilitiesSchema = z.strictObject({
+  gpu: z.boolean(),
+  nvenc: z.boolean(),
+  cudaWhisper: z.boolean(),
+  models: z.array(z.string()).max(32),
+  maxConcurrentJobs: z.number().int().min(1).max(64),
+  version: z.string().max(64).optional(),
+});
+export type AgentCapabilities = z.infer<typeof AgentCapabilitiesSchema>;
+
+export const AgentRegisterInputSchema = z.strictObject({
+  nodeName: z.string().min(1).max(128),
+  capabilities: AgentCapabilitiesSchema,
+});
+
+/** Where the agent reads the source from. */
+export const JobSourceSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('upload'), url: z.string(), sizeBytes: z.number().int().positive() }),
+  z.strictObject({ kind: z.literal('url'), url: z.string() }),
+]);
+export type JobSource = z.infer<typeof JobSourceSchema>;
+
+/** A leased job, as the agent receives it. */
+export const LeasedJobSchema = z.strictObject({
+  jobId: z.uuid(),
+  leaseId: z.string(),
+  attempt: z.number().int().positive(),
+  leaseExpiresAt: z.string(),
+  deadlineAt: z.string().nullable(),
+  source: JobSourceSchema,
+  templateId: z.string(),
+  /** The template, resolved at creation (built-in or the account's custom template). */
+  template: z.unknown(),
+  format: FormatSchema,
+  quality: QualitySchema,
+  resolution: ResolutionSchema.nullable(),
+  language: z.string().length(2).nullable(),
+  maxInputSeconds: z.number().int().positive(),
+  frameBudget: z.number().int().positive(),
+  /** Presigned PUT for the output object. */
+  outputUploadUrl: z.string(),
+});
+export type LeasedJob = z.infer<typeof LeasedJobSchema>;
+
+const leaseRef = { jobId: z.uuid(), leaseId: z.string().min(1) };
+export const AgentProgressInputSchema = z.strictObject({
+  ...leaseRef,
+  phase: z.enum(['ingesting', 'transcribing', 'rendering']),
+  percent: z.number().int().min(0).max(100).nullable(),
+});
+export const AgentIngestedInputSchema = z.strictObject({
+  ...leaseRef,
+  durationSeconds: z.number().nonnegative(),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+});
+export const AgentCompleteInputSchema = z.strictObject({
+  ...leaseRef,
+  resolution: ResolutionSchema,
+  outputBytes: z.number().int().positive(),
+});
+export const AgentFailInputSchema = z.strictObject({
+  ...leaseRef,
+  failureCode: FailureCodeSchema,
+  failureReason: z.string().max(2000),
+});
+export type AgentProgressInput = z.infer<typeof AgentProgressInputSchema>;
+export type AgentIngestedInput = z.infer<typeof AgentIngestedInputSchema>;
+export type AgentCompleteInput = z.infer<typeof AgentCompleteInputSchema>;
+export type AgentFailInput = z.infer<typeof AgentFailInputSchema>;
+
+/** Events pushed to an agent over its subscription. */
+export const AgentEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('cancel'), jobId: z.uuid() }),
+  z.strictObject({ type: z.literal('drain') }),
+  z.strictObject({ type: z.literal('undrain') }),
+  z.strictObject({ type: z.literal('work-available') }),
+]);
+export type AgentEvent = z.infer<typeof AgentEventSchema>;

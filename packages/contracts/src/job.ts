@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
+export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled'] as const;
+export const RUNNING_PHASES = ['ingesting', 'transcribing', 'rendering'] as const;
+
+export const JobStatusSchema = z.enum(JOB_STATUSES);
+export const JobPhaseSchema = z.enum(JOB_PHASES);
+export type JobStatus = z.infer<typeof JobStatusSchema>;
+export type JobPhase = z.infer<typeof JobPhaseSchema>;
+export type RunningPhase = (typeof RUNNING_PHASES)[number];
+
+/** status <-> phase (ARCHITECTURE.md): queued<->queued, running<->ingesting|transcribing|rendering, terminal = phase. */
+export function statusForPhase(phase: JobPhase): JobStatus {
+  if (phase === 'queued') return 'queued';
+  if (phase === 'ingesting' || phase === 'transcribing' || phase === 'rendering') return 'running';
+  return phase;
+}
+
+export const FAILURE_CODES = [
+  'source-unreachable',
+  'source-unreadable',
+  'source-too-long',
+  'output-larger-than-source',
+  'automation-minutes-exhausted',
+  'ingest-failed',
+  'transcription-failed',
+  'render-failed',
+  'timed-out',
+  'internal',
+] as const;
+export const FailureCodeSchema = z.enum(FAILURE_CODES);
+export type FailureCode = z.infer<typeof FailureCodeSchema>;
+
+export const FormatSchema = z.enum(['mp4', 'webm']);
+export const QualitySchema = z.enum(['low', 'medium', 'high']);
+export type Format = z.infer<typeof FormatSchema>;
+export type Quality = z.infer<typeof QualitySchema>;
+
+export const ResolutionSchema = z.strictObject({
+  width: z.number().int().positive().max(16384),
+  height: z.number().int().positive().max(16384),
+});
+export type Resolution = z.infer<typeof ResolutionSchema>;
+
+/** Template ids: built-ins are kebab-case words; custom ones are `tpl_` + 24 base62 chars. */
+export const TemplateIdSchema = z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "-" and "_" only');
+
+const isoTimestamp = z.iso.datetime({ offset: true });
+
+/** The job record of the spec: every key is always present; nullable ones are null until their state. */
+export const JobRecordSchema = z.strictObject({
+  id: z.uuid(),
+  status: JobStatusSchema,
+  phase: JobPhaseSchema,
+  templateId: TemplateIdSchema,
+  quotedSeconds: z.number().int().nonnegative().nullable(),
+  format: FormatSchema,
+  quality: QualitySchema,
+  resolution: ResolutionSchema.nullable(),
+  percent: z.number().int().min(0).max(100).nullable(),
+  downloadUrl: z.string().nullable(),
+  outputExpiresAt: isoTimestamp.nullable(),
+  failureReason: z.string().nullable(),
+  failureCode: FailureCodeSchema.nullable(),
+  settledAt: isoTimestamp.nullable(),
+  createdAt: isoTimestamp,
+});
+export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+export const CreateJobRequestSchema = z
+  .strictObject({
+    videoUrl: z.string().min(1).max(2048).optional(),
+    uploadId: z.uuid().optional(),
+    templateId: TemplateIdSchema,
+    format: FormatSchema.default('mp4'),
+    quality: QualitySchema.default('high'),
+    resolution: ResolutionSchema.optional(),
+    language: z.string().regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"').transform((s) => s.toLowerCase()).optional(),
+    webhookUrl: z.string().min(1).max(2048).optional(),
+  })
+  .superRefine((body, ctx) => {
+    const given = (body.videoUrl !== undefined ? 1 : 0) + (body.uploadId !== undefined ? 1 : 0);
+    if (given !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: given === 0 ? ['videoUrl'] : ['uploadId'],
+        message: given === 0 ? 'give exactly one of videoUrl and uploadId (neither was given)' : 'give exactly one of videoUrl and uploadId, not both',
+      });
+    }
+  });
+export type CreateJobRequest = z.input<typeof CreateJobRequestSchema>;
+export type CreateJobInput = z.output<typeof CreateJobRequestSchema>;
+
+export const ListJobsQuerySchema = z.strictObject({
+  cursor: z.string().min(1).max(512).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const JobListSchema = z.strictObject({
+  jobs: z.array(JobRecordSchema),
+  nextCursor: z.string().nullable(),
+});
+export type JobList = z.infer<typeof JobListSchema>;

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/** Accepted upload extensions and the content type derived from each (ARCHITECTURE.md). */
+export const UPLOAD_CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
+  mp4: 'video/mp4',
+  m4v: 'video/x-m4v',
+  mov: 'video/quicktime',
+  webm: 'video/webm',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+});
+
+/** The content type for a file name, or null when its extension is not accepted. */
+export function contentTypeForFileName(fileName: string): string | null {
+  const dot = fileName.lastIndexOf('.');
+  if (dot < 0) return null;
+  return UPLOAD_CONTENT_TYPES[fileName.slice(dot + 1).toLowerCase()] ?? null;
+}
+
+export const CreateUploadRequestSchema = z.strictObject({
+  fileName: z.string().min(1).max(255).refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'a plain file name, without path separators or control characters'),
+  sizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+export type CreateUploadRequest = z.infer<typeof CreateUploadRequestSchema>;
+
+export const UploadRecordSchema = z.strictObject({
+  uploadId: z.uuid(),
+  uploadUrl: z.string(),
+  contentType: z.string(),
+  sizeBytes: z.number().int().positive(),
+  expiresAt: z.iso.datetime({ offset: true }),
+});
+export type UploadRecord = z.infer<typeof UploadRecordSchema>;
