@@ -1,0 +1,3 @@
+export * from './schema.ts';
+export * from './open.ts';
+export * from './sql/index.ts';

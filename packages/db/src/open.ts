@@ -1,0 +1,36 @@
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import * as initial from './migrations/0001-initial.ts';
+import type { Database } from './schema.ts';
+
+const migrations: Record<string, Migration> = { '0001-initial': initial };
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+export interface OpenDatabaseOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+}
+
+export type Db = Kysely<Database>;
+
+/** Opens (and migrates) the SQLite database: WAL, foreign keys, a busy timeout for other processes. */
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
+  const sqlite = new SQLite(opts.path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const { error, results } = await new Migrator({ db, provider: new StaticMigrationProvider() }).migrateToLatest();
+  if (error) {
+    await db.destroy();
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return db;
+}

@@ -1,0 +1,172 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Timestamps are ISO 8601 strings from Date#toISOString (fixed width, so text order = time order). */
+type Iso = string;
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  plan: string;
+  webhook_secret: string;
+  webhook_secret_prev: string | null;
+  webhook_secret_prev_expires_at: Iso | null;
+  created_at: Iso;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  /** First characters of the key, shown in listings so a key can be recognised without the secret. */
+  prefix: string;
+  /** sha256 hex of the whole key. */
+  hash: string;
+  created_at: Iso;
+  revoked_at: Iso | null;
+  last_used_at: Iso | null;
+}
+
+export interface JobsTable {
+  id: string;
+  account_id: string;
+  status: string;
+  phase: string;
+  template_id: string;
+  /** The template resolved at creation, so a later edit or delete does not change a queued job. */
+  template_json: string;
+  video_url: string | null;
+  upload_id: string | null;
+  format: string;
+  quality: string;
+  req_width: number | null;
+  req_height: number | null;
+  language: string | null;
+  detected_language: string | null;
+  webhook_url: string | null;
+  quoted_seconds: number | null;
+  out_width: number | null;
+  out_height: number | null;
+  percent: number | null;
+  output_key: string | null;
+  output_bytes: number | null;
+  output_expires_at: Iso | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  settled_at: Iso | null;
+  created_at: Iso;
+  updated_at: Iso;
+  started_at: Iso | null;
+  finished_at: Iso | null;
+  deadline_at: Iso | null;
+  lease_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: Iso | null;
+  attempts: Generated<number>;
+}
+
+export interface UploadsTable {
+  id: string;
+  account_id: string;
+  object_key: string;
+  file_name: string;
+  content_type: string;
+  size_bytes: number;
+  created_at: Iso;
+  url_expires_at: Iso;
+  completed_at: Iso | null;
+  claimed_by_job_id: string | null;
+  deleted_at: Iso | null;
+}
+
+/** Every change of an account's minutes. The balance is the sum of `minutes`. */
+export interface MinutesLedgerTable {
+  id: Generated<number>;
+  account_id: string;
+  job_id: string | null;
+  /** grant | monthly_reset | reserve | true_up | settle | refund */
+  kind: string;
+  minutes: number;
+  note: string | null;
+  created_at: Iso;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  job_id: string;
+  account_id: string;
+  url: string;
+  /** The serialized job record, signed and sent as is on every attempt. */
+  payload: string;
+  status: string;
+  attempts: Generated<number>;
+  first_attempt_at: Iso | null;
+  next_attempt_at: Iso | null;
+  last_attempt_at: Iso | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  claimed_until: Iso | null;
+  created_at: Iso;
+  delivered_at: Iso | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: string;
+  attempt: number;
+  started_at: Iso;
+  duration_ms: number;
+  status_code: number | null;
+  outcome: string;
+  error: string | null;
+}
+
+export interface AgentTokensTable {
+  id: string;
+  hash: string;
+  prefix: string;
+  name: string | null;
+  created_at: Iso;
+  revoked_at: Iso | null;
+}
+
+export interface AgentNodesTable {
+  id: string;
+  name: string;
+  token_id: string;
+  capabilities: string;
+  state: string;
+  drain: Generated<number>;
+  connected_at: Iso | null;
+  last_heartbeat_at: Iso | null;
+  created_at: Iso;
+}
+
+export interface TemplatesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  body: string;
+  created_at: Iso;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  jobs: JobsTable;
+  uploads: UploadsTable;
+  minutes_ledger: MinutesLedgerTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  agent_tokens: AgentTokensTable;
+  agent_nodes: AgentNodesTable;
+  templates: TemplatesTable;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type Job = Selectable<JobsTable>;
+export type NewJob = Insertable<JobsTable>;
+export type JobUpdate = Updateable<JobsTable>;
+export type Upload = Selectable<UploadsTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type AgentNode = Selectable<AgentNodesTable>;
+export type TemplateRow = Selectable<TemplatesTable>;

@@ -1,0 +1,2 @@
+export * from './minutes-balance.ts';
+export * from './append-ledger.ts';

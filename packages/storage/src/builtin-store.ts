@@ -1,0 +1,191 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { createS3Client, createS3Store } from './s3-store.ts';
+import { verifyPresignedRequest } from './sigv4-verify.ts';
+import type { ObjectStore } from './types.ts';
+
+export interface BuiltinStoreOptions {
+  /** Folder the objects live in. */
+  dir: string;
+  /** Public base URL of the control plane, e.g. http://127.0.0.1:8080; the store answers under `${publicUrl}/s3`. */
+  publicUrl: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  now?: () => Date;
+}
+
+export interface BuiltinStore extends ObjectStore {
+  /** Path prefix the handler serves (`/s3`). */
+  readonly mountPath: string;
+  /** Node HTTP handler for PUT/GET/HEAD of presigned object URLs. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Absolute path of an object on disk (for in-process readers and tests). */
+  filePath(key: string): string;
+}
+
+const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+const MIME: Record<string, string> = {
+  mp4: 'video/mp4', m4v: 'video/x-m4v', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', png: 'image/png', json: 'application/json',
+};
+
+function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message.replace(/[<&>]/g, '')}</Message></Error>`;
+  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * The embedded default's S3-compatible store: objects on local disk, URLs presigned by the AWS SDK
+ * v3 presigner and verified here exactly as S3 verifies them (SigV4 query signature, expiry, signed
+ * content-length). Bodies stream to disk, never buffered whole.
+ */
+export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
+  const mountPath = '/s3';
+  const now = opts.now ?? (() => new Date());
+  const endpoint = `${opts.publicUrl.replace(/\/+$/, '')}${mountPath}`;
+  const presigner = createS3Store(
+    { endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
+    createS3Client({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }),
+  );
+  const root = path.resolve(opts.dir);
+  const filePath = (key: string) => {
+    if (!KEY_RE.test(key)) throw new Error(`invalid object key: ${key}`);
+    return path.join(root, key);
+  };
+
+  async function handleAsync(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const method = (req.method ?? 'GET').toUpperCase();
+    const pathPart = rawUrl.split('?')[0]!;
+    const prefix = `${mountPath}/${opts.bucket}/`;
+    if (!pathPart.startsWith(prefix)) return s3Error(res, 404, 'NoSuchBucket', 'no such bucket');
+    let key: string;
+    try {
+      key = decodeURIComponent(pathPart.slice(prefix.length));
+    } catch {
+      return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
+    }
+    if (!KEY_RE.test(key)) return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
+    if (req.headers.authorization !== undefined) {
+      return s3Error(res, 403, 'AccessDenied', 'a presigned URL must not carry an Authorization header');
+    }
+    if (method !== 'PUT' && method !== 'GET' && method !== 'HEAD') return s3Error(res, 405, 'MethodNotAllowed', 'only PUT, GET and HEAD are served');
+    const check = verifyPresignedRequest({
+      method,
+      rawUrl,
+      headers: req.headers,
+      now: now(),
+      secretFor: (id) => (id === opts.accessKeyId ? opts.secretAccessKey : undefined),
+    });
+    if (!check.ok) return s3Error(res, check.status, check.code, check.message);
+    const file = filePath(key);
+
+    if (method === 'PUT') {
+      if (!check.signedHeaders.includes('content-length')) {
+        return s3Error(res, 403, 'AccessDenied', 'upload URLs must sign content-length');
+      }
+      const expected = Number(req.headers['content-length']);
+      if (!Number.isSafeInteger(expected) || expected < 0) return s3Error(res, 411, 'MissingContentLength', 'Content-Length is required');
+      await mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.part-${process.pid}-${Date.now()}`;
+      let received = 0;
+      const md5 = createHash('md5');
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          received += chunk.length;
+          if (received > expected) return cb(new Error('body longer than Content-Length'));
+          md5.update(chunk);
+          cb(null, chunk);
+        },
+      });
+      try {
+        await pipeline(req, counter, createWriteStream(tmp));
+      } catch {
+        await rm(tmp, { force: true });
+        return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
+      }
+      if (received !== expected) {
+        await rm(tmp, { force: true });
+        return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
+      }
+      await rename(tmp, file);
+      res.writeHead(200, { etag: `"${md5.digest('hex')}"`, 'content-length': 0 });
+      res.end();
+      return;
+    }
+
+    let size: number;
+    try {
+      const st = await stat(file);
+      if (!st.isFile()) throw new Error('not a file');
+      size = st.size;
+    } catch {
+      return s3Error(res, 404, 'NoSuchKey', 'the object does not exist');
+    }
+    const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
+    const params = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
+    const headers: Record<string, string | number> = {
+      'content-type': MIME[ext] ?? 'application/octet-stream',
+      'accept-ranges': 'bytes',
+    };
+    const disposition = params.get('response-content-disposition');
+    if (disposition) headers['content-disposition'] = disposition;
+    let start = 0;
+    let end = size - 1;
+    let status = 200;
+    const range = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
+    if (range && size > 0 && (range[1] || range[2])) {
+      if (range[1]) {
+        start = Number(range[1]);
+        if (range[2]) end = Math.min(Number(range[2]), size - 1);
+      } else {
+        start = Math.max(0, size - Number(range[2]));
+      }
+      if (start > end || start >= size) {
+        res.writeHead(416, { 'content-range': `bytes */${size}` });
+        res.end();
+        return;
+      }
+      status = 206;
+      headers['content-range'] = `bytes ${start}-${end}/${size}`;
+    }
+    headers['content-length'] = size === 0 ? 0 : end - start + 1;
+    res.writeHead(status, headers);
+    if (method === 'HEAD' || size === 0) {
+      res.end();
+      return;
+    }
+    await pipeline(createReadStream(file, { start, end }), res);
+  }
+
+  return {
+    mountPath,
+    filePath,
+    handle(req, res) {
+      handleAsync(req, res).catch(() => s3Error(res, 500, 'InternalError', 'the store failed to serve the request'));
+    },
+    presignPut: (o) => presigner.presignPut(o),
+    presignGet: (o) => presigner.presignGet(o),
+    async head(key) {
+      try {
+        const st = await stat(filePath(key));
+        return st.isFile() ? { sizeBytes: st.size } : null;
+      } catch {
+        return null;
+      }
+    },
+    async delete(key) {
+      await rm(filePath(key), { force: true });
+    },
+  };
+}

@@ -1,0 +1,20 @@
+/** The object store as the control plane sees it: the built-in one or any S3-compatible endpoint. */
+export interface ObjectStore {
+  /** A presigned PUT that accepts exactly `contentLength` bytes (content-length is signed). */
+  presignPut(opts: { key: string; contentLength: number; contentType: string; expiresInSeconds: number }): Promise<string>;
+  /** A presigned GET. */
+  presignGet(opts: { key: string; expiresInSeconds: number; downloadName?: string }): Promise<string>;
+  /** Size of a stored object, or null when there is none. */
+  head(key: string): Promise<{ sizeBytes: number } | null>;
+  /** Deletes an object; deleting a missing one is not an error. */
+  delete(key: string): Promise<void>;
+}
+
+export interface S3Location {
+  /** Base URL of the S3 endpoint, e.g. http://127.0.0.1:8080/s3 or https://s3.eu-west-1.amazonaws.com */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
