@@ -53,6 +53,11 @@ export class ApiError extends Error {
 }
 
 /** zod issues -> a compact `details` list: [{ path: 'a.b', message }]. */
-export function issuesToDetails(issues: readonly { path: readonly PropertyKey[]; message: string }[]): { path: string; message: string }[] {
-  return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+export function issuesToDetails(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[]): { path: string; message: string }[] {
+  return issues.flatMap((i) =>
+    // An unknown key is reported at its own path, so a client sees which field to remove.
+    i.code === 'unrecognized_keys' && i.keys
+      ? i.keys.map((k) => ({ path: [...i.path, k].map(String).join('.'), message: 'unknown field' }))
+      : [{ path: i.path.map(String).join('.'), message: i.message }],
+  );
 }

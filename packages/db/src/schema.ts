@@ -48,6 +48,7 @@ export interface JobsTable {
   percent: number | null;
   output_key: string | null;
   output_bytes: number | null;
+  download_url: string | null;
   output_expires_at: Iso | null;
   failure_code: string | null;
   failure_reason: string | null;

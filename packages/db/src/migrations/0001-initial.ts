@@ -46,6 +46,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('percent', 'integer')
     .addColumn('output_key', 'text')
     .addColumn('output_bytes', 'integer')
+    .addColumn('download_url', 'text')
     .addColumn('output_expires_at', 'text')
     .addColumn('failure_code', 'text')
     .addColumn('failure_reason', 'text')
@@ -150,10 +151,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('templates')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('body', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('templates_pk', ['account_id', 'id'])
     .execute();
 }

@@ -1,0 +1,114 @@
+import { parseArgs } from 'node:util';
+import { readAdminToken } from '@captionfarm/control-plane';
+import type { CliEnv } from '../env.ts';
+import { requestJson } from '../http.ts';
+import { CliError, print, table } from '../output.ts';
+
+export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--json]
+
+  accounts create --name NAME --plan free|starter|pro
+  accounts list
+  accounts set-plan --account ID --plan free|starter|pro
+  minutes grant --account ID --minutes N [--note TEXT]
+  minutes show --account ID
+  keys create --account ID          (the key is shown once)
+  keys list --account ID
+  keys revoke --key KEY_ID
+  webhook-secret show --account ID
+  webhook-secret rotate --account ID
+
+Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
+token the embedded default keeps in CAPTIONFARM_DATA_DIR (default ./data).`;
+
+function need(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new CliError(`--${name} is required\n\n${ADMIN_USAGE}`, 2);
+  return v;
+}
+
+export async function adminCommand(argv: string[], env: CliEnv, extra: Record<string, AdminHandler> = {}): Promise<void> {
+  const [group, command, ...rest] = argv;
+  if (!group || group === '--help' || group === 'help') {
+    process.stdout.write(`${ADMIN_USAGE}\n`);
+    return;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      json: { type: 'boolean', default: false },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      account: { type: 'string' },
+      minutes: { type: 'string' },
+      note: { type: 'string' },
+      key: { type: 'string' },
+      job: { type: 'string' },
+      node: { type: 'string' },
+      token: { type: 'string' },
+      url: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const url = (values.url ?? env.url).replace(/\/+$/, '');
+  const token = env.adminToken ?? readAdminToken(env.dataDir);
+  if (!token) {
+    throw new CliError(`no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) holds the embedded control plane's data.`);
+  }
+  const call = (method: string, path: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${path}`, token, body });
+  const json = values.json === true;
+  const key = `${group} ${command ?? ''}`.trim();
+  const handler = { ...handlers, ...extra }[key];
+  if (!handler) throw new CliError(`unknown admin command "${key}"\n\n${ADMIN_USAGE}`, 2);
+  await handler({ values, call, json });
+}
+
+export type AdminHandler = (ctx: { values: Record<string, unknown>; call: (method: string, path: string, body?: unknown) => Promise<unknown>; json: boolean }) => Promise<void>;
+
+const enc = encodeURIComponent;
+const handlers: Record<string, AdminHandler> = {
+  'accounts create': async ({ values, call, json }) => {
+    const out = await call('POST', '/accounts', { name: need(values, 'name'), plan: (values.plan as string | undefined) ?? 'free' });
+    print(out, json, (a: { id: string; plan: string }) => `created account ${a.id} (${a.plan})`);
+  },
+  'accounts list': async ({ call, json }) => {
+    const out = (await call('GET', '/accounts')) as { accounts: Record<string, unknown>[] };
+    print(json ? out.accounts : out, json, (o: typeof out) => table(o.accounts, ['id', 'name', 'plan', 'minutesBalance', 'createdAt']));
+  },
+  'accounts set-plan': async ({ values, call, json }) => {
+    const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/plan`, { plan: need(values, 'plan') });
+    print(out, json, (a: { id: string; plan: string }) => `account ${a.id} is now on ${a.plan}`);
+  },
+  'minutes grant': async ({ values, call, json }) => {
+    const minutes = Number(need(values, 'minutes'));
+    if (!Number.isInteger(minutes)) throw new CliError('--minutes must be an integer', 2);
+    const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/minutes`, { minutes, ...(values.note ? { note: values.note } : {}) });
+    print(out, json, (o: { balance: number }) => `granted ${minutes} minutes; balance ${o.balance}`);
+  },
+  'minutes show': async ({ values, call, json }) => {
+    const out = (await call('GET', `/accounts/${enc(need(values, 'account'))}/minutes`)) as { balance: number; plan: string; ledger: Record<string, unknown>[] };
+    print(out, json, (o: typeof out) => `balance: ${o.balance} minutes (${o.plan})\n\n${table(o.ledger, ['id', 'kind', 'minutes', 'jobId', 'note', 'createdAt'])}`);
+  },
+  'keys create': async ({ values, call, json }) => {
+    const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/keys`);
+    print(out, json, (k: { key: string; id: string }) => `${k.key}\n(key id ${k.id}; this is the only time the key is shown)`);
+  },
+  'keys list': async ({ values, call, json }) => {
+    const out = (await call('GET', `/accounts/${enc(need(values, 'account'))}/keys`)) as { keys: Record<string, unknown>[] };
+    print(json ? out.keys : out, json, (o: typeof out) => table(o.keys, ['id', 'prefix', 'createdAt', 'revokedAt', 'lastUsedAt']));
+  },
+  'keys revoke': async ({ values, call, json }) => {
+    const out = await call('POST', `/keys/${enc(need(values, 'key'))}/revoke`);
+    print(out, json, () => `revoked key ${String(values.key)}`);
+  },
+  'webhook-secret show': async ({ values, call, json }) => {
+    const out = await call('GET', `/accounts/${enc(need(values, 'account'))}/webhook-secret`);
+    print(out, json, (o: { secret: string; previous: string | null; previousExpiresAt: string | null }) =>
+      o.previous ? `${o.secret}\n(previous secret valid until ${o.previousExpiresAt}: ${o.previous})` : o.secret,
+    );
+  },
+  'webhook-secret rotate': async ({ values, call, json }) => {
+    const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/webhook-secret/rotate`);
+    print(out, json, (o: { secret: string; previousExpiresAt: string }) => `${o.secret}\n(the previous secret keeps signing until ${o.previousExpiresAt})`);
+  },
+};

@@ -1,0 +1,43 @@
+#!/usr/bin/env -S npx tsx
+import { adminCommand } from './commands/admin.ts';
+import { serveCommand } from './commands/serve.ts';
+import { readCliEnv } from './env.ts';
+import { CliError } from './output.ts';
+
+const USAGE = `captionfarm <command>
+
+  serve                  start the control plane (embedded default: SQLite, built-in store, in-process agent)
+  admin ...              accounts, plans, minutes, keys, webhook secrets (captionfarm admin --help)
+
+Environment: PORT, HOST, CAPTIONFARM_DATA_DIR, CAPTIONFARM_URL, CAPTIONFARM_ADMIN_TOKEN (see README).`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const env = readCliEnv();
+  switch (command) {
+    case 'serve':
+      return serveCommand(rest);
+    case 'admin':
+      return adminCommand(rest, env);
+    case undefined:
+    case '--help':
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    default:
+      throw new CliError(`unknown command "${command}"\n\n${USAGE}`, 2);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof CliError) {
+    process.stderr.write(`captionfarm: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`captionfarm: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`captionfarm: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one place that reads the environment. Every setting, its default and meaning are here;
+ * everything else receives the frozen result.
+ */
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  /** Everything of the embedded default lives here: SQLite, objects, secrets, admin token. */
+  CAPTIONFARM_DATA_DIR: z.string().default('./data'),
+  /** URL clients and agents reach this control plane at (download and upload URLs are built on it). */
+  CAPTIONFARM_PUBLIC_URL: z.string().url().optional(),
+  /** Admin token; default: generated once into DATA_DIR/secrets.json. */
+  CAPTIONFARM_ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Run one agent in the same process (the embedded default). */
+  CAPTIONFARM_EMBEDDED_AGENT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  /** Whisper model (ggml name or path) the embedded agent uses. */
+  CAPTIONFARM_WHISPER_MODEL: z.string().optional(),
+  /** External S3-compatible store; the built-in store is used when the endpoint is unset. */
+  CAPTIONFARM_S3_ENDPOINT: z.string().url().optional(),
+  CAPTIONFARM_S3_REGION: z.string().default('us-east-1'),
+  CAPTIONFARM_S3_BUCKET: z.string().default('captionfarm'),
+  CAPTIONFARM_S3_ACCESS_KEY_ID: z.string().optional(),
+  CAPTIONFARM_S3_SECRET_ACCESS_KEY: z.string().optional(),
+  /** Largest JSON request body. */
+  CAPTIONFARM_MAX_JSON_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  /** Seconds between sweeps (expired uploads and outputs, leases, deadlines). */
+  CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
+  CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
+});
+
+export interface ControlPlaneConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string | undefined;
+  adminToken: string | undefined;
+  embeddedAgent: boolean;
+  whisperModel: string | undefined;
+  s3:
+    | { kind: 'builtin' }
+    | { kind: 'external'; endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string };
+  bucket: string;
+  maxJsonBytes: number;
+  sweepSeconds: number;
+  log: 'silent' | 'info' | 'debug';
+  /**
+   * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
+   * present a certificate of this CA. Never read from the environment, so no deployment and no API
+   * call can turn it on; only code that builds a control plane in a test passes it.
+   */
+  unsafeTestNetwork?: { allowLoopback: true; ca: string } | undefined;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<ControlPlaneConfig> {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`invalid configuration:\n${lines}`);
+  }
+  const e = parsed.data;
+  let s3: ControlPlaneConfig['s3'] = { kind: 'builtin' };
+  if (e.CAPTIONFARM_S3_ENDPOINT) {
+    if (!e.CAPTIONFARM_S3_ACCESS_KEY_ID || !e.CAPTIONFARM_S3_SECRET_ACCESS_KEY) {
+      throw new Error('invalid configuration: CAPTIONFARM_S3_ENDPOINT needs CAPTIONFARM_S3_ACCESS_KEY_ID and CAPTIONFARM_S3_SECRET_ACCESS_KEY');
+    }
+    s3 = {
+      kind: 'external',
+      endpoint: e.CAPTIONFARM_S3_ENDPOINT,
+      region: e.CAPTIONFARM_S3_REGION,
+      bucket: e.CAPTIONFARM_S3_BUCKET,
+      accessKeyId: e.CAPTIONFARM_S3_ACCESS_KEY_ID,
+      secretAccessKey: e.CAPTIONFARM_S3_SECRET_ACCESS_KEY,
+    };
+  }
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.CAPTIONFARM_DATA_DIR),
+    publicUrl: e.CAPTIONFARM_PUBLIC_URL,
+    adminToken: e.CAPTIONFARM_ADMIN_TOKEN,
+    embeddedAgent: e.CAPTIONFARM_EMBEDDED_AGENT,
+    whisperModel: e.CAPTIONFARM_WHISPER_MODEL,
+    s3,
+    bucket: e.CAPTIONFARM_S3_BUCKET,
+    maxJsonBytes: e.CAPTIONFARM_MAX_JSON_BYTES,
+    sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
+    log: e.CAPTIONFARM_LOG,
+  });
+}

@@ -1,0 +1,33 @@
+import { ApiError, type ErrorBody } from '@captionfarm/contracts';
+import type { ErrorRequestHandler, Response } from 'express';
+
+export function sendError(res: Response, err: ApiError): void {
+  const requestId = String(res.locals.requestId ?? '');
+  const body: ErrorBody = {
+    error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}), requestId },
+  };
+  if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  res.status(err.status).json(body);
+}
+
+/** body-parser's own errors -> our codes; anything unknown -> 500 internal (logged). */
+export function errorHandler(log: (msg: string, extra?: unknown) => void): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    let apiErr: ApiError;
+    const type = (err as { type?: string }).type;
+    if (err instanceof ApiError) apiErr = err;
+    else if (type === 'entity.too.large') apiErr = new ApiError('payload_too_large', 'The request body is too large.');
+    else if (type === 'entity.parse.failed') apiErr = new ApiError('invalid_request', 'The request body is not valid JSON.');
+    else if (type === 'encoding.unsupported' || type === 'charset.unsupported') apiErr = new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.');
+    else if (type === 'request.aborted') apiErr = new ApiError('invalid_request', 'The request was aborted.');
+    else {
+      log('unhandled error', err);
+      apiErr = ApiError.fromUnknown(err);
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(res, apiErr);
+  };
+}

@@ -1,0 +1,4 @@
+export { createControlPlane, type ControlPlane, type ControlPlaneOptions } from './server.ts';
+export { loadConfig, type ControlPlaneConfig } from './config.ts';
+export { readAdminToken, SECRETS_FILE } from './secrets.ts';
+export { toJobRecord } from './services/job-record.ts';

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { CreateJobRequestSchema, CreateUploadRequestSchema, ErrorBodySchema, JobListSchema, JobRecordSchema, UploadRecordSchema } from '@captionfarm/contracts';
+
+const schema = (s: z.ZodType, io: 'input' | 'output' = 'output') => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } });
+const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const common = {
+  '401': errorResponse('Missing, unknown or revoked API key (unauthenticated)'),
+  '429': errorResponse('rate_limited; see Retry-After'),
+  '500': errorResponse('internal'),
+};
+
+/** The OpenAPI 3.1 document, generated from the same zod schemas the server validates with. */
+export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Captionfarm API', version: '1.0.0', description: 'Burn animated captions into videos.' },
+    servers: [{ url: serverUrl }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cf_live_... API key' } },
+      schemas: {
+        JobRecord: schema(JobRecordSchema),
+        JobList: schema(JobListSchema),
+        CreateJobRequest: schema(CreateJobRequestSchema, 'input'),
+        CreateUploadRequest: schema(CreateUploadRequestSchema, 'input'),
+        UploadRecord: schema(UploadRecordSchema),
+        ErrorBody: schema(ErrorBodySchema),
+      },
+    },
+    paths: {
+      '/v1/automation-jobs': {
+        post: {
+          operationId: 'createJob',
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
+          responses: {
+            '202': json('JobRecord', 'Job created (queued)'),
+            '400': errorResponse('invalid_request'),
+            '404': errorResponse('not_found (unknown uploadId)'),
+            '409': errorResponse('upload_not_completed | upload_already_used'),
+            '413': errorResponse('payload_too_large'),
+            '415': errorResponse('unsupported_media_type'),
+            '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
+            ...common,
+          },
+        },
+        get: {
+          operationId: 'listJobs',
+          parameters: [
+            { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+          ],
+          responses: { '200': json('JobList', 'A page of jobs, newest first'), '400': errorResponse('invalid_request (bad cursor or limit)'), ...common },
+        },
+      },
+      '/v1/automation-jobs/{id}': {
+        get: { operationId: 'getJob', parameters: [idParam], responses: { '200': json('JobRecord', 'The job'), '404': errorResponse('not_found'), ...common } },
+      },
+      '/v1/automation-jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancelJob',
+          parameters: [idParam],
+          responses: { '200': json('JobRecord', 'Cancelled (idempotent)'), '404': errorResponse('not_found'), '409': errorResponse('job_not_cancellable'), ...common },
+        },
+      },
+      '/v1/automation-jobs/uploads': {
+        post: {
+          operationId: 'createUpload',
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateUploadRequest' } } } },
+          responses: {
+            '201': json('UploadRecord', 'Presigned upload URL'),
+            '400': errorResponse('invalid_request'),
+            '415': errorResponse('unsupported_media_type (file extension)'),
+            '422': errorResponse('limit_exceeded (file too big for the plan)'),
+            '429': errorResponse('rate_limited | quota_exceeded (uploads per day); see Retry-After'),
+            '401': common['401'],
+            '500': common['500'],
+          },
+        },
+      },
+    },
+  };
+}

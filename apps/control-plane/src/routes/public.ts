@@ -1,0 +1,62 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { ApiError } from '@captionfarm/contracts';
+import { callerOf } from '../http/middleware.ts';
+import type { JobsService } from '../services/jobs.ts';
+import type { TemplatesService } from '../services/templates.ts';
+import type { UploadsService } from '../services/uploads.ts';
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => {
+  h(req, res).catch(next);
+};
+
+function noBody(req: Request): void {
+  if (req.body !== undefined && req.body !== null && !(typeof req.body === 'object' && Object.keys(req.body as object).length === 0)) {
+    throw new ApiError('invalid_request', 'This endpoint takes no request body.');
+  }
+}
+
+export interface PublicRoutesDeps {
+  jobs: JobsService;
+  uploads: UploadsService;
+  templates: TemplatesService;
+  /** Extra routes mounted by later parts (webhook deliveries, template previews). */
+  extend?: (router: Router) => void;
+}
+
+/** The spec's five endpoints, plus templates. Auth, rate limit and body parsing run before. */
+export function publicRoutes(deps: PublicRoutesDeps): Router {
+  const r = Router();
+  r.post('/automation-jobs/uploads', wrap(async (req, res) => {
+    res.status(201).json(await deps.uploads.create(callerOf(res), req.body));
+  }));
+  r.post('/automation-jobs', wrap(async (req, res) => {
+    res.status(202).json(await deps.jobs.create(callerOf(res), req.body));
+  }));
+  r.get('/automation-jobs', wrap(async (req, res) => {
+    res.status(200).json(await deps.jobs.list(callerOf(res), req.query));
+  }));
+  r.get('/automation-jobs/:id', wrap(async (req, res) => {
+    res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
+  }));
+  r.post('/automation-jobs/:id/cancel', wrap(async (req, res) => {
+    noBody(req);
+    res.status(200).json(await deps.jobs.cancel(callerOf(res), String(req.params.id)));
+  }));
+
+  r.get('/templates', wrap(async (_req, res) => {
+    res.json({ templates: await deps.templates.list(callerOf(res).accountId) });
+  }));
+  r.post('/templates', wrap(async (req, res) => {
+    res.status(201).json(await deps.templates.create(callerOf(res).accountId, req.body));
+  }));
+  r.get('/templates/:id', wrap(async (req, res) => {
+    res.json(await deps.templates.get(callerOf(res).accountId, String(req.params.id)));
+  }));
+  r.delete('/templates/:id', wrap(async (req, res) => {
+    await deps.templates.remove(callerOf(res).accountId, String(req.params.id));
+    res.status(204).end();
+  }));
+  deps.extend?.(r);
+  return r;
+}

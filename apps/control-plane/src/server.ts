@@ -1,0 +1,177 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import express from 'express';
+import { ApiError } from '@captionfarm/contracts';
+import { openDatabase, type Db } from '@captionfarm/db';
+import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
+import type { ControlPlaneConfig } from './config.ts';
+import { safeEqual } from './crypto.ts';
+import { errorHandler } from './http/errors.ts';
+import { apiKeyAuth, bearer, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { publicRoutes } from './routes/public.ts';
+import { loadOrCreateSecrets } from './secrets.ts';
+import { createAccountsService } from './services/accounts.ts';
+import { createJobsService, type UrlPolicy } from './services/jobs.ts';
+import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
+import { createUploadsService } from './services/uploads.ts';
+import { defaultTemplateCatalog } from './template-catalog.ts';
+import { createUrlPolicy } from './url-policy.ts';
+import type { LookupFn } from '@captionfarm/webhooks';
+
+export interface ControlPlaneOptions {
+  /** Injectable clock (tests compress time). */
+  now?: () => Date;
+  catalog?: TemplateCatalog;
+  checkPublicUrl?: UrlPolicy;
+  /** DNS resolver for URL checks (tests resolve public-looking names without the internet). */
+  lookup?: LookupFn;
+}
+
+export interface ControlPlane {
+  readonly config: Readonly<ControlPlaneConfig>;
+  readonly db: Db;
+  readonly adminToken: string;
+  /** Base URL once listening (the public URL when configured). */
+  readonly url: string;
+  readonly store: ObjectStore;
+  readonly server: Server;
+  readonly services: {
+    accounts: ReturnType<typeof createAccountsService>;
+    jobs: ReturnType<typeof createJobsService>;
+    uploads: ReturnType<typeof createUploadsService>;
+    templates: ReturnType<typeof createTemplatesService>;
+  };
+  listen(port?: number, host?: string): Promise<string>;
+  /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
+  sweep(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const now = opts.now ?? (() => new Date());
+  mkdirSync(config.dataDir, { recursive: true });
+  const secrets = loadOrCreateSecrets(config.dataDir);
+  const adminToken = config.adminToken ?? secrets.adminToken;
+  const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
+  const log = (msg: string, extra?: unknown) => {
+    if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
+  };
+
+  let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
+  // The built-in store presigns against the URL we listen on, known only after listen().
+  let builtin: BuiltinStore | undefined;
+  const getBuiltin = () => {
+    if (!builtin) {
+      if (!baseUrl) throw new Error('the control plane is not listening yet');
+      builtin = createBuiltinStore({
+        dir: path.join(config.dataDir, 'objects'),
+        publicUrl: baseUrl,
+        bucket: config.bucket,
+        accessKeyId: secrets.storeAccessKeyId,
+        secretAccessKey: secrets.storeSecretAccessKey,
+        now,
+      });
+    }
+    return builtin;
+  };
+  const store: ObjectStore =
+    config.s3.kind === 'external'
+      ? createS3Store(config.s3)
+      : {
+          presignPut: (o) => getBuiltin().presignPut(o),
+          presignGet: (o) => getBuiltin().presignGet(o),
+          head: (k) => getBuiltin().head(k),
+          delete: (k) => getBuiltin().delete(k),
+        };
+
+  const accounts = createAccountsService({ db, now });
+  const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
+  const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
+  const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
+  const uploads = createUploadsService({ db, store, now });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestId());
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(buildOpenApiDocument(baseUrl));
+  });
+  app.use(
+    '/v1',
+    apiKeyAuth(async (key) => accounts.authenticate(key)),
+    rateLimit(now),
+    ...jsonBody(config.maxJsonBytes),
+    publicRoutes({ jobs, uploads, templates }),
+  );
+  app.use(
+    '/admin/v1',
+    (req, _res, next) => {
+      const token = bearer(req);
+      next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+    },
+    ...jsonBody(config.maxJsonBytes),
+    adminRoutes({ accounts }),
+  );
+  app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
+  app.use(errorHandler(log));
+
+  const server = createServer((req, res) => {
+    if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
+      getBuiltin().handle(req, res);
+      return;
+    }
+    app(req, res);
+  });
+  server.requestTimeout = 0; // uploads of large files take long; the store enforces sizes.
+  server.headersTimeout = 30_000;
+
+  let timer: NodeJS.Timeout | undefined;
+  async function sweep(): Promise<void> {
+    await uploads.sweepUnclaimed();
+  }
+
+  const cp: ControlPlane = {
+    config,
+    db,
+    adminToken,
+    get url() {
+      return baseUrl;
+    },
+    store,
+    server,
+    services: { accounts, jobs, uploads, templates },
+    async listen(port = config.port, host = config.host) {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const addr = server.address() as AddressInfo;
+      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      if (!config.publicUrl) baseUrl = `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${addr.port}`;
+      timer = setInterval(() => {
+        sweep().catch((err) => log('sweep failed', err));
+      }, config.sweepSeconds * 1000);
+      timer.unref();
+      return baseUrl;
+    },
+    sweep,
+    async close() {
+      if (timer) clearInterval(timer);
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await db.destroy();
+    },
+  };
+  return cp;
+}

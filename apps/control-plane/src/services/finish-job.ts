@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { FailureCode } from '@captionfarm/contracts';
+import { appendLedger, jobHeldMinutes, type Database, type Job } from '@captionfarm/db';
+import type { Transaction } from 'kysely';
+import { toJobRecord } from './job-record.ts';
+
+export type Ending =
+  | { status: 'cancelled' }
+  | { status: 'failed'; failureCode: FailureCode; failureReason: string }
+  | {
+      status: 'succeeded';
+      outputKey: string;
+      outputBytes: number;
+      width: number;
+      height: number;
+      downloadUrl: string;
+      outputExpiresAt: string;
+    };
+
+/**
+ * Ends a job in one transaction with its minutes and its webhook: a refund of what it holds on
+ * cancel/failure, a settle on success, and the webhook delivery row (an outbox: the dispatcher
+ * sends it later, so a crash between the two can lose nothing). Returns the ended row, or null
+ * when the job had already ended (or another owner holds it): then nothing is written.
+ */
+export async function finishJob(trx: Transaction<Database>, job: Job, ending: Ending, now: Date, guard?: { leaseId: string }): Promise<Job | null> {
+  const t = now.toISOString();
+  let q = trx
+    .updateTable('jobs')
+    .set({
+      status: ending.status,
+      phase: ending.status,
+      percent: null,
+      updated_at: t,
+      finished_at: t,
+      lease_id: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      ...(ending.status === 'failed' ? { failure_code: ending.failureCode, failure_reason: ending.failureReason } : {}),
+      ...(ending.status === 'succeeded'
+        ? {
+            output_key: ending.outputKey,
+            output_bytes: ending.outputBytes,
+            out_width: ending.width,
+            out_height: ending.height,
+            download_url: ending.downloadUrl,
+            output_expires_at: ending.outputExpiresAt,
+            settled_at: t,
+          }
+        : {}),
+    })
+    .where('id', '=', job.id)
+    .where('status', 'in', ['queued', 'running']);
+  if (guard) q = q.where('lease_id', '=', guard.leaseId);
+  const ended = await q.returningAll().executeTakeFirst();
+  if (!ended) return null;
+
+  const held = await jobHeldMinutes(trx, job.id);
+  if (ending.status === 'succeeded') {
+    await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'settle', minutes: 0, note: `charged ${held} min`, now });
+  } else if (held > 0) {
+    await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'refund', minutes: held, note: ending.status, now });
+  }
+
+  if (ended.webhook_url) {
+    await trx
+      .insertInto('webhook_deliveries')
+      .values({
+        id: `msg_${randomUUID().replace(/-/g, '')}`,
+        job_id: ended.id,
+        account_id: ended.account_id,
+        url: ended.webhook_url,
+        payload: JSON.stringify(toJobRecord(ended)),
+        status: 'pending',
+        first_attempt_at: null,
+        next_attempt_at: t,
+        last_attempt_at: null,
+        last_status_code: null,
+        last_error: null,
+        claimed_until: null,
+        created_at: t,
+        delivered_at: null,
+      })
+      .execute();
+  }
+  return ended;
+}

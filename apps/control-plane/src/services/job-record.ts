@@ -1,0 +1,25 @@
+import type { FailureCode, JobPhase, JobRecord, JobStatus } from '@captionfarm/contracts';
+import type { Job } from '@captionfarm/db';
+
+/** The one serializer of a job row: GET, list, cancel, create and the webhook payload all use it. */
+export function toJobRecord(row: Job): JobRecord {
+  const succeeded = row.status === 'succeeded';
+  const failed = row.status === 'failed';
+  return {
+    id: row.id,
+    status: row.status as JobStatus,
+    phase: row.phase as JobPhase,
+    templateId: row.template_id,
+    quotedSeconds: row.quoted_seconds,
+    format: row.format as JobRecord['format'],
+    quality: row.quality as JobRecord['quality'],
+    resolution: succeeded && row.out_width !== null && row.out_height !== null ? { width: row.out_width, height: row.out_height } : null,
+    percent: row.phase === 'rendering' ? (row.percent ?? 0) : null,
+    downloadUrl: succeeded ? row.download_url : null,
+    outputExpiresAt: succeeded ? row.output_expires_at : null,
+    failureReason: failed ? row.failure_reason : null,
+    failureCode: failed ? (row.failure_code as FailureCode | null) : null,
+    settledAt: succeeded ? row.settled_at : null,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import {
+  ApiError,
+  PLANS,
+  billableMinutes,
+  issuesToDetails,
+  CreateJobRequestSchema,
+  ListJobsQuerySchema,
+  type JobList,
+  type JobRecord,
+  type PlanId,
+} from '@captionfarm/contracts';
+import { appendLedger, minutesBalance, type Db, type Job } from '@captionfarm/db';
+import { signToken, verifyToken } from '../crypto.ts';
+import { ensureMonthlyAllowance } from './accounts.ts';
+import { finishJob } from './finish-job.ts';
+import { toJobRecord } from './job-record.ts';
+import type { TemplatesService } from './templates.ts';
+import type { ObjectStore } from '@captionfarm/storage';
+
+export interface Caller {
+  accountId: string;
+  plan: PlanId;
+}
+
+/** Events other parts (agents, webhooks) listen to. */
+export interface JobEvents {
+  queued: [jobId: string];
+  cancelled: [job: Job];
+  ended: [job: Job];
+}
+
+export type UrlPolicy = (url: string) => Promise<string | null>;
+
+export function createJobsService(deps: {
+  db: Db;
+  store: ObjectStore;
+  templates: TemplatesService;
+  /** null when the URL is acceptable, else the reason it is refused. */
+  checkPublicUrl: UrlPolicy;
+  cursorKey: string;
+  now: () => Date;
+}) {
+  const { db, store, templates, checkPublicUrl, cursorKey, now } = deps;
+  const events = new EventEmitter<JobEvents>();
+
+  async function getOwned(caller: Caller, id: string): Promise<Job> {
+    // Another account's job answers exactly like a missing one: existence never leaks.
+    const row = /^[0-9a-f-]{36}$/i.test(id)
+      ? await db.selectFrom('jobs').selectAll().where('id', '=', id.toLowerCase()).where('account_id', '=', caller.accountId).executeTakeFirst()
+      : undefined;
+    if (!row) throw new ApiError('not_found', `No job ${id} in this account.`);
+    return row;
+  }
+
+  async function create(caller: Caller, body: unknown): Promise<JobRecord> {
+    const parsed = CreateJobRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: issuesToDetails(parsed.error.issues) });
+    }
+    const input = parsed.data;
+    const plan = PLANS[caller.plan];
+    const template = await templates.resolve(caller.accountId, input.templateId);
+    if (!template) {
+      throw new ApiError('invalid_request', `Unknown templateId "${input.templateId}": list the available ones with GET /v1/templates.`, {
+        details: [{ path: 'templateId', message: 'unknown template' }],
+      });
+    }
+    for (const field of ['videoUrl', 'webhookUrl'] as const) {
+      const url = input[field];
+      if (url === undefined) continue;
+      const reason = await checkPublicUrl(url);
+      if (reason) {
+        throw new ApiError('invalid_request', `${field} is not accepted: ${reason}.`, { details: [{ path: field, message: reason }] });
+      }
+    }
+    if (input.resolution && input.resolution.width * input.resolution.height > plan.frameBudget) {
+      throw new ApiError(
+        'limit_exceeded',
+        `resolution ${input.resolution.width}x${input.resolution.height} is over the ${caller.plan} plan's frame budget of ${plan.frameBudget} pixels; request a smaller size or upgrade.`,
+        { details: [{ path: 'resolution', message: `at most ${plan.frameBudget} pixels (width x height)` }] },
+      );
+    }
+
+    const id = randomUUID();
+    const t = now();
+    const iso = t.toISOString();
+    await db.transaction().execute(async (trx) => {
+      if (input.uploadId) {
+        const upload = await trx.selectFrom('uploads').selectAll().where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
+        if (!upload || upload.deleted_at !== null) throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);
+        if (upload.claimed_by_job_id !== null) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
+        const head = await store.head(upload.object_key);
+        if (!head || head.sizeBytes !== upload.size_bytes) {
+          throw new ApiError('upload_not_completed', `Upload ${input.uploadId} has not been completed: PUT the ${upload.size_bytes} bytes to its uploadUrl first.`);
+        }
+        const claimed = await trx
+          .updateTable('uploads')
+          .set({ claimed_by_job_id: id, completed_at: upload.completed_at ?? iso })
+          .where('id', '=', upload.id)
+          .where('claimed_by_job_id', 'is', null)
+          .executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used; create a new upload.`);
+      }
+      await ensureMonthlyAllowance(trx, caller.accountId, caller.plan, t);
+      const balance = await minutesBalance(trx, caller.accountId);
+      // Reserve the plan's longest input, at most the balance; the agent trues it up after ingest.
+      const reserve = Math.min(billableMinutes(plan.maxInputSeconds), Math.max(0, balance));
+      await trx
+        .insertInto('jobs')
+        .values({
+          id,
+          account_id: caller.accountId,
+          status: 'queued',
+          phase: 'queued',
+          template_id: input.templateId,
+          template_json: JSON.stringify(template),
+          video_url: input.videoUrl ?? null,
+          upload_id: input.uploadId ?? null,
+          format: input.format,
+          quality: input.quality,
+          req_width: input.resolution?.width ?? null,
+          req_height: input.resolution?.height ?? null,
+          language: input.language ?? null,
+          detected_language: null,
+          webhook_url: input.webhookUrl ?? null,
+          quoted_seconds: null,
+          out_width: null,
+          out_height: null,
+          percent: null,
+          output_key: null,
+          output_bytes: null,
+          download_url: null,
+          output_expires_at: null,
+          failure_code: null,
+          failure_reason: null,
+          settled_at: null,
+          created_at: iso,
+          updated_at: iso,
+          started_at: null,
+          finished_at: null,
+          deadline_at: null,
+          lease_id: null,
+          lease_owner: null,
+          lease_expires_at: null,
+        })
+        .execute();
+      if (reserve > 0) {
+        await appendLedger(trx, { accountId: caller.accountId, jobId: id, kind: 'reserve', minutes: -reserve, now: t });
+      } else {
+        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        await finishJob(trx, job, { status: 'failed', failureCode: 'automation-minutes-exhausted', failureReason: 'The account has no automation minutes left; buy or wait for more minutes, then retry.' }, t);
+      }
+    });
+    const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    if (row.status === 'queued') events.emit('queued', id);
+    else events.emit('ended', row);
+    return toJobRecord(row);
+  }
+
+  async function cancel(caller: Caller, id: string): Promise<JobRecord> {
+    const job = await getOwned(caller, id);
+    if (job.status === 'cancelled') return toJobRecord(job);
+    if (job.status === 'succeeded' || job.status === 'failed') {
+      throw new ApiError('job_not_cancellable', `Job ${job.id} already ${job.status}; only queued or running jobs can be cancelled.`);
+    }
+    const ended = await db.transaction().execute((trx) => finishJob(trx, job, { status: 'cancelled' }, now()));
+    if (!ended) {
+      // It ended between our read and the update: answer with what it became.
+      const fresh = await getOwned(caller, id);
+      if (fresh.status === 'cancelled') return toJobRecord(fresh);
+      throw new ApiError('job_not_cancellable', `Job ${fresh.id} already ${fresh.status}; only queued or running jobs can be cancelled.`);
+    }
+    events.emit('cancelled', { ...job, ...ended, lease_owner: job.lease_owner, lease_id: job.lease_id });
+    events.emit('ended', ended);
+    return toJobRecord(ended);
+  }
+
+  async function list(caller: Caller, query: unknown): Promise<JobList> {
+    const parsed = ListJobsQuerySchema.safeParse(query);
+    if (!parsed.success) throw new ApiError('invalid_request', 'Invalid list query: see details.', { details: issuesToDetails(parsed.error.issues) });
+    const { cursor, limit } = parsed.data;
+    let after: { c: string; i: string } | undefined;
+    if (cursor) {
+      const v = verifyToken(cursor, cursorKey) as { a?: string; c?: string; i?: string } | undefined;
+      if (!v || v.a !== caller.accountId || typeof v.c !== 'string' || typeof v.i !== 'string') {
+        throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from a previous response unchanged.');
+      }
+      after = { c: v.c, i: v.i };
+    }
+    let q = db.selectFrom('jobs').selectAll().where('account_id', '=', caller.accountId);
+    if (after) {
+      const a = after;
+      q = q.where((eb) => eb.or([eb('created_at', '<', a.c), eb.and([eb('created_at', '=', a.c), eb('id', '<', a.i)])]));
+    }
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      jobs: page.map(toJobRecord),
+      nextCursor: rows.length > limit && last ? signToken({ a: caller.accountId, c: last.created_at, i: last.id }, cursorKey) : null,
+    };
+  }
+
+  return {
+    events,
+    create,
+    cancel,
+    list,
+    async get(caller: Caller, id: string): Promise<JobRecord> {
+      return toJobRecord(await getOwned(caller, id));
+    },
+  };
+}
+export type JobsService = ReturnType<typeof createJobsService>;

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError, CreateUploadRequestSchema, PLANS, UPLOAD_CONTENT_TYPES, contentTypeForFileName, issuesToDetails, type UploadRecord } from '@captionfarm/contracts';
+import type { Db } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
+import type { Caller } from './jobs.ts';
+
+export const UPLOAD_URL_TTL_SECONDS = 15 * 60;
+export const UNCLAIMED_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
+
+const DAY_MS = 86_400_000;
+
+export function createUploadsService(deps: { db: Db; store: ObjectStore; now: () => Date }) {
+  const { db, store, now } = deps;
+  return {
+    async create(caller: Caller, body: unknown): Promise<UploadRecord> {
+      const parsed = CreateUploadRequestSchema.safeParse(body);
+      if (!parsed.success) throw new ApiError('invalid_request', 'The request body is not a valid upload request: see details.', { details: issuesToDetails(parsed.error.issues) });
+      const { fileName, sizeBytes } = parsed.data;
+      const contentType = contentTypeForFileName(fileName);
+      if (!contentType) {
+        throw new ApiError('unsupported_media_type', `"${fileName}" is not an accepted video file; accepted extensions: ${Object.keys(UPLOAD_CONTENT_TYPES).join(', ')}.`);
+      }
+      const plan = PLANS[caller.plan];
+      if (sizeBytes > plan.maxUploadBytes) {
+        throw new ApiError('limit_exceeded', `The ${caller.plan} plan accepts uploads up to ${plan.maxUploadBytes} bytes; this file is ${sizeBytes} bytes.`, {
+          details: [{ path: 'sizeBytes', message: `at most ${plan.maxUploadBytes}` }],
+        });
+      }
+      const t = now();
+      // Uploads per day count per UTC calendar day; Retry-After points at the next midnight.
+      const dayStart = new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
+      const id = randomUUID();
+      const ext = fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase();
+      const key = `uploads/${id}.${ext}`;
+      const expiresAt = new Date(t.getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
+      await db.transaction().execute(async (trx) => {
+        const used = await trx
+          .selectFrom('uploads')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('account_id', '=', caller.accountId)
+          .where('created_at', '>=', dayStart.toISOString())
+          .executeTakeFirstOrThrow();
+        if (Number(used.n) >= plan.uploadsPerDay) {
+          throw new ApiError('quota_exceeded', `The ${caller.plan} plan allows ${plan.uploadsPerDay} upload URLs per day (UTC); try again tomorrow or upgrade.`, {
+            retryAfterSeconds: Math.max(1, Math.ceil((dayStart.getTime() + DAY_MS - t.getTime()) / 1000)),
+          });
+        }
+        await trx
+          .insertInto('uploads')
+          .values({ id, account_id: caller.accountId, object_key: key, file_name: fileName, content_type: contentType, size_bytes: sizeBytes, created_at: t.toISOString(), url_expires_at: expiresAt.toISOString(), completed_at: null, claimed_by_job_id: null, deleted_at: null })
+          .execute();
+      });
+      const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: UPLOAD_URL_TTL_SECONDS });
+      return { uploadId: id, uploadUrl, contentType, sizeBytes, expiresAt: expiresAt.toISOString() };
+    },
+
+    /** Removes uploaded files not turned into a job within 24 hours. Returns how many were removed. */
+    async sweepUnclaimed(): Promise<number> {
+      const cutoff = new Date(now().getTime() - UNCLAIMED_UPLOAD_TTL_MS).toISOString();
+      const stale = await db.selectFrom('uploads').select(['id', 'object_key']).where('claimed_by_job_id', 'is', null).where('deleted_at', 'is', null).where('created_at', '<', cutoff).execute();
+      let removed = 0;
+      for (const u of stale) {
+        // Mark first, guarded: a job that claimed it meanwhile keeps its file.
+        const res = await db.updateTable('uploads').set({ deleted_at: now().toISOString() }).where('id', '=', u.id).where('claimed_by_job_id', 'is', null).executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 1) {
+          await store.delete(u.object_key);
+          removed++;
+        }
+      }
+      return removed;
+    },
+  };
+}
+export type UploadsService = ReturnType<typeof createUploadsService>;

@@ -1,0 +1,15 @@
+import { TemplateSchema, builtinTemplates } from '@captionfarm/captions';
+import type { TemplateCatalog } from './services/templates.ts';
+
+/** The caption engine's built-in templates and schema, as the control plane needs them. */
+export function defaultTemplateCatalog(): TemplateCatalog {
+  const byId = new Map(builtinTemplates.map((t) => [t.id, t]));
+  return {
+    builtins: () => builtinTemplates.map((t) => ({ id: t.id, name: t.name, description: t.description })),
+    builtin: (id) => byId.get(id),
+    validate(body) {
+      const r = TemplateSchema.safeParse(body);
+      return r.success ? { ok: true, template: r.data as never } : { ok: false, issues: r.error.issues };
+    },
+  };
+}

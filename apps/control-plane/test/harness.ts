@@ -1,0 +1,94 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PlanId } from '@captionfarm/contracts';
+import type { LookupFn } from '@captionfarm/webhooks';
+import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
+
+export interface Harness {
+  cp: ControlPlane;
+  url: string;
+  dataDir: string;
+  /** An account with a fresh API key. */
+  account(plan?: PlanId, name?: string): Promise<{ accountId: string; key: string; api: Api }>;
+  admin(method: string, p: string, body?: unknown): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+export interface Api {
+  (method: string, p: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export function apiFor(url: string, key: string | undefined): Api {
+  return async (method, p, body, headers = {}) => {
+    const res = await fetch(`${url}${p}`, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers };
+  };
+}
+
+/**
+ * This machine has no internet DNS. Names under example.com resolve to a public address (as they
+ * do on the internet); *.rebind.test resolves to loopback and *.private.test to a private address,
+ * so the URL policy's DNS checks run for real against these answers.
+ */
+export const testLookup: LookupFn = async (hostname) => {
+  if (hostname.endsWith('.rebind.test')) return [{ address: '127.0.0.1', family: 4 }];
+  if (hostname.endsWith('.private.test')) return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }];
+  if (hostname === 'example.com' || hostname.endsWith('.example.com')) return [{ address: '93.184.215.14', family: 4 }];
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+};
+
+export async function startHarness(env: Record<string, string> = {}, opts: ControlPlaneOptions = {}): Promise<Harness> {
+  opts = { lookup: testLookup, ...opts };
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cp-'));
+  const config = loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env });
+  const cp = await createControlPlane(config, opts);
+  const url = await cp.listen(0, '127.0.0.1');
+  const adminApi = apiFor(url, cp.adminToken);
+  const h: Harness = {
+    cp,
+    url,
+    dataDir,
+    async admin(method, p, body) {
+      const r = await adminApi(method, `/admin/v1${p}`, body);
+      return { status: r.status, body: r.body };
+    },
+    async account(plan = 'pro', name = 'acme') {
+      const a = await h.admin('POST', '/accounts', { name, plan });
+      if (a.status !== 201) throw new Error(`account create failed: ${JSON.stringify(a.body)}`);
+      const k = await h.admin('POST', `/accounts/${a.body.id}/keys`);
+      return { accountId: a.body.id as string, key: k.body.key as string, api: apiFor(url, k.body.key as string) };
+    },
+    async close() {
+      await cp.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+/** Polls until `check` returns a value, or fails after `ms`. */
+export async function until<T>(check: () => Promise<T | undefined | null | false>, ms = 10_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

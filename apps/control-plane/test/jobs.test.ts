@@ -1,0 +1,277 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
+import { apiFor, startHarness, type Api, type Harness } from './harness.ts';
+
+let h: Harness;
+let api: Api;
+let accountId: string;
+let template: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  ({ api, accountId } = await h.account('pro'));
+  const t = await api('GET', '/v1/templates');
+  template = t.body.templates[0].id;
+});
+afterAll(() => h.close());
+
+const video = 'https://videos.example.com/talk.mp4';
+
+function expectError(res: { status: number; body: any }, status: number, code: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  const parsed = ErrorBodySchema.safeParse(res.body);
+  expect(parsed.success, JSON.stringify(res.body)).toBe(true);
+  expect(res.body.error.code).toBe(code);
+  expect(res.body.error.requestId).toMatch(/^req_/);
+  expect(res.body.error.message.length).toBeGreaterThan(10);
+}
+
+describe('authentication', () => {
+  it('401 with the error body when the key is missing, malformed, unknown or revoked', async () => {
+    expectError(await apiFor(h.url, undefined)('GET', '/v1/automation-jobs'), 401, 'unauthenticated');
+    expectError(await apiFor(h.url, undefined)('GET', '/v1/automation-jobs', undefined, { authorization: 'Basic abc' }), 401, 'unauthenticated');
+    expectError(await apiFor(h.url, 'cf_live_notakey')('GET', '/v1/automation-jobs'), 401, 'unauthenticated');
+    const { key } = await h.account('free', 'revokee');
+    const keys = await h.admin('GET', `/accounts/${(await h.admin('GET', '/accounts')).body.accounts.at(-1).id}/keys`);
+    expect((await apiFor(h.url, key)('GET', '/v1/automation-jobs')).status).toBe(200);
+    expect((await h.admin('POST', `/keys/${keys.body.keys[0].id}/revoke`)).status).toBe(200);
+    expectError(await apiFor(h.url, key)('GET', '/v1/automation-jobs'), 401, 'unauthenticated');
+  });
+
+  it('admin routes need the admin token; an API key is not one', async () => {
+    const res = await api('GET', '/admin/v1/accounts');
+    expectError(res, 401, 'unauthenticated');
+  });
+});
+
+describe('POST /v1/automation-jobs', () => {
+  it('202 with a full queued record and the defaults (mp4, high)', async () => {
+    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    expect(res.status).toBe(202);
+    expect(JobRecordSchema.parse(res.body)).toEqual({
+      id: expect.any(String),
+      status: 'queued',
+      phase: 'queued',
+      templateId: template,
+      quotedSeconds: null,
+      format: 'mp4',
+      quality: 'high',
+      resolution: null,
+      percent: null,
+      downloadUrl: null,
+      outputExpiresAt: null,
+      failureReason: null,
+      failureCode: null,
+      settledAt: null,
+      createdAt: expect.any(String),
+    });
+    expect(Object.keys(res.body)).toHaveLength(15);
+    const got = await api('GET', `/v1/automation-jobs/${res.body.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(res.body);
+  });
+
+  it('keeps the chosen format, quality, resolution and language', async () => {
+    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
+    expect(res.status).toBe(202);
+    expect(res.body.format).toBe('webm');
+    expect(res.body.quality).toBe('low');
+    expect(res.body.resolution).toBeNull();
+  });
+
+  it.each([
+    ['malformed JSON', '{"videoUrl": ', 400, 'invalid_request'],
+    ['a JSON array', '[]', 400, 'invalid_request'],
+    ['JSON null', 'null', 400, 'invalid_request'],
+  ])('%s -> %i', async (_name, raw, status, code) => {
+    expectError(await api('POST', '/v1/automation-jobs', raw as string, { 'content-type': 'application/json' }), status as number, code as string);
+  });
+
+  it('an empty body -> 400', async () => {
+    expectError(await api('POST', '/v1/automation-jobs'), 400, 'invalid_request');
+  });
+
+  it('a body that is not JSON -> 415', async () => {
+    expectError(await api('POST', '/v1/automation-jobs', 'videoUrl=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+  });
+
+  it('a huge body -> 413', async () => {
+    const big = JSON.stringify({ videoUrl: video, templateId: template, pad: 'x'.repeat(200_000) });
+    expectError(await api('POST', '/v1/automation-jobs', big, { 'content-type': 'application/json' }), 413, 'payload_too_large');
+  });
+
+  it.each([
+    ['unknown field', { videoUrl: video, templateId: 'x', colour: 'red' }, 'colour'],
+    ['neither source', { templateId: 'x' }, 'videoUrl'],
+    ['both sources', { videoUrl: video, uploadId: '7d0b6b9e-8a57-4f4e-9a36-2f3c0f0c1d11', templateId: 'x' }, 'uploadId'],
+    ['wrong type of videoUrl', { videoUrl: 42, templateId: 'x' }, 'videoUrl'],
+    ['missing templateId', { videoUrl: video }, 'templateId'],
+    ['bad format', { videoUrl: video, templateId: 'x', format: 'avi' }, 'format'],
+    ['bad quality', { videoUrl: video, templateId: 'x', quality: 'ultra' }, 'quality'],
+    ['3-letter language', { videoUrl: video, templateId: 'x', language: 'eng' }, 'language'],
+    ['non-integer resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1.5, height: 720 } }, 'resolution.width'],
+    ['negative resolution', { videoUrl: video, templateId: 'x', resolution: { width: -2, height: 720 } }, 'resolution.width'],
+    ['uploadId not a uuid', { uploadId: 'abc', templateId: 'x' }, 'uploadId'],
+  ])('400 for %s, naming the field', async (_name, body, field) => {
+    const res = await api('POST', '/v1/automation-jobs', body);
+    expectError(res, 400, 'invalid_request');
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+  });
+
+  it('400 for an unknown templateId', async () => {
+    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: 'no-such-template' });
+    expectError(res, 400, 'invalid_request');
+    expect(res.body.error.message).toContain('no-such-template');
+  });
+
+  it.each([
+    'http://videos.example.com/a.mp4',
+    'ftp://videos.example.com/a.mp4',
+    'https://localhost/a.mp4',
+    'https://api.localhost/a.mp4',
+    'https://127.0.0.1/a.mp4',
+    'https://127.1/a.mp4',
+    'https://2130706433/a.mp4',
+    'https://0x7f000001/a.mp4',
+    'https://0177.0.0.1/a.mp4',
+    'https://0.0.0.0/a.mp4',
+    'https://10.0.0.8/a.mp4',
+    'https://172.16.3.4/a.mp4',
+    'https://192.168.1.1/a.mp4',
+    'https://169.254.169.254/latest/meta-data',
+    'https://100.64.0.1/a.mp4',
+    'https://[::1]/a.mp4',
+    'https://[::ffff:127.0.0.1]/a.mp4',
+    'https://[fd00::1]/a.mp4',
+    'https://[fe80::1]/a.mp4',
+    'https://user:pw@videos.example.com/a.mp4',
+    'https://cdn.rebind.test/a.mp4',
+    'https://cdn.private.test/a.mp4',
+    'not a url',
+  ])('400 for videoUrl and webhookUrl %s', async (bad) => {
+    expectError(await api('POST', '/v1/automation-jobs', { videoUrl: bad, templateId: template }), 400, 'invalid_request');
+    expectError(await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, webhookUrl: bad }), 400, 'invalid_request');
+  });
+
+  it('accepts a public https webhookUrl', async () => {
+    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, webhookUrl: 'https://hooks.example.com/captionfarm' });
+    expect(res.status).toBe(202);
+  });
+
+  it('422 limit_exceeded for a resolution over the plan frame budget', async () => {
+    const { api: free } = await h.account('free', 'small');
+    const over = await free('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution: { width: 1920, height: 1080 } });
+    expectError(over, 422, 'limit_exceeded');
+    const at = await free('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution: { width: 1280, height: 720 } });
+    expect(at.status).toBe(202);
+    const portrait = await free('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution: { width: 720, height: 1280 } });
+    expect(portrait.status).toBe(202);
+  });
+});
+
+describe('GET /v1/automation-jobs/:id', () => {
+  it('404 for an unknown id, a non-uuid, and another account\'s job', async () => {
+    const mine = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    expectError(await api('GET', '/v1/automation-jobs/7d0b6b9e-8a57-4f4e-9a36-2f3c0f0c1d11'), 404, 'not_found');
+    expectError(await api('GET', '/v1/automation-jobs/not-a-uuid'), 404, 'not_found');
+    const { api: other } = await h.account('pro', 'other');
+    const theirs = await other('GET', `/v1/automation-jobs/${mine.body.id}`);
+    expectError(theirs, 404, 'not_found');
+    expectError(await other('POST', `/v1/automation-jobs/${mine.body.id}/cancel`), 404, 'not_found');
+    const list = await other('GET', '/v1/automation-jobs');
+    expect(list.body.jobs.map((j: { id: string }) => j.id)).not.toContain(mine.body.id);
+  });
+});
+
+describe('POST /v1/automation-jobs/:id/cancel', () => {
+  it('cancels a queued job, is idempotent, and refunds the reservation', async () => {
+    const before = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance;
+    const job = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    const during = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance;
+    expect(during).toBe(before - PLANS.pro.maxInputSeconds / 60);
+    const c1 = await api('POST', `/v1/automation-jobs/${job.body.id}/cancel`);
+    expect(c1.status).toBe(200);
+    expect(c1.body).toMatchObject({ id: job.body.id, status: 'cancelled', phase: 'cancelled', percent: null, failureCode: null, settledAt: null });
+    const c2 = await api('POST', `/v1/automation-jobs/${job.body.id}/cancel`);
+    expect(c2.status).toBe(200);
+    expect(c2.body).toEqual(c1.body);
+    expect((await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance).toBe(before);
+  });
+
+  it('409 job_not_cancellable on a failed job, record unchanged', async () => {
+    const { api: broke, accountId: brokeId } = await h.account('free', 'broke');
+    const balance = (await h.admin('GET', `/accounts/${brokeId}/minutes`)).body.balance;
+    expect((await h.admin('POST', `/accounts/${brokeId}/minutes`, { minutes: -balance })).status).toBe(200);
+    const job = await broke('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    expect(job.status).toBe(202);
+    expect(job.body).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'automation-minutes-exhausted' });
+    expect(job.body.failureReason).toMatch(/minutes/);
+    const res = await broke('POST', `/v1/automation-jobs/${job.body.id}/cancel`);
+    expectError(res, 409, 'job_not_cancellable');
+    expect((await broke('GET', `/v1/automation-jobs/${job.body.id}`)).body).toEqual(job.body);
+    expect((await h.admin('GET', `/accounts/${brokeId}/minutes`)).body.balance).toBe(0);
+  });
+
+  it('rejects a body on cancel', async () => {
+    const job = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    expectError(await api('POST', `/v1/automation-jobs/${job.body.id}/cancel`, { reason: 'x' }), 400, 'invalid_request');
+  });
+});
+
+describe('GET /v1/automation-jobs (list)', () => {
+  it('pages newest first with a signed cursor that stays stable as new jobs arrive', async () => {
+    const { api: lister } = await h.account('pro', 'lister');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await lister('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })).body.id);
+    const newestFirst = [...ids].reverse();
+    const p1 = await lister('GET', '/v1/automation-jobs?limit=3');
+    expect(p1.status).toBe(200);
+    expect(p1.body.jobs.map((j: { id: string }) => j.id)).toEqual(newestFirst.slice(0, 3));
+    expect(typeof p1.body.nextCursor).toBe('string');
+    // Jobs created between pages do not shift what the next page shows.
+    await lister('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    await lister('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    const p2 = await lister('GET', `/v1/automation-jobs?limit=3&cursor=${encodeURIComponent(p1.body.nextCursor)}`);
+    expect(p2.body.jobs.map((j: { id: string }) => j.id)).toEqual(newestFirst.slice(3, 6));
+    const p3 = await lister('GET', `/v1/automation-jobs?limit=3&cursor=${encodeURIComponent(p2.body.nextCursor)}`);
+    expect(p3.body.jobs.map((j: { id: string }) => j.id)).toEqual(newestFirst.slice(6));
+    expect(p3.body.nextCursor).toBeNull();
+    for (const j of p1.body.jobs) expect(JobRecordSchema.safeParse(j).success).toBe(true);
+  });
+
+  it('defaults to 20 per page, caps limit at 100', async () => {
+    const { api: many } = await h.account('pro', 'many');
+    for (let i = 0; i < 21; i++) await many('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    const page = await many('GET', '/v1/automation-jobs');
+    expect(page.body.jobs).toHaveLength(20);
+    expect(page.body.nextCursor).not.toBeNull();
+    expectError(await many('GET', '/v1/automation-jobs?limit=101'), 400, 'invalid_request');
+    expectError(await many('GET', '/v1/automation-jobs?limit=0'), 400, 'invalid_request');
+  });
+
+  it('400 for a tampered cursor or another account\'s cursor', async () => {
+    const p1 = await api('GET', '/v1/automation-jobs?limit=1');
+    const cursor: string = p1.body.nextCursor;
+    const [body, mac] = cursor.split('.');
+    const forged = `${Buffer.from(JSON.stringify({ a: accountId, c: '2999-01-01T00:00:00.000Z', i: 'z' })).toString('base64url')}.${mac}`;
+    expectError(await api('GET', `/v1/automation-jobs?cursor=${encodeURIComponent(forged)}`), 400, 'invalid_request');
+    expectError(await api('GET', `/v1/automation-jobs?cursor=${encodeURIComponent(`${body}.AAAA`)}`), 400, 'invalid_request');
+    const { api: other } = await h.account('pro', 'cursor-thief');
+    expectError(await other('GET', `/v1/automation-jobs?cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_request');
+  });
+});
+
+describe('service documents', () => {
+  it('serves /healthz and an OpenAPI 3.1 document generated from the schemas', async () => {
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    const doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as any;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs', '/v1/automation-jobs/{id}', '/v1/automation-jobs/{id}/cancel', '/v1/automation-jobs/uploads']));
+    expect(doc.components.schemas.JobRecord.required).toHaveLength(15);
+    expect(doc.components.schemas.CreateJobRequest.properties.format.default).toBe('mp4');
+  });
+
+  it('answers unknown routes with the error body', async () => {
+    expectError(await api('GET', '/v1/nothing-here'), 404, 'not_found');
+  });
+});
