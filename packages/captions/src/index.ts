@@ -1,0 +1,59 @@
+export {
+  TemplateSchema,
+  TemplateIdSchema,
+  ColorSchema,
+  FontSchema,
+  TextSchema,
+  OutlineSchema,
+  ShadowSchema,
+  GlowSchema,
+  BoxSchema,
+  BackgroundSchema,
+  PositionSchema,
+  LayoutSchema,
+  TimingSchema,
+  WordStateSchema,
+  ActiveSchema,
+  EmphasisSchema,
+  AnimationSchema,
+  parseTemplate,
+  deriveTemplate,
+  type Template,
+  type TemplateInput,
+  type Color,
+} from './template.ts';
+export { builtinTemplates, getBuiltinTemplate } from './builtin-templates.ts';
+export { FONT_FAMILIES, FONT_WEIGHTS, FontFamilySchema, nearestWeight, type FontFamily } from './fonts.ts';
+export { createApproxMeasurer, type TextMeasurer, type FontSpec, type TextBox, type FontMetrics } from './measure.ts';
+export {
+  layoutCaptions,
+  baseFontPx,
+  type CaptionLayout,
+  type CaptionPage,
+  type CaptionLine,
+  type CaptionUnit,
+  type LayoutOptions,
+} from './layout.ts';
+export {
+  captionFrameAt,
+  pageAt,
+  animationRate,
+  quantizeTime,
+  type CaptionFrame,
+  type WordFrame,
+  type WordState,
+  type FrameOptions,
+} from './timeline.ts';
+export { safeArea, captionArea, aspectClass, SAFE_MARGINS, containsRect, unionRect, type Rect, type AspectClass } from './safe-area.ts';
+export {
+  graphemes,
+  textDirection,
+  baseDirection,
+  visualOrder,
+  splitNoSpaceWord,
+  hasNoSpaceScript,
+  hasRtl,
+  hasKana,
+  hasHangul,
+  type Direction,
+} from './text.ts';

@@ -1,0 +1,522 @@
+import type { Word } from '@captionfarm/contracts';
+import type { Template } from './template.ts';
+import type { FontSpec, TextMeasurer, TextBox } from './measure.ts';
+import { captionArea, insetRect, safeArea, unionRect, type Rect } from './safe-area.ts';
+import {
+  applyCase,
+  baseDirection,
+  displayLength,
+  endsClause,
+  endsSentence,
+  graphemes,
+  hasNoSpaceScript,
+  isPunctuationOnly,
+  needsSpaceBetween,
+  splitNoSpaceWord,
+  stripPunctuation,
+  textDirection,
+  visualOrder,
+  type Direction,
+} from './text.ts';
+import { BOUNCE_EM, RISE_EM, SLIDE_EM, maxPageScale, maxWordScale } from './animation.ts';
+import { nearestWeight } from './fonts.ts';
+
+/** One displayed unit: a word, or one character of Chinese/Japanese text. */
+export interface CaptionUnit {
+  /** Text as displayed (case and punctuation rules applied). */
+  text: string;
+  /** Index of the source word in the input array. */
+  wordIndex: number;
+  /** Seconds; `end` is clamped to timing.maxWordSeconds after start. */
+  start: number;
+  end: number;
+  page: number;
+  line: number;
+  /** Left edge of the advance box and the baseline, frame pixels. */
+  x: number;
+  baseline: number;
+  width: number;
+  /** Font size of this unit (smaller than the template's when a single word had to shrink to fit). */
+  fontPx: number;
+  /** Ink of the glyphs, frame pixels. */
+  ink: Rect;
+  direction: Direction;
+  /** Picked by the template's emphasis rule. */
+  emphasized: boolean;
+  /** Whether a space precedes this unit in reading order (false in Chinese/Japanese). */
+  spaceBefore: boolean;
+}
+
+export interface CaptionLine {
+  /** Indices into layout.units, reading order. */
+  units: number[];
+  /** Text box of the line: left/right of its words, cap height above to descender below. */
+  box: Rect;
+  baseline: number;
+}
+
+export interface CaptionPage {
+  index: number;
+  /** Seconds the page is on screen: [start, end). */
+  start: number;
+  end: number;
+  direction: Direction;
+  lines: CaptionLine[];
+  /** Indices into layout.units, reading order. */
+  units: number[];
+  /** Union of the line boxes. */
+  box: Rect;
+}
+
+export interface CaptionLayout {
+  width: number;
+  height: number;
+  /** Frame minus platform UI. */
+  safeArea: Rect;
+  /** Where text may go: inside the safe area, centred on the frame, inset by box padding and outline. */
+  textArea: Rect;
+  font: FontSpec;
+  capHeight: number;
+  descender: number;
+  lineHeightPx: number;
+  units: CaptionUnit[];
+  pages: CaptionPage[];
+  /** Even-aligned rect covering every pixel any frame may paint (animations and effects included). */
+  band: Rect;
+}
+
+export interface LayoutOptions {
+  words: readonly Word[];
+  template: Template;
+  width: number;
+  height: number;
+  measurer: TextMeasurer;
+}
+
+interface Token {
+  text: string;
+  wordIndex: number;
+  start: number;
+  end: number;
+  /** Pause/sentence/clause markers taken from the original text before case/punctuation rules. */
+  sentenceEnd: boolean;
+  clauseEnd: boolean;
+  noSpace: boolean;
+}
+
+interface MeasuredToken extends Token {
+  width: number;
+  fontPx: number;
+  box: TextBox;
+  direction: Direction | null;
+  chars: number;
+}
+
+const STOPWORDS = new Set(
+  'a an and are as at be but by for from had has have he her his i if in into is it its me my no not of on or our she so that the their them then there these they this to up was we were what when which who will with you your'.split(
+    ' ',
+  ),
+);
+
+/** Base font size in pixels: template.font.size percent of the frame's shorter side. */
+export function baseFontPx(template: Template, width: number, height: number): number {
+  return (template.font.size / 100) * Math.min(width, height);
+}
+
+/** Words -> pages -> lines, placed in frame pixels with real font metrics. Pure. */
+export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
+  const { template, width, height, measurer } = opts;
+  const fontPx = baseFontPx(template, width, height);
+  const font: FontSpec = {
+    family: template.font.family,
+    weight: nearestWeight(template.font.family, template.font.weight),
+    sizePx: fontPx,
+    letterSpacingPx: template.font.letterSpacing * fontPx,
+  };
+  const metrics = measurer.fontMetrics(font);
+  const lineHeightPx = template.font.lineHeight * fontPx;
+  const safe = safeArea(width, height);
+  const textArea = textAreaFor(template, width, height, fontPx);
+  const maxLineWidth = textArea.width * template.layout.maxWidth;
+
+  const tokens = tokenize(opts.words, template);
+  const measured = tokens.map((tok) => measureToken(tok, font, measurer, maxLineWidth));
+  const wordScale = maxWordScale(template) / (template.emphasis ? template.emphasis.scale : 1);
+  const emphasisGrowth = template.emphasis ? template.emphasis.scale - 1 : 0;
+
+  const gap = (a: MeasuredToken, b: MeasuredToken) =>
+    (needsSpaceBetween(a.text, b.text) ? template.font.wordSpacing * fontPx : 0) +
+    ((wordScale - 1) * (a.width + b.width)) / 2;
+
+  const lineFits = (ts: MeasuredToken[]): boolean => {
+    if (ts.length <= 1) return true;
+    let words = 0;
+    let chars = 0;
+    let w = 0;
+    let widest = 0;
+    ts.forEach((t, i) => {
+      words += t.noSpace ? 0.5 : 1;
+      chars += t.chars;
+      w += t.width;
+      widest = Math.max(widest, t.width);
+      if (i > 0) {
+        const space = needsSpaceBetween(ts[i - 1]!.text, t.text);
+        chars += space ? 1 : 0;
+        w += gap(ts[i - 1]!, t);
+      }
+    });
+    return (
+      Math.ceil(words) <= template.layout.maxWordsPerLine &&
+      chars <= template.layout.maxCharsPerLine &&
+      w + emphasisGrowth * widest * wordScale <= maxLineWidth + 0.01
+    );
+  };
+
+  const pagesOfTokens: MeasuredToken[][][] = [];
+  for (const phrase of splitPhrases(measured, template)) {
+    for (const page of chunkPages(phrase, lineFits, template)) pagesOfTokens.push(breakLines(page, lineFits, template.layout.maxLines));
+  }
+
+  const units: CaptionUnit[] = [];
+  const pages: CaptionPage[] = [];
+  pagesOfTokens.forEach((lines, pageIndex) => {
+    const pageTokens = lines.flat();
+    const direction = baseDirection(pageTokens.map((t) => t.text));
+    const emphasized = template.emphasis ? pickKeyword(pageTokens) : -1;
+    const blockHeight = (lines.length - 1) * lineHeightPx + metrics.capHeight + metrics.descender;
+    const top = textArea.y + template.position.y * Math.max(0, textArea.height - blockHeight);
+    const page: CaptionPage = { index: pageIndex, start: 0, end: 0, direction, lines: [], units: [], box: { x: 0, y: 0, width: 0, height: 0 } };
+    let pageBox: Rect | null = null;
+    let tokenIndex = 0;
+    lines.forEach((lineTokens, lineIndex) => {
+      const baseline = top + metrics.capHeight + lineIndex * lineHeightPx;
+      const order = visualOrder(
+        lineTokens.map((t) => t.direction),
+        direction,
+      );
+      let lineWidth = 0;
+      order.forEach((ti, k) => {
+        if (k > 0) lineWidth += gap(lineTokens[order[k - 1]!]!, lineTokens[ti]!);
+        lineWidth += lineTokens[ti]!.width;
+      });
+      let x = textArea.x + (textArea.width - lineWidth) / 2;
+      const xs: number[] = new Array(lineTokens.length);
+      order.forEach((ti, k) => {
+        if (k > 0) x += gap(lineTokens[order[k - 1]!]!, lineTokens[ti]!);
+        xs[ti] = x;
+        x += lineTokens[ti]!.width;
+      });
+      const line: CaptionLine = {
+        units: [],
+        baseline,
+        box: { x: textArea.x + (textArea.width - lineWidth) / 2, y: baseline - metrics.capHeight, width: lineWidth, height: metrics.capHeight + metrics.descender },
+      };
+      lineTokens.forEach((t, i) => {
+        const ux = xs[i]!;
+        const unit: CaptionUnit = {
+          text: t.text,
+          wordIndex: t.wordIndex,
+          start: t.start,
+          end: t.end,
+          page: pageIndex,
+          line: lineIndex,
+          x: ux,
+          baseline,
+          width: t.width,
+          fontPx: t.fontPx,
+          ink: {
+            x: ux + Math.min(0, t.box.inkLeft),
+            y: baseline - t.box.inkAscent,
+            width: Math.max(t.box.inkRight, t.width) - Math.min(0, t.box.inkLeft),
+            height: t.box.inkAscent + t.box.inkDescent,
+          },
+          direction: t.direction ?? direction,
+          emphasized: tokenIndex === emphasized,
+          spaceBefore: i > 0 && needsSpaceBetween(lineTokens[i - 1]!.text, t.text),
+        };
+        tokenIndex++;
+        line.units.push(units.length);
+        page.units.push(units.length);
+        units.push(unit);
+      });
+      page.lines.push(line);
+      pageBox = unionRect(pageBox, line.box);
+    });
+    page.box = pageBox ?? page.box;
+    pages.push(page);
+  });
+
+  // Page timing: on screen from its first word until shortly after its last word, never across a
+  // long silence, and without a blank flash when the next page follows closely.
+  pages.forEach((p, i) => {
+    const first = units[p.units[0]!]!;
+    const last = units[p.units.at(-1)!]!;
+    p.start = first.start;
+    let end = Math.max(last.end, last.start + 0.05) + template.timing.lingerSeconds;
+    const next = pages[i + 1];
+    if (next) {
+      const nextStart = units[next.units[0]!]!.start;
+      end = Math.min(end, nextStart);
+      // Close a gap shorter than the linger: the page stays until the next one replaces it.
+      if (nextStart - end < template.timing.lingerSeconds) end = nextStart;
+    }
+    p.end = Math.max(end, p.start + 0.05);
+  });
+
+  const band = computeBand({ template, width, height, fontPx, units, pages });
+  return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages, band };
+}
+
+/** The caption area inset so outlines and background boxes stay inside the safe area too. */
+function textAreaFor(template: Template, width: number, height: number, fontPx: number): Rect {
+  const area = captionArea(width, height);
+  const bg = template.background;
+  const outline = template.outline ? template.outline.width : 0;
+  const activeBox = template.active.box;
+  const padX = Math.max(bg ? bg.paddingX : 0, activeBox ? activeBox.paddingX : 0, outline) * fontPx;
+  const padY = Math.max(bg ? bg.paddingY : 0, activeBox ? activeBox.paddingY : 0, outline) * fontPx;
+  return insetRect(area, padX, padY);
+}
+
+/** Words -> display tokens: case and punctuation rules, punctuation-only words merged, CJK split by character. */
+function tokenize(words: readonly Word[], template: Template): Token[] {
+  const sorted = words
+    .map((w, i) => ({ w, i }))
+    .filter(({ w }) => w.text.trim().length > 0)
+    .sort((a, b) => a.w.start - b.w.start || a.i - b.i);
+  const raw: Token[] = [];
+  for (const { w, i } of sorted) {
+    const text = w.text.trim().replace(/\s+/g, ' ');
+    const end = Math.max(w.start + 0.05, Math.min(w.end, w.start + template.timing.maxWordSeconds));
+    if (isPunctuationOnly(text) && raw.length > 0) {
+      // whisper sometimes emits punctuation as its own token: it belongs to the word before.
+      const prev = raw.at(-1)!;
+      prev.text += text;
+      prev.sentenceEnd = endsSentence(prev.text);
+      prev.clauseEnd = endsClause(prev.text);
+      continue;
+    }
+    raw.push({ text, wordIndex: i, start: w.start, end, sentenceEnd: endsSentence(text), clauseEnd: endsClause(text), noSpace: false });
+  }
+  const out: Token[] = [];
+  for (const tok of raw) {
+    let text = applyCase(tok.text, template.text.case);
+    if (template.text.punctuation === 'strip') text = stripPunctuation(text);
+    if (!hasNoSpaceScript(text)) {
+      out.push({ ...tok, text });
+      continue;
+    }
+    // Chinese/Japanese: one unit per character, times spread by character count.
+    const parts = splitNoSpaceWord(text);
+    const total = parts.reduce((n, p) => n + graphemes(p).length, 0);
+    let done = 0;
+    const dur = tok.end - tok.start;
+    parts.forEach((p, k) => {
+      const n = graphemes(p).length;
+      const last = k === parts.length - 1;
+      out.push({
+        text: p,
+        wordIndex: tok.wordIndex,
+        start: tok.start + (dur * done) / total,
+        end: last ? tok.end : tok.start + (dur * (done + n)) / total,
+        sentenceEnd: last && tok.sentenceEnd,
+        clauseEnd: last ? tok.clauseEnd : endsClause(p),
+        noSpace: hasNoSpaceScript(p),
+      });
+      done += n;
+    });
+  }
+  return out;
+}
+
+function measureToken(tok: Token, font: FontSpec, measurer: TextMeasurer, maxLineWidth: number): MeasuredToken {
+  let box = measurer.measureText(tok.text, font);
+  let fontPx = font.sizePx;
+  // A single word wider than a line shrinks to fit (it will be alone on its line).
+  for (let i = 0; i < 3 && box.width > maxLineWidth; i++) {
+    fontPx = (fontPx * maxLineWidth) / box.width * 0.995;
+    box = measurer.measureText(tok.text, { ...font, sizePx: fontPx, letterSpacingPx: (font.letterSpacingPx * fontPx) / font.sizePx });
+  }
+  return { ...tok, width: box.width, fontPx, box, direction: textDirection(tok.text), chars: displayLength(tok.text) };
+}
+
+/** Hard breaks: a long pause, or the end of a sentence, always starts a new page. */
+function splitPhrases<T extends Token>(tokens: T[], template: Template): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  tokens.forEach((t, i) => {
+    const prev = tokens[i - 1];
+    if (prev && (t.start - prev.end >= template.timing.pauseSeconds || (template.timing.breakOnSentence && prev.sentenceEnd))) {
+      out.push(cur);
+      cur = [];
+    }
+    cur.push(t);
+  });
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/** How many tokens fit on one page (greedy line filling is optimal for this count). */
+function capacity<T>(tokens: T[], lineFits: (ts: T[]) => boolean, maxLines: number): number {
+  let lines = 1;
+  let lineStart = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    if (lineFits(tokens.slice(lineStart, i + 1))) continue;
+    lines++;
+    if (lines > maxLines) return i;
+    lineStart = i;
+  }
+  return tokens.length;
+}
+
+/**
+ * Pages inside one phrase: as full as the template allows, but breaking after a comma or a short
+ * pause when one falls in the second half of the page, and never leaving one word alone when
+ * the phrase goes on.
+ */
+function chunkPages(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => boolean, template: Template): MeasuredToken[][] {
+  const pages: MeasuredToken[][] = [];
+  let rest = tokens;
+  while (rest.length > 0) {
+    let k = Math.max(1, capacity(rest, lineFits, template.layout.maxLines));
+    if (k < rest.length) {
+      let soft = -1;
+      for (let i = k - 1; i >= Math.ceil(k / 2) && i >= 1; i--) {
+        const t = rest[i - 1]!;
+        const pause = rest[i]!.start - t.end;
+        if (t.clauseEnd || pause >= template.timing.pauseSeconds / 2) {
+          soft = i;
+          break;
+        }
+      }
+      if (soft > 0) k = soft;
+      else if (rest.length - k === 1 && k >= 3) k -= 1; // no orphan word on the last page of a phrase
+    }
+    pages.push(rest.slice(0, k));
+    rest = rest.slice(k);
+  }
+  return pages;
+}
+
+/** The fewest lines that fit, then the most even line widths, preferring breaks after commas. */
+function breakLines(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => boolean, maxLines: number): MeasuredToken[][] {
+  const n = tokens.length;
+  if (n === 0) return [];
+  if (lineFits(tokens)) return [tokens];
+  const widthOf = (ts: MeasuredToken[]) => ts.reduce((s, t) => s + t.width, 0);
+  const total = widthOf(tokens);
+  // best[i][l]: cost of laying tokens[i..] on exactly l lines.
+  const memo = new Map<string, { cost: number; breaks: number[] } | null>();
+  const solve = (i: number, l: number): { cost: number; breaks: number[] } | null => {
+    const key = `${i}:${l}`;
+    if (memo.has(key)) return memo.get(key)!;
+    let best: { cost: number; breaks: number[] } | null = null;
+    if (l === 1) {
+      const seg = tokens.slice(i);
+      best = lineFits(seg) ? { cost: 0, breaks: [] } : null;
+    } else {
+      for (let j = i + 1; j < n; j++) {
+        const seg = tokens.slice(i, j);
+        if (!lineFits(seg)) break;
+        const rest = solve(j, l - 1);
+        if (!rest) continue;
+        const dev = widthOf(seg) - total / lineCount;
+        const punct = tokens[j - 1]!.clauseEnd ? -0.25 * (total / lineCount) ** 2 : 0;
+        const cost = dev * dev + punct + rest.cost;
+        if (!best || cost < best.cost) best = { cost, breaks: [j, ...rest.breaks] };
+      }
+    }
+    memo.set(key, best);
+    return best;
+  };
+  let lineCount = 2;
+  for (; lineCount <= Math.max(2, maxLines); lineCount++) {
+    memo.clear();
+    const sol = solve(0, lineCount);
+    if (sol) {
+      const out: MeasuredToken[][] = [];
+      let s = 0;
+      for (const b of [...sol.breaks, n]) {
+        out.push(tokens.slice(s, b));
+        s = b;
+      }
+      return out;
+    }
+  }
+  return tokens.map((t) => [t]);
+}
+
+/** The emphasised unit of a page: a word with a digit, else the longest non-stopword of 4+ letters. */
+function pickKeyword(tokens: MeasuredToken[]): number {
+  let best = -1;
+  let bestScore = 0;
+  tokens.forEach((t, i) => {
+    if (t.noSpace) return;
+    const letters = t.text.replace(/[^\p{L}\p{N}]/gu, '');
+    const lower = letters.toLowerCase();
+    if (STOPWORDS.has(lower)) return;
+    const score = /\p{N}/u.test(letters) ? 1000 + letters.length : letters.length >= 4 ? letters.length : 0;
+    if (score > bestScore) {
+      bestScore = score;
+      best = i;
+    }
+  });
+  return best;
+}
+
+/** Every pixel any frame may paint: word ink grown by the largest animated scale, jumps, boxes and effects. */
+function computeBand(a: { template: Template; width: number; height: number; fontPx: number; units: CaptionUnit[]; pages: CaptionPage[] }): Rect {
+  const { template: t, width, height, fontPx, units, pages } = a;
+  const W = Math.floor(width / 2) * 2;
+  const H = Math.floor(height / 2) * 2;
+  const scale = maxWordScale(t);
+  const effects =
+    Math.max(
+      t.outline ? t.outline.width : 0,
+      t.shadow ? t.shadow.blur * 1.5 + Math.max(Math.abs(t.shadow.offsetX), Math.abs(t.shadow.offsetY)) + (t.outline ? t.outline.width : 0) : 0,
+      t.glow ? t.glow.blur * 1.5 : 0,
+      t.active.glow ? t.active.glow.blur * 1.5 : 0,
+      t.active.box ? Math.max(t.active.box.paddingX, t.active.box.paddingY) : 0,
+    ) * fontPx;
+  const up = (t.animation.active === 'bounce' ? BOUNCE_EM : 0) * fontPx;
+  const down = (t.animation.word === 'rise' ? RISE_EM : 0) * fontPx + (t.animation.page === 'slide-up' ? SLIDE_EM : 0) * fontPx;
+  let band: Rect | null = null;
+  for (const p of pages) {
+    let pageRect: Rect | null = null;
+    for (const ui of p.units) {
+      const u = units[ui]!;
+      const cx = u.x + u.width / 2;
+      const box = unionRect(u.ink, { x: u.x, y: u.baseline - u.fontPx * 0.75, width: u.width, height: u.fontPx });
+      const cy = u.baseline - u.fontPx * 0.35;
+      const grown: Rect = {
+        x: cx - (cx - box.x) * scale - effects,
+        y: cy - (cy - box.y) * scale - effects - up,
+        width: box.width * scale + 2 * effects,
+        height: box.height * scale + 2 * effects + up + down,
+      };
+      pageRect = unionRect(pageRect, grown);
+    }
+    if (t.background) {
+      const bgPad = { x: t.background.paddingX * fontPx, y: t.background.paddingY * fontPx };
+      for (const l of p.lines) pageRect = unionRect(pageRect, { x: l.box.x - bgPad.x, y: l.box.y - bgPad.y, width: l.box.width + 2 * bgPad.x, height: l.box.height + 2 * bgPad.y + down });
+    }
+    if (!pageRect) continue;
+    const ps = maxPageScale(t);
+    if (ps > 1) {
+      const cx = p.box.x + p.box.width / 2;
+      const cy = p.box.y + p.box.height / 2;
+      const r: Rect = pageRect;
+      pageRect = { x: cx - (cx - r.x) * ps, y: cy - (cy - r.y) * ps, width: r.width * ps, height: r.height * ps };
+    }
+    band = unionRect(band, pageRect);
+  }
+  if (!band) {
+    const area = captionArea(width, height);
+    band = { x: area.x + area.width / 2 - 1, y: area.y + area.height - 2, width: 2, height: 2 };
+  }
+  const x0 = Math.max(0, Math.floor(band.x / 2) * 2);
+  const y0 = Math.max(0, Math.floor(band.y / 2) * 2);
+  const x1 = Math.min(W, Math.ceil((band.x + band.width) / 2) * 2);
+  const y1 = Math.min(H, Math.ceil((band.y + band.height) / 2) * 2);
+  return { x: x0, y: y0, width: Math.max(2, x1 - x0), height: Math.max(2, y1 - y0) };
+}
