@@ -13,7 +13,7 @@ export function readCliEnv(env: Record<string, string | undefined> = process.env
   return {
     url: (env.CAPTIONFARM_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     dataDir: path.resolve(env.CAPTIONFARM_DATA_DIR ?? './data'),
-    adminToken: env.CAPTIONFARM_ADMIN_TOKEN,
-    apiKey: env.CAPTIONFARM_API_KEY,
+    adminToken: env.CAPTIONFARM_ADMIN_TOKEN || undefined,
+    apiKey: env.CAPTIONFARM_API_KEY || undefined,
   };
 }
