@@ -11,7 +11,7 @@ export interface ReceivedRequest {
   body: string;
 }
 
-export type Handler = (req: ReceivedRequest, res: ServerResponse) => void | Promise<void>;
+export type Handler = (req: ReceivedRequest, res: ServerResponse) => unknown;
 
 export interface Receiver {
   port: number;
