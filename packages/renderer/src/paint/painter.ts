@@ -1,0 +1,226 @@
+import { createCanvas, loadImage, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
+import {
+  captionFrameAt,
+  layoutCaptions,
+  type CaptionFrame,
+  type CaptionLayout,
+  type CaptionUnit,
+  type FontSpec,
+  type Template,
+  type WordFrame,
+} from '@captionfarm/captions';
+import { createCanvasMeasurer, setFont } from './measurer.ts';
+import type { BandPainter, BandPainterOptions, PreviewFrameOptions } from './types.ts';
+
+const DEFAULT_FPS = 30;
+
+/** A painter for the caption band of one video: layout once, then cheap keys and paints. */
+export function createBandPainter(opts: BandPainterOptions): BandPainter & { layout: CaptionLayout } {
+  const { template, width, height } = opts;
+  const fps = opts.fps ?? DEFAULT_FPS;
+  const measurer = createCanvasMeasurer();
+  const layout = layoutCaptions({ words: opts.words, template, width, height, measurer });
+  const band = layout.band;
+  const units = layout.units.map((u) => prepareUnit(u, layout));
+  // Scratch layers for words and pages that fade: drawn opaque, then composited with alpha, so
+  // an outline never shows through its own semi-transparent fill.
+  let wordLayer: Canvas | null = null;
+  let pageLayer: Canvas | null = null;
+  let lastFrame: CaptionFrame | null = null;
+  let lastT = Number.NaN;
+
+  const frameAt = (t: number): CaptionFrame => {
+    if (t !== lastT || !lastFrame) {
+      lastFrame = captionFrameAt(layout, template, t, { fps });
+      lastT = t;
+    }
+    return lastFrame;
+  };
+
+  return {
+    band,
+    layout,
+    keyAt: (t) => frameAt(t).key,
+    paint(ctx, t) {
+      const f = frameAt(t);
+      if (f.page < 0) return;
+      let target = ctx;
+      if (f.opacity < 1) {
+        pageLayer ??= createCanvas(band.width, band.height);
+        target = pageLayer.getContext('2d');
+        target.clearRect(0, 0, band.width, band.height);
+      }
+      target.save();
+      target.translate(-band.x, -band.y);
+      const page = layout.pages[f.page]!;
+      if (f.scale !== 1 || f.dy !== 0) {
+        const cx = page.box.x + page.box.width / 2;
+        const cy = page.box.y + page.box.height / 2;
+        target.translate(cx, cy + f.dy);
+        target.scale(f.scale, f.scale);
+        target.translate(-cx, -cy);
+      }
+      paintBackground(target, layout, template, f.page);
+      for (const w of f.words) {
+        if (w.opacity <= 0) continue;
+        if (w.opacity >= 1) {
+          paintWord(target, units[w.unit]!, w, template, layout);
+          continue;
+        }
+        wordLayer ??= createCanvas(band.width, band.height);
+        const lc = wordLayer.getContext('2d');
+        lc.setTransform(1, 0, 0, 1, 0, 0);
+        lc.clearRect(0, 0, band.width, band.height);
+        lc.setTransform(target.getTransform());
+        paintWord(lc, units[w.unit]!, w, template, layout);
+        target.save();
+        target.setTransform(1, 0, 0, 1, 0, 0);
+        target.globalAlpha = w.opacity;
+        target.drawImage(wordLayer, 0, 0);
+        target.restore();
+      }
+      target.restore();
+      if (target !== ctx && pageLayer) {
+        ctx.save();
+        ctx.globalAlpha = f.opacity;
+        ctx.drawImage(pageLayer, 0, 0);
+        ctx.restore();
+      }
+    },
+  };
+}
+
+interface PreparedUnit {
+  unit: CaptionUnit;
+  spec: FontSpec;
+  /** Centre of scaling: middle of the advance box, middle of the cap height. */
+  cx: number;
+  cy: number;
+  capHeight: number;
+  descender: number;
+}
+
+function prepareUnit(u: CaptionUnit, layout: CaptionLayout): PreparedUnit {
+  const k = u.fontPx / layout.font.sizePx;
+  const spec: FontSpec = { ...layout.font, sizePx: u.fontPx, letterSpacingPx: layout.font.letterSpacingPx * k };
+  const capHeight = layout.capHeight * k;
+  return { unit: u, spec, cx: u.x + u.width / 2, cy: u.baseline - capHeight / 2, capHeight, descender: layout.descender * k };
+}
+
+function paintBackground(ctx: SKRSContext2D, layout: CaptionLayout, tpl: Template, pageIndex: number): void {
+  const bg = tpl.background;
+  if (!bg) return;
+  const page = layout.pages[pageIndex]!;
+  const fontPx = layout.font.sizePx;
+  const padX = bg.paddingX * fontPx;
+  const padY = bg.paddingY * fontPx;
+  ctx.fillStyle = bg.color;
+  if (bg.scope === 'page') {
+    const r = page.box;
+    roundRect(ctx, r.x - padX, r.y - padY, r.width + 2 * padX, r.height + 2 * padY, bg.radius * fontPx);
+    ctx.fill();
+    return;
+  }
+  // One box per line; neighbouring boxes overlap a little so the stack reads as one shape.
+  for (const line of page.lines) {
+    const r = line.box;
+    const extra = Math.max(0, (layout.lineHeightPx - r.height - 2 * padY) / 2);
+    roundRect(ctx, r.x - padX, r.y - padY - extra, r.width + 2 * padX, r.height + 2 * padY + 2 * extra, bg.radius * fontPx);
+    ctx.fill();
+  }
+}
+
+function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Template, layout: CaptionLayout): void {
+  const u = p.unit;
+  const fontPx = u.fontPx;
+  ctx.save();
+  if (w.scale !== 1 || w.dy !== 0) {
+    ctx.translate(p.cx, p.cy + w.dy);
+    ctx.scale(w.scale, w.scale);
+    ctx.translate(-p.cx, -p.cy);
+  }
+  if (w.box) {
+    const padX = w.box.paddingX * fontPx;
+    const padY = w.box.paddingY * fontPx;
+    // Boxes span cap height plus a share of the descender, so boxes of words with and without
+    // descenders have the same height and the text sits optically centred.
+    const top = u.baseline - p.capHeight - padY;
+    const bottom = u.baseline + p.descender * 0.45 + padY;
+    ctx.fillStyle = w.box.color;
+    roundRect(ctx, u.x - padX, top, u.width + 2 * padX, bottom - top, w.box.radius * fontPx);
+    ctx.fill();
+  }
+  setFont(ctx, p.spec, u.text);
+  const rtl = u.direction === 'rtl';
+  // Typewriter text is partial: anchor it where the word starts in reading order.
+  let x = u.x;
+  if (rtl) {
+    ctx.textAlign = 'right';
+    x = u.x + u.width;
+  }
+  const y = u.baseline;
+  const outline = tpl.outline && w.outlineColor ? tpl.outline.width * fontPx : 0;
+
+  if (w.glow) {
+    ctx.save();
+    ctx.shadowColor = w.glow.color;
+    ctx.shadowBlur = w.glow.blur * fontPx;
+    ctx.fillStyle = w.glow.color;
+    // Two passes: a wide halo and a tight, brighter core.
+    ctx.fillText(w.text, x, y);
+    ctx.shadowBlur = w.glow.blur * fontPx * 0.4;
+    ctx.fillText(w.text, x, y);
+    ctx.restore();
+  }
+  if (tpl.shadow) {
+    ctx.save();
+    ctx.shadowColor = tpl.shadow.color;
+    ctx.shadowBlur = tpl.shadow.blur * fontPx;
+    ctx.shadowOffsetX = tpl.shadow.offsetX * fontPx;
+    ctx.shadowOffsetY = tpl.shadow.offsetY * fontPx;
+    if (outline > 0) strokeText(ctx, w.text, x, y, outline, w.outlineColor!);
+    else {
+      ctx.fillStyle = w.color;
+      ctx.fillText(w.text, x, y);
+    }
+    ctx.restore();
+  }
+  if (outline > 0) strokeText(ctx, w.text, x, y, outline, w.outlineColor!);
+  ctx.fillStyle = w.color;
+  ctx.fillText(w.text, x, y);
+  ctx.restore();
+  void layout;
+}
+
+function strokeText(ctx: SKRSContext2D, text: string, x: number, y: number, width: number, color: string): void {
+  ctx.strokeStyle = color;
+  // The stroke is centred on the glyph edge; the fill covers the inner half.
+  ctx.lineWidth = width * 2;
+  ctx.lineJoin = 'round';
+  ctx.miterLimit = 2;
+  ctx.strokeText(text, x, y);
+}
+
+function roundRect(ctx: SKRSContext2D, x: number, y: number, w: number, h: number, r: number): void {
+  ctx.beginPath();
+  ctx.roundRect(x, y, w, h, Math.min(r, h / 2, w / 2));
+}
+
+/** One full frame as PNG: the background still (scaled to cover) with the captions at time t. */
+export async function renderPreviewFrame(opts: PreviewFrameOptions): Promise<Buffer> {
+  const { width, height } = opts;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+  if (opts.background) {
+    const img: Image = Buffer.isBuffer(opts.background) ? await loadImage(opts.background) : opts.background;
+    const s = Math.max(width / img.width, height / img.height);
+    const w = img.width * s;
+    const h = img.height * s;
+    ctx.drawImage(img, (width - w) / 2, (height - h) / 2, w, h);
+  }
+  const painter = createBandPainter(opts);
+  const bandCanvas = createCanvas(painter.band.width, painter.band.height);
+  painter.paint(bandCanvas.getContext('2d'), opts.t);
+  ctx.drawImage(bandCanvas, painter.band.x, painter.band.y);
+  return canvas.encode('png');
+}

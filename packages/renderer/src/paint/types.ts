@@ -1,0 +1,40 @@
+import type { Image, SKRSContext2D } from '@napi-rs/canvas';
+import type { Word } from '@captionfarm/contracts';
+import type { Template } from '@captionfarm/captions';
+
+/** An even-aligned rectangle in output pixels. */
+export interface BandRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** What the compositor uses: a fixed band of the frame where captions can appear. */
+export interface BandPainter {
+  /** Even-aligned rect in output pixels where captions can appear (constant for the whole video). */
+  band: BandRect;
+  /** Changes exactly when the band image changes (cheap; send a new frame only when it changes). */
+  keyAt(t: number): string;
+  /** Paints the captions at time t (seconds). ctx is band-sized and already cleared to transparent. */
+  paint(ctx: SKRSContext2D, t: number): void;
+}
+
+export interface BandPainterOptions {
+  words: Word[];
+  template: Template;
+  /** Output frame size, pixels. */
+  width: number;
+  height: number;
+  /**
+   * Output frame rate. Animations are sampled on this grid, divided down to at most 30 steps a
+   * second (60 -> 30), so keyAt changes only on frame boundaries and a pop is 4-5 images. Default 30.
+   */
+  fps?: number;
+}
+
+export interface PreviewFrameOptions extends BandPainterOptions {
+  /** A still of the video (decoded image or encoded PNG/JPEG bytes), scaled to cover the frame. Transparent when absent. */
+  background?: Image | Buffer;
+  t: number;
+}

@@ -1,0 +1,77 @@
+import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
+import { sizeFilters, type Size } from './plan-output-size.ts';
+import { toFileUrl } from './probe-media.ts';
+
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface RenderArgsInput {
+  input: string;
+  output: string;
+  format: OutputFormat;
+  quality: Quality;
+  encoder: VideoEncoder;
+  /** Decoded source size (rotation applied) and output size. */
+  source: Size;
+  out: Size;
+  sourceAudioCodec: string | null;
+  /** Where the caption band goes in the output frame. */
+  band: Rect;
+}
+
+/** Arguments every ffmpeg run starts with: errors only on stderr, machine progress on stdout. */
+function commonArgs(): string[] {
+  return ['-hide_banner', '-nostdin', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1', '-stats_period', '0.5'];
+}
+
+/** Output side shared by the render and the plain re-encode. */
+function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder' | 'sourceAudioCodec' | 'output'>): string[] {
+  return [
+    ...videoEncoderArgs(opts),
+    ...audioEncoderArgs({ format: opts.format, sourceAudioCodec: opts.sourceAudioCodec }),
+    // Keep the source's timestamps (variable frame rate stays variable); drop only exact duplicates.
+    '-fps_mode', 'vfr',
+    ...muxerArgs(opts.format),
+    '-y', toFileUrl(opts.output),
+  ];
+}
+
+/**
+ * The render: input 0 is the source, input 1 the caption band stream on fd 3 (Matroska, RGBA,
+ * one frame per change). The band is overlaid with straight alpha: ffmpeg 5.1's premultiplied
+ * overlay drops luma by 16 x alpha on limited-range video (opaque white came out Y=219, not 235;
+ * measured with signalstats), and straight alpha has the SIMD blend path.
+ */
+export function renderArgs(opts: RenderArgsInput): string[] {
+  const { band } = opts;
+  const base = sizeFilters(opts.source, opts.out);
+  const graph = [
+    `[0:v:0]${base.length ? base.join(',') : 'null'}[base]`,
+    `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=yuv420:eof_action=repeat[v]`,
+  ].join(';');
+  return [
+    ...commonArgs(),
+    '-i', toFileUrl(opts.input),
+    // Raw RGBA needs no probing: don't wait for 5 MB (2-3 frames) of the stream before starting.
+    '-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3',
+    '-filter_complex', graph,
+    '-map', '[v]', '-map', '0:a:0?',
+    ...outputArgs(opts),
+  ];
+}
+
+/** The same encode without captions: the bench's baseline. */
+export function plainReencodeArgs(opts: Omit<RenderArgsInput, 'band'>): string[] {
+  const base = sizeFilters(opts.source, opts.out);
+  return [
+    ...commonArgs(),
+    '-i', toFileUrl(opts.input),
+    ...(base.length ? ['-vf', base.join(',')] : []),
+    '-map', '0:v:0', '-map', '0:a:0?',
+    ...outputArgs(opts),
+  ];
+}

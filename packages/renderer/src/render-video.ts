@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { createCanvas } from '@napi-rs/canvas';
+import type { BandPainter } from './band-painter.ts';
+import { runFf } from './call-ff.ts';
+import { nvencAvailable } from './detect-nvenc.ts';
+import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
+import { abortError, RenderError } from './errors.ts';
+import { matroskaFramePrefix, matroskaHeader } from './matroska-stream.ts';
+import { createProgressReporter } from './parse-ffmpeg-progress.ts';
+import { planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
+import { planOutputSize, type Size } from './plan-output-size.ts';
+import { probeMedia, type MediaInfo } from './probe-media.ts';
+import { renderArgs } from './render-args.ts';
+
+export interface RenderVideoOptions {
+  input: string;
+  output: string;
+  /** The painter, or a factory called with the output size (captions are laid out in output pixels). */
+  painter: BandPainter | ((size: Size) => BandPainter);
+  format: OutputFormat;
+  quality: Quality;
+  /** Output size; larger than the source in either dimension -> RenderError 'output-larger-than-source'. */
+  resolution?: Size | undefined;
+  /** Plan frame budget (pixels), used when resolution is omitted: bigger sources are scaled down to fit. */
+  maxPixels?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** Whole percents 0..100, increasing only; 100 once the output file is in place. */
+  onProgress?: ((percent: number) => void) | undefined;
+  /** 'auto' (default): NVENC when a GPU works for this ffmpeg (mp4 only), else CPU; NVENC failures retry on CPU. */
+  encoder?: 'auto' | 'cpu' | 'nvenc' | undefined;
+  /** The source's probe, when the caller already has it (the agent probes at ingest). */
+  source?: MediaInfo | undefined;
+}
+
+export interface RenderResult {
+  width: number;
+  height: number;
+  durationSeconds: number;
+  /** The encoder that produced the output. */
+  encoder: VideoEncoder;
+}
+
+/**
+ * Burns captions into a video: the painter draws only the caption band, and only at the times
+ * the band changes; ffmpeg overlays that sparse stream onto the decoded video and encodes it.
+ * The output appears at `output` only when complete. Rejects with RenderError, or with an
+ * AbortError once ffmpeg is dead and temp files are gone when `signal` fires.
+ */
+export async function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
+  const { signal } = opts;
+  if (signal?.aborted) throw abortError(signal);
+  const source = opts.source ?? (await probeMedia(opts.input, { signal }));
+  const out = planOutputSize({ source, resolution: opts.resolution, maxPixels: opts.maxPixels });
+  const painter = typeof opts.painter === 'function' ? opts.painter(out) : opts.painter;
+  checkBand(painter.band, out);
+  const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps });
+
+  const report = createProgressReporter(source.durationSeconds, (p) => opts.onProgress?.(p));
+  const wanted = opts.encoder ?? 'auto';
+  const encoder: VideoEncoder = opts.format === 'mp4' && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
+  const attempt = (enc: VideoEncoder): Promise<void> => encodeOnce({ opts, source, out, painter, frames, encoder: enc, onStdout: report });
+  let used = encoder;
+  try {
+    await attempt(encoder);
+  } catch (err) {
+    // A GPU can be present yet refuse a session (consumer cards allow few at once): redo on CPU.
+    if (encoder !== 'nvenc' || wanted === 'nvenc' || signal?.aborted || !(err instanceof RenderError)) throw err;
+    used = 'cpu';
+    await attempt('cpu');
+  }
+  const result = await probeMedia(opts.output, { signal }).catch((cause: unknown) => {
+    throw new RenderError('render-failed', 'ffmpeg finished but its output is not readable', { cause });
+  });
+  opts.onProgress?.(100);
+  return { width: result.width, height: result.height, durationSeconds: result.durationSeconds, encoder: used };
+}
+
+function checkBand(band: BandPainter['band'], out: Size): void {
+  const ok =
+    [band.x, band.y, band.width, band.height].every((n) => Number.isInteger(n) && n % 2 === 0) &&
+    band.width > 0 && band.height > 0 && band.x >= 0 && band.y >= 0 &&
+    band.x + band.width <= out.width && band.y + band.height <= out.height;
+  if (!ok) {
+    throw new RenderError('render-failed', `Caption band ${JSON.stringify(band)} is not an even-aligned rectangle inside the ${out.width}x${out.height} frame`);
+  }
+}
+
+interface EncodeJob {
+  opts: RenderVideoOptions;
+  source: MediaInfo;
+  out: Size;
+  painter: BandPainter;
+  frames: CaptionFrame[];
+  encoder: VideoEncoder;
+  onStdout: (chunk: string) => void;
+}
+
+async function encodeOnce(job: EncodeJob): Promise<void> {
+  const { opts, painter } = job;
+  // Next to the output, so the final rename never crosses file systems; removed on any failure.
+  const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomUUID().slice(0, 8)}.partial`);
+  // Our own reason to stop ffmpeg: the painter threw. Without it ffmpeg would see the caption
+  // stream end, keep the last caption to the end and report success.
+  const stop = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+  const run = runFf({
+    bin: 'ffmpeg',
+    args: renderArgs({
+      input: opts.input, output: partial, format: opts.format, quality: opts.quality, encoder: job.encoder,
+      source: job.source, out: job.out, sourceAudioCodec: job.source.hasAudio ? job.source.audioCodec : null, band: painter.band,
+    }),
+    signal,
+    inputPipe: true,
+    onStdout: job.onStdout,
+  });
+  let painterError: unknown;
+  const feeding = feedCaptions(run.input!, painter, job.frames, signal).catch((err: unknown) => {
+    if (signal.aborted || !isPipeClosed(err)) {
+      painterError ??= err;
+      stop.abort();
+    }
+  });
+  let ok = false;
+  try {
+    const [result] = await Promise.all([run.done, feeding]);
+    if (result.exitCode !== 0) {
+      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`}) while compositing captions`, { stderrTail: result.stderrTail });
+    }
+    await rename(partial, opts.output);
+    ok = true;
+  } catch (err) {
+    if (opts.signal?.aborted) throw abortError(opts.signal);
+    if (painterError !== undefined) throw new RenderError('render-failed', `The caption painter failed: ${String(painterError)}`, { cause: painterError });
+    throw err;
+  } finally {
+    if (!ok) {
+      await feeding;
+      await rm(partial, { force: true });
+    }
+  }
+}
+
+function isPipeClosed(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/** Paints each changed band image and streams it to ffmpeg, waiting whenever the pipe is full. */
+async function feedCaptions(pipe: Writable, painter: BandPainter, frames: CaptionFrame[], signal: AbortSignal): Promise<void> {
+  const { width, height } = painter.band;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+  await write(pipe, matroskaHeader({ width, height }), signal);
+  for (const frame of frames) {
+    ctx.clearRect(0, 0, width, height);
+    ctx.save();
+    painter.paint(ctx, frame.paintAt);
+    ctx.restore();
+    // Straight (not premultiplied) RGBA: see renderArgs for why.
+    const { data } = ctx.getImageData(0, 0, width, height);
+    const pixels = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    await write(pipe, matroskaFramePrefix(Math.floor(frame.start * 1e6), pixels.length), signal);
+    await write(pipe, pixels, signal);
+  }
+  pipe.end();
+}
+
+async function write(pipe: Writable, chunk: Buffer, signal: AbortSignal): Promise<void> {
+  if (pipe.destroyed) throw Object.assign(new Error('caption pipe closed'), { code: 'ERR_STREAM_DESTROYED' });
+  if (pipe.write(chunk)) return;
+  // 'close' too: a dead ffmpeg never drains.
+  await new Promise<void>((resolve, reject) => {
+    const settle = (err?: unknown): void => {
+      pipe.off('drain', onDrain).off('close', onDrain).off('error', settle);
+      signal.removeEventListener('abort', onAbort);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const onDrain = (): void => settle();
+    const onAbort = (): void => settle(abortError(signal));
+    pipe.on('drain', onDrain).on('close', onDrain).on('error', settle);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
