@@ -1,6 +1,9 @@
 #!/usr/bin/env -S npx tsx
 import { adminCommand } from './commands/admin.ts';
+import { burnCommand } from './commands/burn.ts';
+import { jobsCommand } from './commands/jobs.ts';
 import { serveCommand } from './commands/serve.ts';
+import { templatesCommand } from './commands/templates.ts';
 import { readCliEnv } from './env.ts';
 import { CliError } from './output.ts';
 
@@ -8,6 +11,9 @@ const USAGE = `captionfarm <command>
 
   serve                  start the control plane (embedded default: SQLite, built-in store, in-process agent)
   admin ...              accounts, plans, minutes, keys, webhook secrets (captionfarm admin --help)
+  burn INPUT --template ID [-o OUT]   caption a local file or https URL and download the result
+  jobs list|get|cancel   your jobs (CAPTIONFARM_API_KEY)
+  templates list|show|preview
 
 Environment: PORT, HOST, CAPTIONFARM_DATA_DIR, CAPTIONFARM_URL, CAPTIONFARM_ADMIN_TOKEN (see README).`;
 
@@ -19,6 +25,12 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand(rest);
     case 'admin':
       return adminCommand(rest, env);
+    case 'burn':
+      return burnCommand(rest, env);
+    case 'jobs':
+      return jobsCommand(rest, env);
+    case 'templates':
+      return templatesCommand(rest, env);
     case undefined:
     case '--help':
     case 'help':

@@ -1,0 +1,6 @@
+import type { CliEnv } from '../env.ts';
+import { CliError } from '../output.ts';
+
+export async function burnCommand(_argv: string[], _env: CliEnv): Promise<void> {
+  throw new CliError('captionfarm burn is not available in this build yet', 2);
+}
