@@ -116,10 +116,11 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
     inputPipe: true,
     onStdout: job.onStdout,
   });
+  // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
   const feeding = feedCaptions(run.input!, painter, job.frames, signal).catch((err: unknown) => {
-    if (signal.aborted || !isPipeClosed(err)) {
-      painterError ??= err;
+    if (err instanceof PainterFailure) {
+      painterError = err.cause;
       stop.abort();
     }
   });
@@ -143,10 +144,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   }
 }
 
-function isPipeClosed(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED' || code === 'ERR_STREAM_PREMATURE_CLOSE';
-}
+class PainterFailure extends Error {}
 
 /** Paints each changed band image and streams it to ffmpeg, waiting whenever the pipe is full. */
 async function feedCaptions(pipe: Writable, painter: BandPainter, frames: CaptionFrame[], signal: AbortSignal): Promise<void> {
@@ -155,12 +153,17 @@ async function feedCaptions(pipe: Writable, painter: BandPainter, frames: Captio
   const ctx = canvas.getContext('2d');
   await write(pipe, matroskaHeader({ width, height }), signal);
   for (const frame of frames) {
-    ctx.clearRect(0, 0, width, height);
-    ctx.save();
-    painter.paint(ctx, frame.paintAt);
-    ctx.restore();
-    // Straight (not premultiplied) RGBA: see renderArgs for why.
-    const { data } = ctx.getImageData(0, 0, width, height);
+    let data: Uint8ClampedArray;
+    try {
+      ctx.clearRect(0, 0, width, height);
+      ctx.save();
+      painter.paint(ctx, frame.paintAt);
+      ctx.restore();
+      // Straight (not premultiplied) RGBA: see renderArgs for why.
+      data = ctx.getImageData(0, 0, width, height).data;
+    } catch (cause) {
+      throw new PainterFailure('painter failed', { cause });
+    }
     const pixels = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     await write(pipe, matroskaFramePrefix(Math.floor(frame.start * 1e6), pixels.length), signal);
     await write(pipe, pixels, signal);
@@ -169,7 +172,7 @@ async function feedCaptions(pipe: Writable, painter: BandPainter, frames: Captio
 }
 
 async function write(pipe: Writable, chunk: Buffer, signal: AbortSignal): Promise<void> {
-  if (pipe.destroyed) throw Object.assign(new Error('caption pipe closed'), { code: 'ERR_STREAM_DESTROYED' });
+  if (pipe.destroyed) throw new Error('caption pipe closed');
   if (pipe.write(chunk)) return;
   // 'close' too: a dead ffmpeg never drains.
   await new Promise<void>((resolve, reject) => {
