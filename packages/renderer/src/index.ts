@@ -1,9 +1,15 @@
-export type { BandPainter } from './band-painter.ts';
+export * from './paint/index.ts';
 export { nvencAvailable } from './detect-nvenc.ts';
 export { QUALITY_LEVELS, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 export { RenderError, type RenderErrorCode } from './errors.ts';
 export { createProgressReporter, parseFfmpegProgress } from './parse-ffmpeg-progress.ts';
 export { planOutputSize, type Size } from './plan-output-size.ts';
 export { probeMedia, type MediaInfo } from './probe-media.ts';
-export type { Rect } from './render-args.ts';
-export { renderVideo, type RenderResult, type RenderVideoOptions } from './render-video.ts';
+export {
+  reencodeVideo,
+  renderVideo,
+  type OutputFrame,
+  type ReencodeOptions,
+  type RenderResult,
+  type RenderVideoOptions,
+} from './render-video.ts';

@@ -3,23 +3,27 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createCanvas } from '@napi-rs/canvas';
-import type { BandPainter } from './band-painter.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
 import { abortError, RenderError } from './errors.ts';
 import { matroskaFramePrefix, matroskaHeader } from './matroska-stream.ts';
+import type { BandPainter } from './paint/types.ts';
 import { createProgressReporter } from './parse-ffmpeg-progress.ts';
 import { planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
 import { probeMedia, type MediaInfo } from './probe-media.ts';
-import { renderArgs } from './render-args.ts';
+import { plainReencodeArgs, renderArgs, type RenderArgsInput } from './render-args.ts';
 
-export interface RenderVideoOptions {
+/** What a painter factory is told: the output frame it paints for. */
+export interface OutputFrame extends Size {
+  /** The source's average frame rate: the grid caption animations should step on. */
+  fps: number;
+}
+
+export interface ReencodeOptions {
   input: string;
   output: string;
-  /** The painter, or a factory called with the output size (captions are laid out in output pixels). */
-  painter: BandPainter | ((size: Size) => BandPainter);
   format: OutputFormat;
   quality: Quality;
   /** Output size; larger than the source in either dimension -> RenderError 'output-larger-than-source'. */
@@ -33,6 +37,11 @@ export interface RenderVideoOptions {
   encoder?: 'auto' | 'cpu' | 'nvenc' | undefined;
   /** The source's probe, when the caller already has it (the agent probes at ingest). */
   source?: MediaInfo | undefined;
+}
+
+export interface RenderVideoOptions extends ReencodeOptions {
+  /** The painter, or a factory called with the output frame (captions are laid out in output pixels). */
+  painter: BandPainter | ((frame: OutputFrame) => BandPainter);
 }
 
 export interface RenderResult {
@@ -49,19 +58,39 @@ export interface RenderResult {
  * The output appears at `output` only when complete. Rejects with RenderError, or with an
  * AbortError once ffmpeg is dead and temp files are gone when `signal` fires.
  */
-export async function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
+export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
+  return transcode(opts, (source, out) => {
+    const painter = typeof opts.painter === 'function' ? opts.painter({ ...out, fps: source.fps }) : opts.painter;
+    checkBand(painter.band, out);
+    return { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
+  });
+}
+
+/** The same pipeline without captions: what renderVideo costs on top of a plain re-encode (the bench's baseline). */
+export function reencodeVideo(opts: ReencodeOptions): Promise<RenderResult> {
+  return transcode(opts, () => null);
+}
+
+interface Captions {
+  painter: BandPainter;
+  frames: CaptionFrame[];
+}
+
+async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo, out: Size) => Captions | null): Promise<RenderResult> {
   const { signal } = opts;
   if (signal?.aborted) throw abortError(signal);
   const source = opts.source ?? (await probeMedia(opts.input, { signal }));
   const out = planOutputSize({ source, resolution: opts.resolution, maxPixels: opts.maxPixels });
-  const painter = typeof opts.painter === 'function' ? opts.painter(out) : opts.painter;
-  checkBand(painter.band, out);
-  const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps });
+  const captions = captionsFor(source, out);
 
   const report = createProgressReporter(source.durationSeconds, (p) => opts.onProgress?.(p));
   const wanted = opts.encoder ?? 'auto';
   const encoder: VideoEncoder = opts.format === 'mp4' && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
-  const attempt = (enc: VideoEncoder): Promise<void> => encodeOnce({ opts, source, out, painter, frames, encoder: enc, onStdout: report });
+  const attempt = (enc: VideoEncoder): Promise<void> =>
+    encodeOnce({
+      opts, captions, onStdout: report,
+      args: { input: opts.input, output: '', format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null },
+    });
   let used = encoder;
   try {
     await attempt(encoder);
@@ -72,6 +101,7 @@ export async function renderVideo(opts: RenderVideoOptions): Promise<RenderResul
     await attempt('cpu');
   }
   const result = await probeMedia(opts.output, { signal }).catch((cause: unknown) => {
+    if (signal?.aborted) throw abortError(signal);
     throw new RenderError('render-failed', 'ffmpeg finished but its output is not readable', { cause });
   });
   opts.onProgress?.(100);
@@ -89,46 +119,45 @@ function checkBand(band: BandPainter['band'], out: Size): void {
 }
 
 interface EncodeJob {
-  opts: RenderVideoOptions;
-  source: MediaInfo;
-  out: Size;
-  painter: BandPainter;
-  frames: CaptionFrame[];
-  encoder: VideoEncoder;
+  opts: ReencodeOptions;
+  /** Everything but the output path, which is a fresh temp name per attempt. */
+  args: Omit<RenderArgsInput, 'band'>;
+  captions: Captions | null;
   onStdout: (chunk: string) => void;
 }
 
+/** One ffmpeg run into a temp file next to the output, renamed into place on success and removed otherwise. */
 async function encodeOnce(job: EncodeJob): Promise<void> {
-  const { opts, painter } = job;
-  // Next to the output, so the final rename never crosses file systems; removed on any failure.
+  const { opts, captions } = job;
+  // Next to the output, so the final rename never crosses file systems.
   const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomUUID().slice(0, 8)}.partial`);
   // Our own reason to stop ffmpeg: the painter threw. Without it ffmpeg would see the caption
   // stream end, keep the last caption to the end and report success.
   const stop = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+  const args = { ...job.args, output: partial };
   const run = runFf({
     bin: 'ffmpeg',
-    args: renderArgs({
-      input: opts.input, output: partial, format: opts.format, quality: opts.quality, encoder: job.encoder,
-      source: job.source, out: job.out, sourceAudioCodec: job.source.hasAudio ? job.source.audioCodec : null, band: painter.band,
-    }),
+    args: captions ? renderArgs({ ...args, band: captions.painter.band }) : plainReencodeArgs(args),
     signal,
-    inputPipe: true,
+    inputPipe: captions !== null,
     onStdout: job.onStdout,
   });
   // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
-  const feeding = feedCaptions(run.input!, painter, job.frames, signal).catch((err: unknown) => {
-    if (err instanceof PainterFailure) {
-      painterError = err.cause;
-      stop.abort();
-    }
-  });
+  const feeding = !captions
+    ? Promise.resolve()
+    : feedCaptions(run.input!, captions, signal).catch((err: unknown) => {
+        if (err instanceof PainterFailure) {
+          painterError = err.cause;
+          stop.abort();
+        }
+      });
   let ok = false;
   try {
     const [result] = await Promise.all([run.done, feeding]);
     if (result.exitCode !== 0) {
-      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`}) while compositing captions`, { stderrTail: result.stderrTail });
+      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})`, { stderrTail: result.stderrTail });
     }
     await rename(partial, opts.output);
     ok = true;
@@ -147,7 +176,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
 class PainterFailure extends Error {}
 
 /** Paints each changed band image and streams it to ffmpeg, waiting whenever the pipe is full. */
-async function feedCaptions(pipe: Writable, painter: BandPainter, frames: CaptionFrame[], signal: AbortSignal): Promise<void> {
+async function feedCaptions(pipe: Writable, { painter, frames }: Captions, signal: AbortSignal): Promise<void> {
   const { width, height } = painter.band;
   const canvas = createCanvas(width, height);
   const ctx = canvas.getContext('2d');

@@ -1,13 +1,11 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFf } from '../src/call-ff.ts';
 import { nvencAvailable } from '../src/detect-nvenc.ts';
 import { RenderError } from '../src/errors.ts';
 import { probeMedia } from '../src/probe-media.ts';
-import { plainReencodeArgs } from '../src/render-args.ts';
-import { renderVideo } from '../src/render-video.ts';
-import { blockPainter, ffprobeJson, frameAt, GREEN, makeVideo, near, psnr, RED, tempDir } from './helpers/media.ts';
+import { reencodeVideo, renderVideo } from '../src/render-video.ts';
+import { blockPainter, ffmpeg, ffprobeJson, frameAt, GREEN, makeVideo, near, psnr, RED, tempDir } from './helpers/media.ts';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -31,9 +29,7 @@ describe('renderVideo mp4', () => {
     expect(result).toMatchObject({ width: 320, height: 240, encoder: 'cpu' });
     // The same encode without captions, to compare everything outside the band against.
     plain = join(dir, 'speech-plain.mp4');
-    const size = { width: 320, height: 240 };
-    const args = plainReencodeArgs({ input: speech, output: plain, format: 'mp4', quality: 'high', encoder: 'cpu', source: size, out: size, sourceAudioCodec: 'aac' });
-    expect((await runFf({ bin: 'ffmpeg', args }).done).exitCode).toBe(0);
+    await reencodeVideo({ input: speech, output: plain, format: 'mp4', quality: 'high', encoder: 'cpu' });
   });
 
   it('is valid H.264 + AAC that keeps the duration, frame rate and audio', async () => {
@@ -107,9 +103,9 @@ describe('renderVideo', () => {
     const sizes: unknown[] = [];
     const result = await renderVideo({
       input, output: out, format: 'mp4', quality: 'low',
-      painter: (size) => (sizes.push(size), blockPainter(size, { redAt: 0.5, greenAt: 5 })),
+      painter: (frame) => (sizes.push(frame), blockPainter(frame, { redAt: 0.5, greenAt: 5 })),
     });
-    expect(sizes).toEqual([{ width: 320, height: 240 }]);
+    expect(sizes).toEqual([{ width: 320, height: 240, fps: 30 }]);
     expect(result).toMatchObject({ width: 320, height: 240 });
     const probe = await ffprobeJson(out);
     expect(probe.streams.map((s: any) => s.codec_type)).toEqual(['video']);
@@ -125,7 +121,7 @@ describe('renderVideo', () => {
     expect(await probeMedia(out)).toMatchObject({ width: 90, height: 160, rotation: 0 });
     // Above the band the picture equals ffmpeg's own rotated decode of the source.
     const rotatedPlain = join(dir, 'rotated-plain.mp4');
-    expect((await runFf({ bin: 'ffmpeg', args: ['-v', 'error', '-i', input, '-c:v', 'libx264', '-crf', '12', rotatedPlain] }).done).exitCode).toBe(0);
+    await ffmpeg(['-v', 'error', '-i', input, '-c:v', 'libx264', '-crf', '12', rotatedPlain]);
     expect(await psnr(out, rotatedPlain, { x: 0, y: 0, width: 90, height: painter.band.y })).toBeGreaterThan(35);
   });
 
@@ -150,7 +146,7 @@ describe('renderVideo', () => {
     expect(await renderVideo({ input: speech, output: a, painter, format: 'mp4', quality: 'low', resolution: { width: 160, height: 120 } })).toMatchObject({ width: 160, height: 120 });
     const b = join(dir, 'budget.mp4');
     expect(await renderVideo({ input: speech, output: b, painter, format: 'mp4', quality: 'low', maxPixels: 200 * 150 })).toMatchObject({ width: 200, height: 150 });
-    expect(sizes).toEqual([{ width: 160, height: 120 }, { width: 200, height: 150 }]);
+    expect(sizes).toEqual([{ width: 160, height: 120, fps: 25 }, { width: 200, height: 150, fps: 25 }]);
   });
 
   it('refuses to upscale with output-larger-than-source and writes nothing', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { SKRSContext2D } from '@napi-rs/canvas';
-import type { BandPainter } from '../../src/band-painter.ts';
+import type { BandPainter } from '../../src/paint/types.ts';
 
 const run = promisify(execFile);
 const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
