@@ -112,6 +112,13 @@ interface MeasuredToken extends Token {
   chars: number;
 }
 
+/** Words a line or page should not end on (articles, prepositions, conjunctions, possessives). */
+const WEAK_ENDINGS = new Set(
+  'a an the and or but nor of to in on at for with from by into onto as than that which who whose my your our their his her its this these those'.split(' '),
+);
+
+const isWeakEnding = (text: string) => WEAK_ENDINGS.has(text.toLowerCase().replace(/[^\p{L}]/gu, ''));
+
 const STOPWORDS = new Set(
   'a an and are as at be but by for from had has have he her his i if in into is it its me my no not of on or our she so that the their them then there these they this to up was we were what when which who will with you your'.split(
     ' ',
@@ -123,8 +130,40 @@ export function baseFontPx(template: Template, width: number, height: number): n
   return (template.font.size / 100) * Math.min(width, height);
 }
 
+/**
+ * Layout is computed for a reference frame whose shorter side is this many pixels, then scaled:
+ * 720p and 4K get the same line and page breaks, whatever rounding the font engine does.
+ */
+export const REFERENCE_SIDE = 1080;
+
 /** Words -> pages -> lines, placed in frame pixels with real font metrics. Pure. */
 export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
+  const k = Math.min(opts.width, opts.height) / REFERENCE_SIDE;
+  const ref = layoutReference({ ...opts, width: opts.width / k, height: opts.height / k });
+  return scaleLayout(ref, k, opts);
+}
+
+function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOptions): CaptionLayout {
+  const r = (v: Rect): Rect => ({ x: v.x * k, y: v.y * k, width: v.width * k, height: v.height * k });
+  const units = ref.units.map((u) => ({ ...u, x: u.x * k, baseline: u.baseline * k, width: u.width * k, fontPx: u.fontPx * k, ink: r(u.ink) }));
+  const pages = ref.pages.map((p) => ({ ...p, box: r(p.box), lines: p.lines.map((l) => ({ ...l, box: r(l.box), baseline: l.baseline * k })) }));
+  const fontPx = ref.font.sizePx * k;
+  const out = {
+    width: opts.width,
+    height: opts.height,
+    safeArea: safeArea(opts.width, opts.height),
+    textArea: r(ref.textArea),
+    font: { ...ref.font, sizePx: fontPx, letterSpacingPx: ref.font.letterSpacingPx * k },
+    capHeight: ref.capHeight * k,
+    descender: ref.descender * k,
+    lineHeightPx: ref.lineHeightPx * k,
+    units,
+    pages,
+  };
+  return { ...out, band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, units, pages }) };
+}
+
+function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   const { template, width, height, measurer } = opts;
   const fontPx = baseFontPx(template, width, height);
   const font: FontSpec = {
@@ -144,9 +183,11 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
   const wordScale = maxWordScale(template) / (template.emphasis ? template.emphasis.scale : 1);
   const emphasisGrowth = template.emphasis ? template.emphasis.scale - 1 : 0;
 
-  const gap = (a: MeasuredToken, b: MeasuredToken) =>
-    (needsSpaceBetween(a.text, b.text) ? template.font.wordSpacing * fontPx : 0) +
-    ((wordScale - 1) * (a.width + b.width)) / 2;
+  // Words are placed absolutely and never move, so the gap between two words leaves room for
+  // both to grow to their largest animated (or emphasised) size without touching.
+  const emphScale = template.emphasis ? template.emphasis.scale : 1;
+  const gap = (a: MeasuredToken, b: MeasuredToken, sa = wordScale, sb = wordScale) =>
+    (needsSpaceBetween(a.text, b.text) ? template.font.wordSpacing * fontPx : 0) + ((sa - 1) * a.width + (sb - 1) * b.width) / 2;
 
   const lineFits = (ts: MeasuredToken[]): boolean => {
     if (ts.length <= 1) return true;
@@ -165,6 +206,7 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
         w += gap(ts[i - 1]!, t);
       }
     });
+    // At most one word per page is emphasised: leave room for the widest one to grow.
     return (
       Math.ceil(words) <= template.layout.maxWordsPerLine &&
       chars <= template.layout.maxCharsPerLine &&
@@ -194,15 +236,22 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
         lineTokens.map((t) => t.direction),
         direction,
       );
+      const firstIndex = tokenIndex;
+      const scaleOf = (ti: number) => (firstIndex + ti === emphasized ? wordScale * emphScale : wordScale);
+      const gapBefore = (k: number) => {
+        const a = order[k - 1]!;
+        const b = order[k]!;
+        return gap(lineTokens[a]!, lineTokens[b]!, scaleOf(a), scaleOf(b));
+      };
       let lineWidth = 0;
       order.forEach((ti, k) => {
-        if (k > 0) lineWidth += gap(lineTokens[order[k - 1]!]!, lineTokens[ti]!);
+        if (k > 0) lineWidth += gapBefore(k);
         lineWidth += lineTokens[ti]!.width;
       });
       let x = textArea.x + (textArea.width - lineWidth) / 2;
       const xs: number[] = new Array(lineTokens.length);
       order.forEach((ti, k) => {
-        if (k > 0) x += gap(lineTokens[order[k - 1]!]!, lineTokens[ti]!);
+        if (k > 0) x += gapBefore(k);
         xs[ti] = x;
         x += lineTokens[ti]!.width;
       });
@@ -263,8 +312,7 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
     p.end = Math.max(end, p.start + 0.05);
   });
 
-  const band = computeBand({ template, width, height, fontPx, units, pages });
-  return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages, band };
+  return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages };
 }
 
 /** The caption area inset so outlines and background boxes stay inside the safe area too. */
@@ -390,7 +438,13 @@ function chunkPages(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => 
         }
       }
       if (soft > 0) k = soft;
-      else if (rest.length - k === 1 && k >= 3) k -= 1; // no orphan word on the last page of a phrase
+      else {
+        if (rest.length - k === 1 && k >= 3) k -= 1; // no orphan word on the last page of a phrase
+        // "...the North Wind and the | Sun" reads badly: move trailing articles/conjunctions on.
+        let k2 = k;
+        while (k2 > 1 && isWeakEnding(rest[k2 - 1]!.text)) k2--;
+        if (k2 >= Math.max(1, Math.floor(k / 2))) k = k2;
+      }
     }
     pages.push(rest.slice(0, k));
     rest = rest.slice(k);
@@ -421,7 +475,8 @@ function breakLines(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => 
         const rest = solve(j, l - 1);
         if (!rest) continue;
         const dev = widthOf(seg) - total / lineCount;
-        const punct = tokens[j - 1]!.clauseEnd ? -0.25 * (total / lineCount) ** 2 : 0;
+        const ideal = (total / lineCount) ** 2;
+        const punct = tokens[j - 1]!.clauseEnd ? -0.25 * ideal : isWeakEnding(tokens[j - 1]!.text) ? 0.3 * ideal : 0;
         const cost = dev * dev + punct + rest.cost;
         if (!best || cost < best.cost) best = { cost, breaks: [j, ...rest.breaks] };
       }

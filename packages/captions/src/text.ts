@@ -34,18 +34,22 @@ export function textDirection(text: string): Direction | null {
   return null;
 }
 
-/** Base direction of a run of words: the majority of strong characters (ties: first strong). */
+/**
+ * Base direction of a run of words: the direction most words have (a Hebrew sentence quoting
+ * "Visual Studio" stays right-to-left); on a tie, the first word with a direction.
+ */
 export function baseDirection(texts: readonly string[]): Direction {
   let rtl = 0;
   let ltr = 0;
+  let first: Direction | null = null;
   for (const t of texts) {
-    for (const ch of t) {
-      const d = charDirection(ch);
-      if (d === 'rtl') rtl++;
-      else if (d === 'ltr') ltr++;
-    }
+    const d = textDirection(t);
+    if (d === 'rtl') rtl++;
+    else if (d === 'ltr') ltr++;
+    first ??= d;
   }
-  return rtl > ltr ? 'rtl' : 'ltr';
+  if (rtl !== ltr) return rtl > ltr ? 'rtl' : 'ltr';
+  return first ?? 'ltr';
 }
 
 export function isNoSpaceChar(ch: string): boolean {
