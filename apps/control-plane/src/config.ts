@@ -28,6 +28,10 @@ const EnvSchema = z.object({
   CAPTIONFARM_MAX_JSON_BYTES: z.coerce.number().int().positive().default(64 * 1024),
   /** Seconds between sweeps (expired uploads and outputs, leases, deadlines). */
   CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
+  /** An agent's lease lasts this long without a heartbeat; then the job is queued again. */
+  CAPTIONFARM_LEASE_SECONDS: z.coerce.number().positive().default(30),
+  /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
+  CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
 });
 
@@ -45,6 +49,8 @@ export interface ControlPlaneConfig {
   bucket: string;
   maxJsonBytes: number;
   sweepSeconds: number;
+  leaseSeconds: number;
+  deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
   /**
    * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
@@ -87,6 +93,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bucket: e.CAPTIONFARM_S3_BUCKET,
     maxJsonBytes: e.CAPTIONFARM_MAX_JSON_BYTES,
     sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
+    leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
+    deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
   });
 }

@@ -2,3 +2,5 @@ export { createControlPlane, type ControlPlane, type ControlPlaneOptions } from 
 export { loadConfig, type ControlPlaneConfig } from './config.ts';
 export { readAdminToken, SECRETS_FILE } from './secrets.ts';
 export { toJobRecord } from './services/job-record.ts';
+export type { AgentRouter } from './agents/router.ts';
+export { DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';

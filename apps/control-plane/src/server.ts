@@ -3,6 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express from 'express';
+import { applyWSSHandler } from '@trpc/server/adapters/ws';
+import { WebSocketServer } from 'ws';
+import { createAgentHub } from './agents/hub.ts';
+import { createAgentRouter } from './agents/router.ts';
+import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
 import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
@@ -29,6 +34,8 @@ export interface ControlPlaneOptions {
   checkPublicUrl?: UrlPolicy;
   /** DNS resolver for URL checks (tests resolve public-looking names without the internet). */
   lookup?: LookupFn;
+  /** Lease, attempts and deadline timings (tests shorten them). */
+  agentTimings?: Partial<AgentTimings>;
 }
 
 export interface ControlPlane {
@@ -44,6 +51,7 @@ export interface ControlPlane {
     jobs: ReturnType<typeof createJobsService>;
     uploads: ReturnType<typeof createUploadsService>;
     templates: ReturnType<typeof createTemplatesService>;
+    agents: ReturnType<typeof createAgentsService>;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -93,6 +101,24 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
+  const hub = createAgentHub();
+  const onlineNodes = new Set<string>();
+  const agents = createAgentsService({
+    db,
+    store,
+    hub,
+    jobs,
+    now,
+    timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
+    onEnded: (job) => jobs.events.emit('ended', job),
+  });
+  jobs.events.on('queued', () => {
+    for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
+  });
+  jobs.events.on('cancelled', (job) => {
+    if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
+  });
+  const agentRouter = createAgentRouter({ agents, hub });
 
   const app = express();
   app.disable('x-powered-by');
@@ -118,7 +144,41 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
     ...jsonBody(config.maxJsonBytes),
-    adminRoutes({ accounts }),
+    adminRoutes({
+      accounts,
+      extend(r) {
+        r.post('/agents/tokens', (req, res, next) => {
+          const name = typeof (req.body as { name?: unknown } | undefined)?.name === 'string' ? String((req.body as { name: string }).name).slice(0, 100) : null;
+          agents.createToken(name).then((t) => res.status(201).json(t), next);
+        });
+        r.get('/nodes', (_req, res, next) => {
+          agents.listNodes().then((nodes) => res.json({ nodes }), next);
+        });
+        r.get('/nodes/:id', (req, res, next) => {
+          agents
+            .listNodes()
+            .then((nodes) => {
+              const node = nodes.find((n) => n.id === req.params.id || n.name === req.params.id);
+              if (!node) throw new ApiError('not_found', `No agent node ${req.params.id}.`);
+              res.json(node);
+            })
+            .catch(next);
+        });
+        for (const action of ['drain', 'undrain'] as const) {
+          r.post(`/nodes/:id/${action}`, (req, res, next) => {
+            agents
+              .listNodes()
+              .then(async (nodes) => {
+                const node = nodes.find((n) => n.id === req.params.id || n.name === req.params.id);
+                if (!node) throw new ApiError('not_found', `No agent node ${req.params.id}.`);
+                await agents.setDrain(node.id, action === 'drain');
+                res.json({ id: node.id, name: node.name, drain: action === 'drain' });
+              })
+              .catch(next);
+          });
+        }
+      },
+    }),
   );
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
@@ -133,9 +193,31 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   server.requestTimeout = 0; // uploads of large files take long; the store enforces sizes.
   server.headersTimeout = 30_000;
 
+  // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  server.on('upgrade', (req, socket, head) => {
+    if (req.url?.split('?')[0] !== '/agent') {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  const wsHandler = applyWSSHandler({
+    wss,
+    router: agentRouter,
+    createContext: async ({ info }) => {
+      const token = info.connectionParams?.token;
+      const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
+      return { tokenId: auth?.tokenId ?? null };
+    },
+    keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
+  });
+  agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
+
   let timer: NodeJS.Timeout | undefined;
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await agents.sweep();
   }
 
   const cp: ControlPlane = {
@@ -147,7 +229,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates },
+    services: { accounts, jobs, uploads, templates, agents },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -168,6 +250,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     sweep,
     async close() {
       if (timer) clearInterval(timer);
+      wsHandler.broadcastReconnectNotification();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await db.destroy();

@@ -41,8 +41,8 @@ export const LeasedJobSchema = z.strictObject({
   language: z.string().length(2).nullable(),
   maxInputSeconds: z.number().int().positive(),
   frameBudget: z.number().int().positive(),
-  /** Presigned PUT for the output object. */
-  outputUploadUrl: z.string(),
+  /** Largest source the agent downloads (the plan's upload limit). */
+  maxSourceBytes: z.number().int().positive(),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 

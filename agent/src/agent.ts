@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
+import WebSocket from 'ws';
+import type { AgentCapabilities, AgentEvent, FailureCode, LeasedJob } from '@captionfarm/contracts';
+import type { AgentRouter } from '@captionfarm/control-plane';
+import { createSafeFetch, type SafeFetchFn } from '@captionfarm/webhooks';
+import { JobAborted, JobFailure } from './errors.ts';
+import { runPipeline, type JobChannel, type LeaseAnswer, type Transcriber } from './pipeline.ts';
+
+export interface AgentOptions {
+  /** http(s)://host:port of the control plane; the agent connects to ws(s)://host:port/agent. */
+  controlPlaneUrl: string;
+  token: string;
+  nodeName?: string;
+  maxConcurrentJobs?: number;
+  workDir?: string;
+  transcriber: Transcriber;
+  /** Outbound fetch for client video URLs; default: the production safeFetch (public https only). */
+  safeFetch?: SafeFetchFn;
+  encoder?: 'auto' | 'cpu' | 'nvenc';
+  capabilities?: Partial<AgentCapabilities>;
+  /** How often leases are extended (keep well under the control plane's lease, 30 s). */
+  heartbeatMs?: number;
+  /** Lease poll when no work-available event arrives. */
+  pollMs?: number;
+  /** Minimum spacing of percent reports (phase changes go at once). */
+  progressEveryMs?: number;
+  log?: (msg: string) => void;
+}
+
+interface Running {
+  job: LeasedJob;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export interface Agent {
+  readonly nodeId: string | undefined;
+  start(): Promise<void>;
+  /** Stops taking jobs; resolves once the current ones have finished. */
+  drain(): Promise<void>;
+  /** Aborts the current jobs and gives their leases back (they are queued again at once). */
+  abortAll(): Promise<void>;
+  close(): Promise<void>;
+  activeJobIds(): string[];
+}
+
+export function createAgent(opts: AgentOptions): Agent {
+  const log = opts.log ?? (() => undefined);
+  const max = opts.maxConcurrentJobs ?? 1;
+  const workDir = opts.workDir ?? os.tmpdir();
+  const safeFetch = opts.safeFetch ?? createSafeFetch();
+  const wsUrl = `${opts.controlPlaneUrl.replace(/^http/, 'ws').replace(/\/+$/, '')}/agent`;
+  const running = new Map<string, Running>();
+  let nodeId: string | undefined;
+  let draining = false; // our own drain (SIGTERM): never lease again
+  let drainedByAdmin = false;
+  let closed = false;
+  let pumping = false;
+  let timers: NodeJS.Timeout[] = [];
+  let unsubscribe: (() => void) | undefined;
+
+  const wsClient = createWSClient({
+    url: wsUrl,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    connectionParams: () => ({ token: opts.token }),
+    retryDelayMs: (i) => Math.min(250 * 2 ** i, 5_000),
+    keepAlive: { enabled: true, intervalMs: 10_000, pongTimeoutMs: 5_000 },
+  });
+  const client = createTRPCClient<AgentRouter>({ links: [wsLink({ client: wsClient })] });
+
+  function abortJob(jobId: string, why: JobAborted['why']): void {
+    const r = running.get(jobId);
+    if (r && !r.controller.signal.aborted) {
+      log(`job ${jobId}: aborting (${why})`);
+      r.controller.abort(new JobAborted(why));
+    }
+  }
+
+  function onEvent(event: AgentEvent): void {
+    if (event.type === 'cancel') abortJob(event.jobId, 'cancelled');
+    else if (event.type === 'drain') drainedByAdmin = true;
+    else if (event.type === 'undrain') {
+      drainedByAdmin = false;
+      void pump();
+    } else if (event.type === 'work-available') void pump();
+  }
+
+  function channelFor(job: LeasedJob, controller: AbortController): JobChannel {
+    const ref = { nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId };
+    const check = (answer: LeaseAnswer) => {
+      if (!answer.ok) abortJob(job.jobId, answer.reason);
+      return answer;
+    };
+    let lastSent = 0;
+    let pending: number | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const every = opts.progressEveryMs ?? 250;
+    const send = (percent: number) => {
+      lastSent = Date.now();
+      pending = undefined;
+      client.progress.mutate({ ...ref, phase: 'rendering', percent }).then(check, (err: unknown) => log(`progress: ${(err as Error).message}`));
+    };
+    controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    return {
+      async phase(phase, percent) {
+        check(await client.progress.mutate({ ...ref, phase, percent }));
+        if (controller.signal.aborted) throw controller.signal.reason;
+      },
+      percent(p) {
+        // Throttled: a report at most every `every` ms, the latest value always sent.
+        if (Date.now() - lastSent >= every || p === 100) {
+          clearTimeout(timer);
+          send(p);
+          return;
+        }
+        pending = p;
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          if (pending !== undefined) send(pending);
+        }, every - (Date.now() - lastSent));
+      },
+      async ingested(info) {
+        return check(await client.ingested.mutate({ ...ref, ...info }));
+      },
+      async outputUploadUrl(sizeBytes) {
+        const r = await client.outputUploadUrl.mutate({ ...ref, sizeBytes });
+        if (!r.ok) {
+          check(r);
+          throw new JobAborted(r.reason);
+        }
+        return r.url;
+      },
+      async complete(result) {
+        return check(await client.complete.mutate({ ...ref, ...result }));
+      },
+    };
+  }
+
+  function startJob(job: LeasedJob): void {
+    const controller = new AbortController();
+    log(`job ${job.jobId}: leased (attempt ${job.attempt})`);
+    const done = (async () => {
+      try {
+        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto' }, controller.signal);
+        log(`job ${job.jobId}: succeeded`);
+      } catch (err) {
+        const reason = controller.signal.reason as unknown;
+        if (controller.signal.aborted || err instanceof JobAborted) {
+          const why = reason instanceof JobAborted ? reason.why : err instanceof JobAborted ? err.why : 'cancelled';
+          if (why === 'shutdown') await client.release.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId }).catch(() => undefined);
+          log(`job ${job.jobId}: stopped (${why})`);
+          return;
+        }
+        const code: FailureCode = err instanceof JobFailure ? err.code : 'internal';
+        const message = err instanceof JobFailure ? err.message : `Unexpected agent error: ${(err as Error).message ?? String(err)}`;
+        log(`job ${job.jobId}: failed ${code}: ${message}`);
+        await client.fail.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message }).catch((e: unknown) => log(`fail report: ${(e as Error).message}`));
+      } finally {
+        running.delete(job.jobId);
+        void pump();
+      }
+    })();
+    running.set(job.jobId, { job, controller, done });
+  }
+
+  async function pump(): Promise<void> {
+    if (pumping || closed || draining || drainedByAdmin || !nodeId) return;
+    pumping = true;
+    try {
+      while (!closed && !draining && !drainedByAdmin && running.size < max) {
+        const jobs = await client.lease.mutate({ nodeId, slots: max - running.size, requestId: randomUUID() });
+        if (jobs.length === 0) break;
+        for (const job of jobs) startJob(job as LeasedJob);
+      }
+    } catch (err) {
+      log(`lease: ${(err as Error).message}`);
+    } finally {
+      pumping = false;
+    }
+  }
+
+  async function heartbeat(): Promise<void> {
+    if (!nodeId) return;
+    const leases = [...running.values()].map((r) => ({ jobId: r.job.jobId, leaseId: r.job.leaseId }));
+    const res = await client.heartbeat.mutate({ nodeId, leases });
+    for (const jobId of res.lost) abortJob(jobId, 'lease-lost');
+    if (res.drain !== drainedByAdmin) {
+      drainedByAdmin = res.drain;
+      if (!res.drain) void pump();
+    }
+  }
+
+  const agent: Agent = {
+    get nodeId() {
+      return nodeId;
+    },
+    async start() {
+      await mkdir(workDir, { recursive: true });
+      const caps: AgentCapabilities = {
+        gpu: false,
+        nvenc: false,
+        cudaWhisper: false,
+        models: [],
+        maxConcurrentJobs: max,
+        ...opts.capabilities,
+      };
+      const reg = await client.register.mutate({ nodeName: opts.nodeName ?? os.hostname(), capabilities: caps });
+      nodeId = reg.nodeId;
+      drainedByAdmin = reg.drain;
+      const sub = client.events.subscribe(
+        { nodeId, lastEventId: null },
+        {
+          onData: (msg) => onEvent(((msg as { data?: AgentEvent }).data ?? msg) as AgentEvent),
+          onError: (err) => log(`events: ${err.message}`),
+        },
+      );
+      unsubscribe = () => sub.unsubscribe();
+      timers = [
+        setInterval(() => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)), opts.heartbeatMs ?? 5_000),
+        setInterval(() => void pump(), opts.pollMs ?? 2_000),
+      ];
+      for (const t of timers) t.unref();
+      log(`registered as node ${nodeId}`);
+      await pump();
+    },
+    async drain() {
+      draining = true;
+      await Promise.all([...running.values()].map((r) => r.done));
+    },
+    async abortAll() {
+      draining = true;
+      for (const id of running.keys()) abortJob(id, 'shutdown');
+      await Promise.all([...running.values()].map((r) => r.done));
+    },
+    async close() {
+      closed = true;
+      for (const t of timers) clearInterval(t);
+      for (const id of running.keys()) abortJob(id, 'shutdown');
+      await Promise.all([...running.values()].map((r) => r.done));
+      unsubscribe?.();
+      wsClient.close();
+    },
+    activeJobIds: () => [...running.keys()],
+  };
+  return agent;
+}

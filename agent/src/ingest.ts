@@ -1,0 +1,73 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { JobSource } from '@captionfarm/contracts';
+import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/webhooks';
+import { JobFailure } from './errors.ts';
+
+export interface DownloadOptions {
+  source: JobSource;
+  dest: string;
+  maxBytes: number;
+  /** safeFetch for client URLs: https only, public addresses only, redirects not followed. */
+  safeFetch: SafeFetchFn;
+  signal: AbortSignal;
+}
+
+/**
+ * Downloads the source to `dest`, streamed (never whole in memory). Client URLs go through
+ * safeFetch; a redirect is a failure (never followed). Unreachable or 4xx/5xx -> source-unreachable.
+ */
+export async function downloadSource(opts: DownloadOptions): Promise<number> {
+  const { source, dest, maxBytes, signal } = opts;
+  let res: Response;
+  try {
+    res =
+      source.kind === 'url'
+        ? await opts.safeFetch(source.url, { signal, maxBytes, timeoutMs: 30 * 60_000 })
+        : // Our own store's presigned GET (the control plane made it): no policy to apply.
+          await fetch(source.url, { signal, redirect: 'error' });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const why = isSafeFetchError(err) ? err.message : ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
+    throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `Could not fetch the video: ${why}`);
+  }
+  if (res.status >= 300 && res.status < 400) {
+    throw new JobFailure('source-unreachable', `The video URL answered HTTP ${res.status} (a redirect); redirects are not followed, give the final URL.`);
+  }
+  if (!res.ok || !res.body) {
+    throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The video URL answered HTTP ${res.status}.`);
+  }
+  let received = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      received += chunk.length;
+      if (received > maxBytes) return cb(new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`));
+      cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(dest), { signal });
+  } catch (err) {
+    await rm(dest, { force: true });
+    if (signal.aborted) throw err;
+    if (err instanceof JobFailure) throw err;
+    if (isSafeFetchError(err) && err.code === 'too_large') throw new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`);
+    throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The download broke off: ${(err as Error).message}`);
+  }
+  return received;
+}
+
+/** PUTs a file to a presigned URL with its exact Content-Length (streamed). */
+export async function uploadFile(url: string, file: string, sizeBytes: number, contentType: string, signal: AbortSignal): Promise<void> {
+  const { createReadStream } = await import('node:fs');
+  const res = await fetch(url, {
+    method: 'PUT',
+    headers: { 'content-length': String(sizeBytes), 'content-type': contentType },
+    body: Readable.toWeb(createReadStream(file)) as never,
+    duplex: 'half',
+    signal,
+  } as RequestInit);
+  if (!res.ok) throw new Error(`output upload answered HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+}

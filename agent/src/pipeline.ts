@@ -1,0 +1,106 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseTemplate } from '@captionfarm/captions';
+import type { LeasedJob, Word } from '@captionfarm/contracts';
+import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
+import type { SafeFetchFn } from '@captionfarm/webhooks';
+import { JobAborted, JobFailure } from './errors.ts';
+import { downloadSource, uploadFile } from './ingest.ts';
+
+/** What the pipeline needs of a transcriber (packages/transcriber implements it). */
+export interface Transcriber {
+  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal }): Promise<{ language: string; words: Word[] }>;
+}
+
+export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
+
+/** The control-plane calls of one job, bound to its lease. */
+export interface JobChannel {
+  phase(phase: 'ingesting' | 'transcribing' | 'rendering', percent: number | null): Promise<void>;
+  percent(percent: number): void;
+  ingested(info: { durationSeconds: number; width: number; height: number }): Promise<LeaseAnswer>;
+  outputUploadUrl(sizeBytes: number): Promise<string>;
+  complete(result: { resolution: { width: number; height: number }; outputBytes: number }): Promise<LeaseAnswer>;
+}
+
+export interface PipelineDeps {
+  workDir: string;
+  transcriber: Transcriber;
+  safeFetch: SafeFetchFn;
+  encoder: 'auto' | 'cpu' | 'nvenc';
+}
+
+const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
+
+/**
+ * ingest -> transcribe -> render -> upload for one leased job, under one AbortSignal (cancel,
+ * lost lease, shutdown). Failures are thrown as JobFailure with the spec's failure code.
+ */
+export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
+  const dir = await mkdtemp(path.join(deps.workDir, `job-${job.jobId.slice(0, 8)}-`));
+  try {
+    // --- ingest
+    await channel.phase('ingesting', null);
+    const source = path.join(dir, 'source');
+    await downloadSource({ source: job.source, dest: source, maxBytes: job.maxSourceBytes, safeFetch: deps.safeFetch, signal });
+    let info;
+    try {
+      info = await probeMedia(source, { signal });
+    } catch (err) {
+      if (err instanceof RenderError) throw new JobFailure(err.code === 'source-unreadable' ? 'source-unreadable' : 'ingest-failed', firstLine(err.message));
+      throw err;
+    }
+    if (!info.hasVideo) throw new JobFailure('source-unreadable', 'The file has no video stream.');
+    if (!info.hasAudio) throw new JobFailure('ingest-failed', 'The video has no audio track, so there is no speech to caption.');
+    if (!(info.durationSeconds > 0)) throw new JobFailure('source-unreadable', 'The video has no measurable duration.');
+    const verdict = await channel.ingested({ durationSeconds: info.durationSeconds, width: info.width, height: info.height });
+    if (!verdict.ok) throw new JobAborted(verdict.reason);
+
+    // --- transcribe
+    await channel.phase('transcribing', null);
+    let words: Word[];
+    try {
+      words = (await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal })).words;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new JobFailure('transcription-failed', firstLine((err as Error).message));
+    }
+
+    // --- render
+    await channel.phase('rendering', 0);
+    const template = parseTemplate(job.template);
+    const output = path.join(dir, `output.${job.format}`);
+    let result;
+    try {
+      result = await renderVideo({
+        input: source,
+        output,
+        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height }),
+        format: job.format,
+        quality: job.quality,
+        resolution: job.resolution ?? undefined,
+        maxPixels: job.frameBudget,
+        signal,
+        onProgress: (p) => channel.percent(p),
+        encoder: deps.encoder,
+        source: info,
+      });
+    } catch (err) {
+      if (err instanceof RenderError) throw new JobFailure(err.code, firstLine(err.message));
+      throw err;
+    }
+
+    // --- upload
+    const size = (await stat(output)).size;
+    const url = await channel.outputUploadUrl(size);
+    await uploadFile(url, output, size, CONTENT_TYPES[job.format], signal);
+    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size });
+    if (!done.ok) throw new JobAborted(done.reason);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0]!.slice(0, 500);
+}
