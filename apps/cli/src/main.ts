@@ -1,5 +1,6 @@
 #!/usr/bin/env -S npx tsx
 import { adminCommand } from './commands/admin.ts';
+import { agentCommand } from './commands/agent.ts';
 import { burnCommand } from './commands/burn.ts';
 import { jobsCommand } from './commands/jobs.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -10,6 +11,7 @@ import { CliError } from './output.ts';
 const USAGE = `captionfarm <command>
 
   serve                  start the control plane (embedded default: SQLite, built-in store, in-process agent)
+  agent --control-plane URL --token T   run a standalone agent (captionfarm agent --help)
   admin ...              accounts, plans, minutes, keys, webhook secrets (captionfarm admin --help)
   burn INPUT --template ID [-o OUT]   caption a local file or https URL and download the result
   jobs list|get|cancel   your jobs (CAPTIONFARM_API_KEY)
@@ -25,6 +27,8 @@ export async function main(argv: string[]): Promise<void> {
       return serveCommand(rest);
     case 'admin':
       return adminCommand(rest, env);
+    case 'agent':
+      return agentCommand(rest);
     case 'burn':
       return burnCommand(rest, env);
     case 'jobs':

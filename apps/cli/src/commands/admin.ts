@@ -16,6 +16,11 @@ export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--jso
   keys revoke --key KEY_ID
   webhook-secret show --account ID
   webhook-secret rotate --account ID
+  agents token create [--name NAME]   (the token is shown once)
+  nodes list
+  nodes show --node ID|NAME
+  nodes drain --node ID|NAME          (finish current jobs, lease no new ones)
+  nodes undrain --node ID|NAME
 
 Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
 token the embedded default keeps in CAPTIONFARM_DATA_DIR (default ./data).`;
@@ -33,7 +38,7 @@ export async function adminCommand(argv: string[], env: CliEnv, extra: Record<st
     return;
   }
   const { values } = parseArgs({
-    args: rest,
+    args: group === 'agents' && command === 'token' && rest[0] === 'create' ? rest.slice(1) : rest,
     options: {
       json: { type: 'boolean', default: false },
       name: { type: 'string' },
@@ -57,7 +62,8 @@ export async function adminCommand(argv: string[], env: CliEnv, extra: Record<st
   }
   const call = (method: string, path: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${path}`, token, body });
   const json = values.json === true;
-  const key = `${group} ${command ?? ''}`.trim();
+  // `agents token create` is the one three-word command.
+  const key = group === 'agents' && command === 'token' && rest[0] === 'create' ? 'agents token' : `${group} ${command ?? ''}`.trim();
   const handler = { ...handlers, ...extra }[key];
   if (!handler) throw new CliError(`unknown admin command "${key}"\n\n${ADMIN_USAGE}`, 2);
   await handler({ values, call, json });
@@ -106,6 +112,30 @@ const handlers: Record<string, AdminHandler> = {
     print(out, json, (o: { secret: string; previous: string | null; previousExpiresAt: string | null }) =>
       o.previous ? `${o.secret}\n(previous secret valid until ${o.previousExpiresAt}: ${o.previous})` : o.secret,
     );
+  },
+  'agents token': async ({ values, call, json }) => {
+    const out = await call('POST', '/agents/tokens', values.name ? { name: values.name } : {});
+    print(out, json, (t: { token: string; id: string }) => `${t.token}\n(token id ${t.id}; this is the only time the token is shown)`);
+  },
+  'nodes list': async ({ call, json }) => {
+    const out = (await call('GET', '/nodes')) as { nodes: Record<string, unknown>[] };
+    print(json ? out.nodes : out, json, (o: typeof out) =>
+      table(
+        o.nodes.map((n) => ({ ...n, jobs: (n.currentJobs as unknown[]).length, gpu: (n.capabilities as { gpu: boolean }).gpu ? 'yes' : 'no' })),
+        ['id', 'name', 'state', 'jobs', 'gpu', 'lastHeartbeatAt'],
+      ),
+    );
+  },
+  'nodes show': async ({ values, call, json }) => {
+    print(await call("GET", `/nodes/${enc(need(values, "node"))}`), true);
+  },
+  'nodes drain': async ({ values, call, json }) => {
+    const out = await call('POST', `/nodes/${enc(need(values, 'node'))}/drain`);
+    print(out, json, (n: { name: string }) => `draining ${n.name}: it finishes its current jobs and leases no new ones`);
+  },
+  'nodes undrain': async ({ values, call, json }) => {
+    const out = await call('POST', `/nodes/${enc(need(values, 'node'))}/undrain`);
+    print(out, json, (n: { name: string }) => `${n.name} leases jobs again`);
   },
   'webhook-secret rotate': async ({ values, call, json }) => {
     const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/webhook-secret/rotate`);

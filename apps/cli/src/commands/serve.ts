@@ -1,7 +1,23 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createControlPlane, loadConfig, SECRETS_FILE } from '@captionfarm/control-plane';
+import { createControlPlane, loadConfig, SECRETS_FILE, type ControlPlane } from '@captionfarm/control-plane';
+import { startAgent } from './agent.ts';
 
-/** `captionfarm serve`: the embedded default (control plane, built-in store, SQLite). */
+const EMBEDDED_TOKEN_FILE = 'embedded-agent.token';
+
+/** The embedded agent's token, made once and kept in the data dir (0600). */
+async function embeddedAgentToken(cp: ControlPlane): Promise<string> {
+  const file = path.join(cp.config.dataDir, EMBEDDED_TOKEN_FILE);
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (await cp.services.agents.authenticate(token)) return token;
+  }
+  const { token } = await cp.services.agents.createToken('embedded');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+/** `captionfarm serve`: the embedded default (control plane, built-in store, SQLite, one agent). */
 export async function serveCommand(_argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   const cp = await createControlPlane(config);
@@ -11,12 +27,29 @@ export async function serveCommand(_argv: string[]): Promise<void> {
       `  data dir: ${config.dataDir}\n` +
       `  admin token: in ${path.join(config.dataDir, SECRETS_FILE)} (captionfarm admin reads it)\n`,
   );
+  let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
+  if (config.embeddedAgent) {
+    // The in-process agent connects over loopback with the same protocol as remote agents.
+    agent = await startAgent({
+      controlPlaneUrl: url,
+      token: await embeddedAgentToken(cp),
+      name: 'embedded',
+      ...(config.whisperModel ? { model: config.whisperModel } : {}),
+      workDir: path.join(config.dataDir, 'work'),
+      log: config.log === 'silent' ? () => undefined : (m) => process.stderr.write(`[agent] ${m}\n`),
+    });
+    process.stderr.write(`  embedded agent: node ${agent.agent.nodeId}\n`);
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
     process.stderr.write(`${signal}: shutting down\n`);
-    cp.close().then(
+    (async () => {
+      await agent?.agent.abortAll();
+      await agent?.close();
+      await cp.close();
+    })().then(
       () => process.exit(0),
       () => process.exit(1),
     );
