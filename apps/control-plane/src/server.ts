@@ -25,6 +25,7 @@ import { createTemplatesService, type TemplateCatalog } from './services/templat
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
+import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
 
 export interface ControlPlaneOptions {
@@ -36,6 +37,8 @@ export interface ControlPlaneOptions {
   lookup?: LookupFn;
   /** Lease, attempts and deadline timings (tests shorten them). */
   agentTimings?: Partial<AgentTimings>;
+  /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
+  webhookTimings?: WebhookTimings;
 }
 
 export interface ControlPlane {
@@ -52,6 +55,7 @@ export interface ControlPlane {
     uploads: ReturnType<typeof createUploadsService>;
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
+    webhooks: Webhooks;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -119,6 +123,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
   const agentRouter = createAgentRouter({ agents, hub });
+  // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
+  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
+  jobs.events.on('ended', () => webhooks.wake());
 
   const app = express();
   app.disable('x-powered-by');
@@ -135,7 +142,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes),
-    publicRoutes({ jobs, uploads, templates }),
+    publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',
@@ -147,6 +154,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     adminRoutes({
       accounts,
       extend(r) {
+        webhooks.mountAdmin(r);
         r.post('/agents/tokens', (req, res, next) => {
           const name = typeof (req.body as { name?: unknown } | undefined)?.name === 'string' ? String((req.body as { name: string }).name).slice(0, 100) : null;
           agents.createToken(name).then((t) => res.status(201).json(t), next);
@@ -218,6 +226,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
     await agents.sweep();
+    await webhooks.sweep();
   }
 
   const cp: ControlPlane = {
@@ -229,7 +238,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents },
+    services: { accounts, jobs, uploads, templates, agents, webhooks },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -245,6 +254,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         sweep().catch((err) => log('sweep failed', err));
       }, config.sweepSeconds * 1000);
       timer.unref();
+      webhooks.start();
       return baseUrl;
     },
     sweep,
@@ -255,6 +265,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await webhooks.close();
       await db.destroy();
     },
   };
