@@ -1,0 +1,196 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:https';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '@captionfarm/control-plane';
+import { captionfarmCacheDir, createTranscriber } from '@captionfarm/transcriber';
+import { createSafeFetch } from '@captionfarm/webhooks';
+import { createAgent, type Agent } from '../src/index.ts';
+import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
+import { createTestCertificates, type TestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
+
+export const run = promisify(execFile);
+
+/** The real Whisper base model that scripts/setup fetches (scripts/fetch-test-model). */
+export function testModelPath(): string {
+  const p = process.env.CAPTIONFARM_TEST_MODEL ?? path.join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin');
+  if (!existsSync(p)) throw new Error(`no test model at ${p}: run "bash scripts/setup --test-model" (or scripts/fetch-test-model)`);
+  return p;
+}
+
+export interface Farm {
+  cp: ControlPlane;
+  url: string;
+  dir: string;
+  certs: TestCertificates;
+  admin: Api;
+  account(plan: 'free' | 'starter' | 'pro', name?: string): Promise<{ accountId: string; key: string; api: Api }>;
+  balance(accountId: string): Promise<number>;
+  /** An in-process agent connected over the websocket (the embedded default's path). */
+  startAgent(o?: { model?: string; name?: string; concurrency?: number }): Promise<Agent & { workDir: string }>;
+  agentToken(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startFarm(o: { env?: Record<string, string>; opts?: ControlPlaneOptions } = {}): Promise<Farm> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cf-farm-'));
+  const certs = createTestCertificates();
+  const config = {
+    ...loadConfig({ CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', CAPTIONFARM_SWEEP_SECONDS: '0.5', ...o.env }),
+    unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca },
+  };
+  const cp = await createControlPlane(config, { lookup: testLookup, ...o.opts });
+  const url = await cp.listen(0, '127.0.0.1');
+  const admin = apiFor(url, cp.adminToken);
+  const agents: { close(): Promise<void> }[] = [];
+  const farm: Farm = {
+    cp,
+    url,
+    dir,
+    certs,
+    admin,
+    async account(plan, name = 'acme') {
+      const a = await admin('POST', '/admin/v1/accounts', { name, plan });
+      const k = await admin('POST', `/admin/v1/accounts/${a.body.id}/keys`);
+      return { accountId: a.body.id, key: k.body.key, api: apiFor(url, k.body.key) };
+    },
+    async balance(accountId) {
+      return (await admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.balance;
+    },
+    async agentToken() {
+      return (await admin('POST', '/admin/v1/agents/tokens', { name: 'test' })).body.token;
+    },
+    async startAgent(a = {}) {
+      const workDir = await mkdtemp(path.join(dir, 'agent-'));
+      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: 2 });
+      const agent = createAgent({
+        controlPlaneUrl: url,
+        token: await farm.agentToken(),
+        nodeName: a.name ?? `agent-${agents.length + 1}`,
+        maxConcurrentJobs: a.concurrency ?? 1,
+        workDir,
+        transcriber,
+        encoder: 'cpu',
+        heartbeatMs: 500,
+        pollMs: 500,
+        safeFetch: createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca }),
+      });
+      await agent.start();
+      agents.push({
+        async close() {
+          await agent.close();
+          await transcriber.close();
+        },
+      });
+      return Object.assign(agent, { workDir });
+    },
+    async close() {
+      for (const a of agents) await a.close();
+      await cp.close();
+      certs.cleanup();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return farm;
+}
+
+/** A clip made at test time: testsrc2 video plus espeak-ng speech (or none), H.264 + AAC in mp4. */
+export async function makeClip(dir: string, name: string, o: { width: number; height: number; seconds: number; fps?: number; speech?: string | null; silentAudio?: boolean }): Promise<string> {
+  const out = path.join(dir, name);
+  const args = ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${o.width}x${o.height}:r=${o.fps ?? 25}:d=${o.seconds}`];
+  if (o.speech) {
+    const wav = path.join(dir, `${name}.wav`);
+    await run('espeak-ng', ['-w', wav, o.speech]);
+    args.push('-i', wav, '-map', '0:v', '-map', '1:a', '-af', 'apad', '-t', String(o.seconds), '-c:a', 'aac');
+  } else if (o.silentAudio) {
+    args.push('-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono`, '-map', '0:v', '-map', '1:a', '-t', String(o.seconds), '-c:a', 'aac');
+  }
+  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', out);
+  await run('ffmpeg', args);
+  return out;
+}
+
+/** PUT bytes to a presigned URL with node:http (exact Content-Length, no Authorization). */
+export function putFile(url: string, body: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Upload flow: create upload, PUT, create job. Returns the job record. */
+export async function submitUpload(api: Api, file: Buffer, job: Record<string, unknown>, fileName = 'clip.mp4'): Promise<any> {
+  const up = await api('POST', '/v1/automation-jobs/uploads', { fileName, sizeBytes: file.length });
+  if (up.status !== 201) throw new Error(`upload: ${JSON.stringify(up.body)}`);
+  const put = await putFile(up.body.uploadUrl, file);
+  if (put !== 200) throw new Error(`PUT answered ${put}`);
+  const res = await api('POST', '/v1/automation-jobs', { uploadId: up.body.uploadId, templateId: 'karaoke', ...job });
+  if (res.status !== 202) throw new Error(`create: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls a job every 100 ms until `done(record)`; records every (phase, percent) seen. */
+export async function watchJob(api: Api, id: string, done: (j: any) => boolean, timeoutMs = 240_000): Promise<{ job: any; seen: { phase: string; percent: number | null; status: string }[] }> {
+  const seen: { phase: string; percent: number | null; status: string }[] = [];
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api('GET', `/v1/automation-jobs/${id}`);
+    const j = r.body;
+    const last = seen.at(-1);
+    if (!last || last.phase !== j.phase || last.percent !== j.percent) seen.push({ phase: j.phase, percent: j.percent, status: j.status });
+    if (done(j)) return { job: j, seen };
+    if (Date.now() > end) throw new Error(`job ${id} still ${j.status}/${j.phase} after ${timeoutMs} ms`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);
+
+/** An HTTPS server on loopback with the test certificate, serving files by path. */
+export async function startVideoServer(certs: TestCertificates, files: Record<string, Buffer | ((res: import('node:http').ServerResponse) => void)>): Promise<{ url: (p: string) => string; close(): Promise<void> }> {
+  const server: Server = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+    const f = files[req.url ?? ''];
+    if (typeof f === 'function') return f(res);
+    if (!f) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': f.length }).end(f);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: (p) => `https://localhost:${port}${p}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** ffmpeg processes whose command line mentions `needle` (e.g. an agent's work dir). */
+export async function ffmpegProcesses(needle: string): Promise<number[]> {
+  const { stdout } = await run('ps', ['-eo', 'pid=,args=']);
+  return stdout
+    .split('\n')
+    .filter((l) => /\bffmpeg\b/.test(l) && l.includes(needle) && !l.includes(' ps '))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+export async function writeTruncated(src: string, dest: string, bytes: number): Promise<void> {
+  const { open } = await import('node:fs/promises');
+  const fh = await open(src, 'r');
+  const buf = Buffer.alloc(bytes);
+  await fh.read(buf, 0, bytes, 0);
+  await fh.close();
+  await writeFile(dest, buf);
+}
