@@ -27,7 +27,9 @@ export { FONT_FAMILIES, FONT_WEIGHTS, FontFamilySchema, nearestWeight, type Font
 export { createApproxMeasurer, type TextMeasurer, type FontSpec, type TextBox, type FontMetrics } from './measure.ts';
 export {
   layoutCaptions,
+  backgroundRects,
   baseFontPx,
+  REFERENCE_SIDE,
   type CaptionLayout,
   type CaptionPage,
   type CaptionLine,

@@ -1,7 +1,7 @@
 import type { Word } from '@captionfarm/contracts';
 import type { Template } from './template.ts';
-import type { FontSpec, TextMeasurer, TextBox } from './measure.ts';
-import { captionArea, insetRect, safeArea, unionRect, type Rect } from './safe-area.ts';
+import type { FontMetrics, FontSpec, TextMeasurer, TextBox } from './measure.ts';
+import { captionArea, safeArea, unionRect, type Rect } from './safe-area.ts';
 import {
   applyCase,
   baseDirection,
@@ -160,7 +160,7 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOp
     units,
     pages,
   };
-  return { ...out, band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, units, pages }) };
+  return { ...out, band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, lineHeightPx: out.lineHeightPx, units, pages }) };
 }
 
 function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
@@ -175,12 +175,13 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   const metrics = measurer.fontMetrics(font);
   const lineHeightPx = template.font.lineHeight * fontPx;
   const safe = safeArea(width, height);
-  const textArea = textAreaFor(template, width, height, fontPx);
+  const textArea = textAreaFor(template, width, height, fontPx, metrics);
   const maxLineWidth = textArea.width * template.layout.maxWidth;
 
   const tokens = tokenize(opts.words, template);
-  const measured = tokens.map((tok) => measureToken(tok, font, measurer, maxLineWidth));
   const wordScale = maxWordScale(template) / (template.emphasis ? template.emphasis.scale : 1);
+  // A word alone on its line must fit even at its largest animated or emphasised size.
+  const measured = tokens.map((tok) => measureToken(tok, font, measurer, maxLineWidth / maxWordScale(template)));
   const emphasisGrowth = template.emphasis ? template.emphasis.scale - 1 : 0;
 
   // Words are placed absolutely and never move, so the gap between two words leaves room for
@@ -206,11 +207,13 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
         w += gap(ts[i - 1]!, t);
       }
     });
-    // At most one word per page is emphasised: leave room for the widest one to grow.
+    // Room for the end words to grow past the line's ends (they scale about their centres), and
+    // for the one emphasised word per page, the widest at worst.
+    const ends = ((wordScale - 1) * (ts[0]!.width + ts.at(-1)!.width)) / 2;
     return (
       Math.ceil(words) <= template.layout.maxWordsPerLine &&
       chars <= template.layout.maxCharsPerLine &&
-      w + emphasisGrowth * widest * wordScale <= maxLineWidth + 0.01
+      w + ends + emphasisGrowth * widest * wordScale <= maxLineWidth * (1 + 1e-9)
     );
   };
 
@@ -315,15 +318,30 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages };
 }
 
-/** The caption area inset so outlines and background boxes stay inside the safe area too. */
-function textAreaFor(template: Template, width: number, height: number, fontPx: number): Rect {
+/**
+ * The caption area inset so that outlines, boxes and animations (a bounce's jump, a rise from
+ * below, a pop's growth) stay inside the safe area too.
+ */
+function textAreaFor(template: Template, width: number, height: number, fontPx: number, metrics: FontMetrics): Rect {
   const area = captionArea(width, height);
+  const capHeight = metrics.capHeight;
   const bg = template.background;
   const outline = template.outline ? template.outline.width : 0;
   const activeBox = template.active.box;
   const padX = Math.max(bg ? bg.paddingX : 0, activeBox ? activeBox.paddingX : 0, outline) * fontPx;
-  const padY = Math.max(bg ? bg.paddingY : 0, activeBox ? activeBox.paddingY : 0, outline) * fontPx;
-  return insetRect(area, padX, padY);
+  // Line boxes stretch to the line height (see backgroundRects).
+  const lineBoxExtra = bg && bg.scope === 'line' ? Math.max(0, (template.font.lineHeight * fontPx - capHeight - metrics.descender) / 2 - bg.paddingY * fontPx) : 0;
+  const padY = Math.max(bg ? bg.paddingY * fontPx + lineBoxExtra : 0, (activeBox ? activeBox.paddingY : 0) * fontPx, outline * fontPx);
+  const grow = ((maxWordScale(template) - 1) * capHeight) / 2;
+  const up = (template.animation.active === 'bounce' ? BOUNCE_EM : 0) * fontPx;
+  const down = ((template.animation.word === 'rise' ? RISE_EM : 0) + (template.animation.page === 'slide-up' ? SLIDE_EM : 0)) * fontPx;
+  // A page popping in overshoots about its centre.
+  const ps = maxPageScale(template);
+  const pageGrowY = ((ps - 1) * template.layout.maxLines * template.font.lineHeight * fontPx) / 2;
+  const top = padY + grow + up + pageGrowY;
+  const bottom = padY + grow + down + pageGrowY;
+  const w = Math.max(0, area.width / ps - 2 * padX);
+  return { x: area.x + (area.width - w) / 2, y: area.y + top, width: w, height: Math.max(0, area.height - top - bottom) };
 }
 
 /** Words -> display tokens: case and punctuation rules, punctuation-only words merged, CJK split by character. */
@@ -520,7 +538,7 @@ function pickKeyword(tokens: MeasuredToken[]): number {
 }
 
 /** Every pixel any frame may paint: word ink grown by the largest animated scale, jumps, boxes and effects. */
-function computeBand(a: { template: Template; width: number; height: number; fontPx: number; units: CaptionUnit[]; pages: CaptionPage[] }): Rect {
+function computeBand(a: { template: Template; width: number; height: number; fontPx: number; lineHeightPx: number; units: CaptionUnit[]; pages: CaptionPage[] }): Rect {
   const { template: t, width, height, fontPx, units, pages } = a;
   const W = Math.floor(width / 2) * 2;
   const H = Math.floor(height / 2) * 2;
@@ -551,10 +569,7 @@ function computeBand(a: { template: Template; width: number; height: number; fon
       };
       pageRect = unionRect(pageRect, grown);
     }
-    if (t.background) {
-      const bgPad = { x: t.background.paddingX * fontPx, y: t.background.paddingY * fontPx };
-      for (const l of p.lines) pageRect = unionRect(pageRect, { x: l.box.x - bgPad.x, y: l.box.y - bgPad.y, width: l.box.width + 2 * bgPad.x, height: l.box.height + 2 * bgPad.y + down });
-    }
+    for (const r of backgroundRects(t, p, fontPx, a.lineHeightPx)) pageRect = unionRect(pageRect, { ...r, height: r.height + down });
     if (!pageRect) continue;
     const ps = maxPageScale(t);
     if (ps > 1) {
@@ -569,9 +584,26 @@ function computeBand(a: { template: Template; width: number; height: number; fon
     const area = captionArea(width, height);
     band = { x: area.x + area.width / 2 - 1, y: area.y + area.height - 2, width: 2, height: 2 };
   }
+  // A little slack for antialiasing and for glyphs drawn at a size other than the one measured.
+  const slack = 1 + 0.02 * fontPx;
+  band = { x: band.x - slack, y: band.y - slack, width: band.width + 2 * slack, height: band.height + 2 * slack };
   const x0 = Math.max(0, Math.floor(band.x / 2) * 2);
   const y0 = Math.max(0, Math.floor(band.y / 2) * 2);
   const x1 = Math.min(W, Math.ceil((band.x + band.width) / 2) * 2);
   const y1 = Math.min(H, Math.ceil((band.y + band.height) / 2) * 2);
   return { x: x0, y: y0, width: Math.max(2, x1 - x0), height: Math.max(2, y1 - y0) };
+}
+
+/**
+ * The template's background boxes for one page, frame pixels: one around the page, or one per
+ * line, stretched to the line height so stacked line boxes meet and read as one shape.
+ */
+export function backgroundRects(template: Template, page: CaptionPage, fontPx: number, lineHeightPx: number): Rect[] {
+  const bg = template.background;
+  if (!bg) return [];
+  const padX = bg.paddingX * fontPx;
+  const padY = bg.paddingY * fontPx;
+  const grow = (r: Rect, extra: number): Rect => ({ x: r.x - padX, y: r.y - padY - extra, width: r.width + 2 * padX, height: r.height + 2 * (padY + extra) });
+  if (bg.scope === 'page') return [grow(page.box, 0)];
+  return page.lines.map((l) => grow(l.box, Math.max(0, (lineHeightPx - l.box.height - 2 * padY) / 2)));
 }

@@ -178,8 +178,9 @@ describe('geometry', () => {
     expect(1920 - (s.y + s.height)).toBeGreaterThanOrEqual(0.2 * 1920);
     expect(1080 - (s.x + s.width)).toBeGreaterThanOrEqual(0.12 * 1080);
     const l = lay(speak(STORY), getBuiltinTemplate('clean-subtitle')!, 1080, 1920);
-    expect(l.band.y + l.band.height).toBeLessThanOrEqual(s.y + s.height + 2);
-    expect(l.band.x + l.band.width).toBeLessThanOrEqual(s.x + s.width + 2);
+    // The band may reach a few pixels past the text (antialiasing slack, even alignment).
+    expect(l.band.y + l.band.height).toBeLessThanOrEqual(s.y + s.height + 6);
+    expect(l.band.x + l.band.width).toBeLessThanOrEqual(s.x + s.width + 6);
   });
 
   it('the caption area is centred on the frame', () => {

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { GlobalFonts } from '@napi-rs/canvas';
-import { FONT_FAMILIES, hasHangul, hasKana, type FontFamily, type FontSpec } from '@captionfarm/captions';
+import { FONT_FAMILIES, hasHangul, hasKana, hasNoSpaceScript, type FontFamily, type FontSpec } from '@captionfarm/captions';
 
 // Template fonts come from npm packages carrying TTF files (@fontsource ships only woff2, which
 // canvas cannot load); other scripts fall back per glyph to Debian's Noto fonts.
@@ -17,8 +17,12 @@ const PACKAGES: Readonly<Record<FontFamily, string>> = {
   'Playfair Display': '@expo-google-fonts/playfair-display',
 };
 
-/** Debian packages: fonts-noto-core (Arabic, Hebrew, Noto Sans), fonts-noto-cjk, fonts-noto-color-emoji. */
-export const FALLBACK_FAMILIES = ['Noto Sans Arabic', 'Noto Sans Hebrew', 'Noto Sans CJK SC', 'Noto Sans', 'Noto Color Emoji'] as const;
+/**
+ * Debian packages: fonts-noto-core (Arabic, Hebrew, Noto Sans), fonts-noto-cjk, fonts-noto-color-emoji.
+ * Skia exposes only the first face of NotoSansCJK-*.ttc ("JP"); it holds every Han, kana and
+ * Hangul glyph, and `ctx.lang` picks the Simplified Chinese / Korean forms through OpenType locl.
+ */
+export const FALLBACK_FAMILIES = ['Noto Sans Arabic', 'Noto Sans Hebrew', 'Noto Sans CJK JP', 'Noto Sans', 'Noto Color Emoji'] as const;
 
 const DEBIAN_FONT_DIRS = ['/usr/share/fonts/truetype/noto', '/usr/share/fonts/opentype/noto'];
 
@@ -55,9 +59,21 @@ export function missingFallbackFonts(): string[] {
 }
 
 /** The CSS font shorthand for a unit of text: the template family, then per-script fallbacks. */
-export function cssFont(spec: FontSpec, text: string): string {
-  const cjk = hasKana(text) ? 'Noto Sans CJK JP' : hasHangul(text) ? 'Noto Sans CJK KR' : 'Noto Sans CJK SC';
-  return `${spec.weight} ${round(spec.sizePx)}px "${spec.family}", "Noto Sans Arabic", "Noto Sans Hebrew", "${cjk}", "Noto Sans", "Noto Color Emoji", "Noto Sans Symbols", "Noto Sans Symbols2"`;
+export function cssFont(spec: FontSpec, _text: string): string {
+  return `${spec.weight} ${round(spec.sizePx)}px "${spec.family}", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans CJK JP", "Noto Sans", "Noto Color Emoji", "Noto Sans Symbols", "Noto Sans Symbols2"`;
+}
+
+/**
+ * The language the shaper is told (`ctx.lang`): it picks regional glyph forms (Japanese vs
+ * Simplified Chinese Han) and, set explicitly, keeps output independent of the host locale.
+ */
+export function langFor(text: string): string {
+  if (hasKana(text)) return 'ja';
+  if (hasHangul(text)) return 'ko';
+  if (hasNoSpaceScript(text)) return 'zh-Hans';
+  if (/\p{Script=Arabic}/u.test(text)) return 'ar';
+  if (/\p{Script=Hebrew}/u.test(text)) return 'he';
+  return 'en';
 }
 
 const round = (v: number) => Math.round(v * 100) / 100;

@@ -1,4 +1,4 @@
 export type { BandPainter, BandPainterOptions, BandRect, PreviewFrameOptions } from './types.ts';
 export { createBandPainter, renderPreviewFrame } from './painter.ts';
 export { createCanvasMeasurer } from './measurer.ts';
-export { registerCaptionFonts, missingFallbackFonts, cssFont, FALLBACK_FAMILIES } from './fonts.ts';
+export { registerCaptionFonts, missingFallbackFonts, cssFont, langFor, FALLBACK_FAMILIES } from './fonts.ts';

@@ -1,5 +1,6 @@
 import { createCanvas, loadImage, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
 import {
+  backgroundRects,
   captionFrameAt,
   layoutCaptions,
   type CaptionFrame,
@@ -108,24 +109,11 @@ function prepareUnit(u: CaptionUnit, layout: CaptionLayout): PreparedUnit {
 }
 
 function paintBackground(ctx: SKRSContext2D, layout: CaptionLayout, tpl: Template, pageIndex: number): void {
-  const bg = tpl.background;
-  if (!bg) return;
-  const page = layout.pages[pageIndex]!;
+  if (!tpl.background) return;
   const fontPx = layout.font.sizePx;
-  const padX = bg.paddingX * fontPx;
-  const padY = bg.paddingY * fontPx;
-  ctx.fillStyle = bg.color;
-  if (bg.scope === 'page') {
-    const r = page.box;
-    roundRect(ctx, r.x - padX, r.y - padY, r.width + 2 * padX, r.height + 2 * padY, bg.radius * fontPx);
-    ctx.fill();
-    return;
-  }
-  // One box per line; neighbouring boxes overlap a little so the stack reads as one shape.
-  for (const line of page.lines) {
-    const r = line.box;
-    const extra = Math.max(0, (layout.lineHeightPx - r.height - 2 * padY) / 2);
-    roundRect(ctx, r.x - padX, r.y - padY - extra, r.width + 2 * padX, r.height + 2 * padY + 2 * extra, bg.radius * fontPx);
+  ctx.fillStyle = tpl.background.color;
+  for (const r of backgroundRects(tpl, layout.pages[pageIndex]!, fontPx, layout.lineHeightPx)) {
+    roundRect(ctx, r.x, r.y, r.width, r.height, tpl.background.radius * fontPx);
     ctx.fill();
   }
 }
@@ -189,7 +177,6 @@ function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Templ
   ctx.fillStyle = w.color;
   ctx.fillText(w.text, x, y);
   ctx.restore();
-  void layout;
 }
 
 function strokeText(ctx: SKRSContext2D, text: string, x: number, y: number, width: number, color: string): void {
