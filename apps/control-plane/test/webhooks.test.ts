@@ -139,7 +139,7 @@ function handSignature(secret: string, id: string, timestamp: string, body: stri
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`;
 }
 
-function headersOf(req: ReceivedRequest): Record<string, string> {
+function headersOf(req: ReceivedRequest): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
   return {
     'webhook-id': String(req.headers['webhook-id']),
     'webhook-timestamp': String(req.headers['webhook-timestamp']),

@@ -1,5 +1,5 @@
 import type { Database, Db, WebhookAttemptsTable, WebhookDeliveriesTable } from '@captionfarm/db';
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /**
  * The webhook tables with the columns migration 0002 adds (packages/db's schema.ts types 0001
@@ -12,7 +12,7 @@ export interface WebhookTables {
     /** 'gone' (the receiver answered 410) or 'attempts_exhausted'; set with status 'exhausted'. */
     exhausted_reason: string | null;
     /** `attempts` at the last admin redelivery: the dispatcher's attempt count is attempts - attempt_base. */
-    attempt_base: number;
+    attempt_base: Generated<number>;
     requeued_at: string | null;
   };
   webhook_attempts: WebhookAttemptsTable & {

@@ -1,8 +1,9 @@
 import type { AttemptRecord, ClaimDueArgs, WebhookDelivery, WebhookStore } from '@captionfarm/webhooks';
 import type { Db } from '@captionfarm/db';
+import type { Updateable } from 'kysely';
 import { iso, epochMs, webhookDb, type WebhookTables } from './db.ts';
 
-type DeliveryUpdate = Partial<Omit<WebhookTables['webhook_deliveries'], 'id' | 'attempts'>>;
+type DeliveryUpdate = Omit<Updateable<WebhookTables['webhook_deliveries']>, 'id' | 'attempts'>;
 
 /**
  * The dispatcher's store on the control plane's SQLite database (the contract and its reasons
