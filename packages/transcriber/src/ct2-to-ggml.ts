@@ -11,10 +11,10 @@
  * mel_filters.npz): the result is bit-identical to the filters inside whisper.cpp's own
  * for-tests-ggml-*.bin fixtures (80 x 201 floats, 0 differences).
  */
-import { createHash } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { f16BufferToF32 } from './float16.ts';
+import { GGML_MAGIC, int32s, lengthPrefixed, tensorRecord, writeFileAtomic } from './ggml-file.ts';
 
-const GGML_MAGIC = 0x67676d6c;
 const N_FFT = 400;
 const SAMPLE_RATE = 16_000;
 
@@ -159,32 +159,6 @@ export function melFilters(nMels: number): Float32Array {
   return out;
 }
 
-function f16ToF32(half: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(half.length * 2);
-  const table = new Float32Array(1);
-  const bits = new Uint32Array(table.buffer);
-  for (let i = 0; i < half.length / 2; i++) {
-    const h = half.readUInt16LE(i * 2);
-    const sign = (h & 0x8000) << 16;
-    const exp = (h >> 10) & 0x1f;
-    let mant = h & 0x3ff;
-    if (exp === 0) {
-      if (mant === 0) bits[0] = sign;
-      else {
-        let e = -1;
-        do {
-          e++;
-          mant <<= 1;
-        } while ((mant & 0x400) === 0);
-        bits[0] = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
-      }
-    } else if (exp === 0x1f) bits[0] = sign | 0x7f800000 | (mant << 13);
-    else bits[0] = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    out.writeFloatLE(table[0]!, i * 4);
-  }
-  return out;
-}
-
 interface GgmlTensor {
   name: string;
   /** PyTorch order (rows first); written reversed, as ggml's ne[]. */
@@ -305,30 +279,19 @@ export function convertCt2ToGgml(input: { model: Buffer; vocabulary: string }): 
   const model = parseCt2Model(input.model);
   if (model.specName !== 'WhisperSpec') throw new Error(`not a Whisper model: spec ${model.specName}`);
   const hp = hparamsOf(model);
-  const header = Buffer.alloc(12 * 4);
-  [GGML_MAGIC, hp.nVocab, hp.nAudioCtx, hp.nAudioState, hp.nAudioHead, hp.nAudioLayer, hp.nTextCtx,
-    hp.nTextState, hp.nTextHead, hp.nTextLayer, hp.nMels, 1 /* f16 */].forEach((v, i) => header.writeInt32LE(v, i * 4));
+  const header = int32s(GGML_MAGIC, hp.nVocab, hp.nAudioCtx, hp.nAudioState, hp.nAudioHead, hp.nAudioLayer,
+    hp.nTextCtx, hp.nTextState, hp.nTextHead, hp.nTextLayer, hp.nMels, 1 /* f16 */);
   const filters = melFilters(hp.nMels);
-  const melHeader = Buffer.alloc(8);
-  melHeader.writeInt32LE(hp.nMels, 0);
-  melHeader.writeInt32LE(N_FFT / 2 + 1, 4);
   const tokens = ggmlVocabulary(input.vocabulary, textTokenCount(hp.nVocab));
-  const vocab = [Buffer.alloc(4)];
-  vocab[0]!.writeInt32LE(tokens.length, 0);
-  for (const t of tokens) {
-    const len = Buffer.alloc(4);
-    len.writeInt32LE(t.length, 0);
-    vocab.push(len, t);
-  }
-  const chunks: Buffer[] = [header, melHeader, Buffer.from(filters.buffer, filters.byteOffset, filters.byteLength), ...vocab];
+  const chunks: Buffer[] = [
+    header,
+    int32s(hp.nMels, N_FFT / 2 + 1),
+    Buffer.from(filters.buffer, filters.byteOffset, filters.byteLength),
+    int32s(tokens.length),
+    ...tokens.flatMap((t) => lengthPrefixed(t)),
+  ];
   for (const t of ggmlTensors(model)) {
-    const name = Buffer.from(t.name, 'utf8');
-    const head = Buffer.alloc(12 + 4 * t.dims.length);
-    head.writeInt32LE(t.dims.length, 0);
-    head.writeInt32LE(name.length, 4);
-    head.writeInt32LE(t.f32 ? 0 : 1, 8);
-    [...t.dims].reverse().forEach((d, i) => head.writeInt32LE(d, 12 + 4 * i));
-    chunks.push(head, name, t.f32 ? f16ToF32(t.data) : t.data);
+    chunks.push(...tensorRecord(t.name, t.dims, t.f32 ? 0 : 1, t.f32 ? f16BufferToF32(t.data) : t.data));
   }
   return chunks;
 }
@@ -338,23 +301,5 @@ export function convertCt2ToGgml(input: { model: Buffer; vocabulary: string }): 
  * ggml model to `outPath` atomically and returns its sha1.
  */
 export async function convertCt2FileToGgml(opts: { modelPath: string; vocabularyPath: string; outPath: string }): Promise<{ sha1: string; bytes: number }> {
-  const chunks = convertCt2ToGgml({ model: await readFile(opts.modelPath), vocabulary: await readFile(opts.vocabularyPath, 'utf8') });
-  const tmp = `${opts.outPath}.tmp-${process.pid}`;
-  const hash = createHash('sha1');
-  let bytes = 0;
-  const fh = await open(tmp, 'w');
-  try {
-    for (const c of chunks) {
-      hash.update(c);
-      bytes += c.length;
-      await fh.write(c);
-    }
-    await fh.close();
-    await rename(tmp, opts.outPath);
-  } catch (err) {
-    await fh.close().catch(() => {});
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  return { sha1: hash.digest('hex'), bytes };
+  return writeFileAtomic(opts.outPath, convertCt2ToGgml({ model: await readFile(opts.modelPath), vocabulary: await readFile(opts.vocabularyPath, 'utf8') }));
 }

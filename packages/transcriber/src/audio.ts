@@ -1,0 +1,96 @@
+/**
+ * Audio in whisper.cpp's input format: 16 kHz mono 16-bit PCM WAV. Files already in it are used
+ * as they are; anything else ffmpeg reads (video, mp3, 44.1 kHz stereo WAV...) is converted.
+ * One spawn wrapper for ffmpeg here: args from a pure function, stderr kept for the message,
+ * killed on abort.
+ */
+import { spawn } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TranscriptionError } from './errors.ts';
+
+export interface WavInfo {
+  sampleRate: number;
+  channels: number;
+  bitsPerSample: number;
+  /** 1 = PCM, 3 = IEEE float, 0xfffe = extensible */
+  format: number;
+  dataOffset: number;
+  dataBytes: number;
+}
+
+/** Parses a RIFF/WAVE header from the first bytes of a file; null when it is not one. */
+export function parseWavHeader(buf: Buffer): WavInfo | null {
+  if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') return null;
+  let o = 12;
+  let fmt: Omit<WavInfo, 'dataOffset' | 'dataBytes'> | null = null;
+  while (o + 8 <= buf.length) {
+    const id = buf.toString('ascii', o, o + 4);
+    const size = buf.readUInt32LE(o + 4);
+    if (id === 'fmt ' && o + 24 <= buf.length) {
+      fmt = { format: buf.readUInt16LE(o + 8), channels: buf.readUInt16LE(o + 10), sampleRate: buf.readUInt32LE(o + 12), bitsPerSample: buf.readUInt16LE(o + 22) };
+    } else if (id === 'data') {
+      return fmt ? { ...fmt, dataOffset: o + 8, dataBytes: size } : null;
+    }
+    o += 8 + size + (size % 2);
+  }
+  return null;
+}
+
+export const isWhisperWav = (w: WavInfo | null): w is WavInfo =>
+  w !== null && w.format === 1 && w.channels === 1 && w.sampleRate === 16_000 && w.bitsPerSample === 16;
+
+/** ffmpeg args: first audio stream, if any, -> 16 kHz mono s16 WAV. */
+export function ffmpegToWavArgs(input: string, output: string): string[] {
+  return ['-nostdin', '-hide_banner', '-v', 'error', '-y', '-i', input, '-map', '0:a:0?', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-f', 'wav', output];
+}
+
+/** What ffmpeg says when the optional audio map matched nothing: the media has no audio track. */
+const NO_AUDIO = /does not contain any stream/;
+
+/** Runs ffmpeg; resolves false when the input has no audio stream. */
+function runFfmpeg(ffmpegPath: string, args: string[], signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    child.on('error', (err) => {
+      if (signal?.aborted) reject(signal.reason);
+      else reject(new TranscriptionError('transcription-failed', `could not run ffmpeg (${ffmpegPath}): ${err.message}; install ffmpeg or set FFMPEG_PATH`, { cause: err }));
+    });
+    child.on('close', (code, sig) => {
+      if (signal?.aborted) reject(signal.reason);
+      else if (code === 0) resolve(true);
+      else if (NO_AUDIO.test(stderr)) resolve(false);
+      else reject(new TranscriptionError('transcription-failed', `ffmpeg could not read the audio (exit ${code ?? sig}): ${stderr.trim() || 'no message'}`));
+    });
+  });
+}
+
+async function readHead(path: string, bytes: number): Promise<Buffer> {
+  const fh = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new TranscriptionError('transcription-failed', `cannot read audio ${path}: ${err.code ?? err.message}`, { cause: err });
+  });
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(bytes), 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Returns a 16 kHz mono s16 WAV path for `input` and its duration in seconds: `input` itself when
+ * it already is one, else a file ffmpeg writes into `workDir`; null when the media has no audio.
+ */
+export async function toWhisperWav(opts: { input: string; workDir: string; ffmpegPath: string; signal?: AbortSignal }): Promise<{ path: string; duration: number } | null> {
+  let info = parseWavHeader(await readHead(opts.input, 4096));
+  let path = opts.input;
+  if (!isWhisperWav(info)) {
+    path = join(opts.workDir, 'audio-16k.wav');
+    if (!(await runFfmpeg(opts.ffmpegPath, ffmpegToWavArgs(opts.input, path), opts.signal))) return null;
+    info = parseWavHeader(await readHead(path, 4096));
+    if (!isWhisperWav(info)) throw new TranscriptionError('transcription-failed', `ffmpeg did not write a 16 kHz mono WAV for ${opts.input}`);
+  }
+  return { path, duration: info.dataBytes / 2 / 16_000 };
+}

@@ -1,0 +1,17 @@
+export { createTranscriber, dtwPreset } from './transcriber.ts';
+export type { Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResult } from './transcriber.ts';
+export { TranscriptionError } from './errors.ts';
+export type { TranscriptionErrorCode } from './errors.ts';
+export { resolveWhisperBinDir, captionfarmCacheDir } from './whisper-bin.ts';
+export type { TranscriberEnv } from './whisper-bin.ts';
+export {
+  modelsPull, modelsList, defaultModelsDir, resolveModelPath, modelFileName, sha1File,
+  WHISPER_MODELS, DEFAULT_MODEL_BASE_URL,
+} from './models.ts';
+export type { ModelsPullOptions, ModelsPullResult, ModelListEntry } from './models.ts';
+export { toWords, WhisperServerResponseSchema } from './to-words.ts';
+export type { WordTiming, ToWordsOptions, WhisperServerResponse } from './to-words.ts';
+export { WHISPER_LANGUAGES, languageCode } from './languages.ts';
+export { wordErrorRate, onsetErrorsMs, parseReferenceOnsets, normalizeWords, percentile } from './metrics.ts';
+export type { ReferenceOnset } from './metrics.ts';
+export { convertCt2ToGgml, convertCt2FileToGgml } from './ct2-to-ggml.ts';

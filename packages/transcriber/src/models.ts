@@ -1,0 +1,172 @@
+/**
+ * whisper.cpp models: where they live, `captionfarm models pull NAME` and `models list`.
+ * Downloads come from whisper.cpp's Hugging Face repository and are checked against the SHA1
+ * table whisper.cpp publishes (models/README.md of the vendored source; a test keeps the two
+ * equal).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { TranscriptionError } from './errors.ts';
+import { captionfarmCacheDir, type TranscriberEnv } from './whisper-bin.ts';
+
+export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
+
+/** whisper.cpp's published models: name -> SHA1 and approximate size (models/README.md). */
+export const WHISPER_MODELS: Readonly<Record<string, { sha1: string; size: string }>> = Object.freeze({
+  tiny: { sha1: 'bd577a113a864445d4c299885e0cb97d4ba92b5f', size: '75 MiB' },
+  'tiny.en': { sha1: 'c78c86eb1a8faa21b369bcd33207cc90d64ae9df', size: '75 MiB' },
+  base: { sha1: '465707469ff3a37a2b9b8d8f89f2f99de7299dac', size: '142 MiB' },
+  'base.en': { sha1: '137c40403d78fd54d454da0f9bd998f78703390c', size: '142 MiB' },
+  small: { sha1: '55356645c2b361a969dfd0ef2c5a50d530afd8d5', size: '466 MiB' },
+  'small.en': { sha1: 'db8a495a91d927739e50b3fc1cc4c6b8f6c2d022', size: '466 MiB' },
+  'small.en-tdrz': { sha1: 'b6c6e7e89af1a35c08e6de56b66ca6a02a2fdfa1', size: '465 MiB' },
+  medium: { sha1: 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', size: '1.5 GiB' },
+  'medium.en': { sha1: '8c30f0e44ce9560643ebd10bbe50cd20eafd3723', size: '1.5 GiB' },
+  'large-v1': { sha1: 'b1caaf735c4cc1429223d5a74f0f4d0b9b59a299', size: '2.9 GiB' },
+  'large-v2': { sha1: '0f4c8e34f21cf1a914c59d8b3ce882345ad349d6', size: '2.9 GiB' },
+  'large-v2-q5_0': { sha1: '00e39f2196344e901b3a2bd5814807a769bd1630', size: '1.1 GiB' },
+  'large-v3': { sha1: 'ad82bf6a9043ceed055076d0fd39f5f186ff8062', size: '2.9 GiB' },
+  'large-v3-q5_0': { sha1: 'e6e2ed78495d403bef4b7cff42ef4aaadcfea8de', size: '1.1 GiB' },
+  'large-v3-turbo': { sha1: '4af2b29d7ec73d781377bfd1758ca957a807e941', size: '1.5 GiB' },
+  'large-v3-turbo-q5_0': { sha1: 'e050f7970618a659205450ad97eb95a18d69c9ee', size: '547 MiB' },
+});
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm/models`. */
+export function defaultModelsDir(env: TranscriberEnv = process.env): string {
+  return join(captionfarmCacheDir(env), 'models');
+}
+
+export const modelFileName = (name: string) => `ggml-${name}.bin`;
+
+/**
+ * A model option is a path when it looks like one (has a path separator or ends in .bin), else a
+ * name looked up as `<modelsDir>/ggml-<name>.bin`.
+ */
+export function resolveModelPath(model: string, modelsDir: string): string {
+  if (isAbsolute(model) || model.includes(sep) || model.includes('/') || model.endsWith('.bin')) return resolve(model);
+  return join(modelsDir, modelFileName(model));
+}
+
+export async function sha1File(path: string): Promise<string> {
+  const hash = createHash('sha1');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+export interface ModelsPullOptions {
+  name: string;
+  modelsDir: string;
+  /** Default: whisper.cpp's Hugging Face repository. The file is `${baseUrl}/ggml-${name}.bin`. */
+  baseUrl?: string;
+  /** Default: globalThis.fetch (follows redirects to the CDN). */
+  fetch?: typeof globalThis.fetch;
+  signal?: AbortSignal;
+  /** Called as bytes arrive; `total` is null when the server sends no length. */
+  onProgress?: (received: number, total: number | null) => void;
+}
+
+export interface ModelsPullResult {
+  name: string;
+  path: string;
+  sha1: string;
+  bytes: number;
+  /** False when a verified copy was already there. */
+  downloaded: boolean;
+}
+
+/**
+ * Downloads `ggml-<name>.bin` into `modelsDir`, verifying its SHA1 against whisper.cpp's table
+ * while it streams; the file appears under its name only once verified. A verified copy already
+ * there is kept.
+ */
+export async function modelsPull(opts: ModelsPullOptions): Promise<ModelsPullResult> {
+  const known = WHISPER_MODELS[opts.name];
+  if (!Object.hasOwn(WHISPER_MODELS, opts.name) || !known) {
+    throw new TranscriptionError('unknown-model', `unknown model "${opts.name}": choose one of ${Object.keys(WHISPER_MODELS).join(', ')}`);
+  }
+  const path = join(opts.modelsDir, modelFileName(opts.name));
+  if (existsSync(path) && (await sha1File(path)) === known.sha1) {
+    return { name: opts.name, path, sha1: known.sha1, bytes: (await stat(path)).size, downloaded: false };
+  }
+  const url = `${(opts.baseUrl ?? DEFAULT_MODEL_BASE_URL).replace(/\/+$/, '')}/${modelFileName(opts.name)}`;
+  const doFetch = opts.fetch ?? globalThis.fetch;
+  let res: Response;
+  try {
+    res = await doFetch(url, { signal: opts.signal ?? null, redirect: 'follow' });
+  } catch (err) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new TranscriptionError(
+      'model-download-failed',
+      `could not reach ${new URL(url).host} to download ${modelFileName(opts.name)} (${cause?.code ?? cause?.message ?? (err as Error).message}). ` +
+        `Are you offline? Copy the file into ${opts.modelsDir} by hand, or pass a model path.`,
+      { cause: err },
+    );
+  }
+  if (!res.ok || !res.body) {
+    throw new TranscriptionError('model-download-failed', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`);
+  }
+  await mkdir(opts.modelsDir, { recursive: true });
+  const tmp = `${path}.part-${process.pid}-${Date.now()}`;
+  const total = Number(res.headers.get('content-length')) || null;
+  const hash = createHash('sha1');
+  let bytes = 0;
+  try {
+    const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    body.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      bytes += chunk.length;
+      opts.onProgress?.(bytes, total);
+    });
+    await pipeline(body, createWriteStream(tmp), { signal: opts.signal });
+    const sha1 = hash.digest('hex');
+    if (sha1 !== known.sha1) {
+      throw new TranscriptionError(
+        'model-checksum-mismatch',
+        `${url} has SHA1 ${sha1}, but whisper.cpp publishes ${known.sha1} for ${opts.name}: the download is corrupt or not the official file; nothing was kept`,
+      );
+    }
+    await rename(tmp, path);
+    return { name: opts.name, path, sha1, bytes, downloaded: true };
+  } catch (err) {
+    await rm(tmp, { force: true });
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    if (err instanceof TranscriptionError) throw err;
+    throw new TranscriptionError('model-download-failed', `downloading ${url} failed after ${bytes} bytes: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export interface ModelListEntry {
+  name: string;
+  path: string;
+  installed: boolean;
+  /** Bytes on disk, when installed. */
+  bytes: number | null;
+  /** whisper.cpp's published SHA1; null for files that are not one of its models. */
+  expectedSha1: string | null;
+  /** Only with `verify: true`: whether the file on disk has the published SHA1. */
+  verified?: boolean;
+}
+
+/**
+ * Every model whisper.cpp publishes, with whether it is in `modelsDir`, then any other
+ * `ggml-*.bin` found there. `verify: true` hashes installed files (seconds per GiB).
+ */
+export async function modelsList(opts: { modelsDir: string; verify?: boolean }): Promise<ModelListEntry[]> {
+  const files = new Set((await readdir(opts.modelsDir).catch(() => [] as string[])).filter((f) => /^ggml-.+\.bin$/.test(f)));
+  const names = [...Object.keys(WHISPER_MODELS), ...[...files].map((f) => f.slice(5, -4)).filter((n) => !Object.hasOwn(WHISPER_MODELS, n)).sort()];
+  return Promise.all(
+    names.map(async (name) => {
+      const path = join(opts.modelsDir, modelFileName(name));
+      const installed = files.has(modelFileName(name));
+      const expectedSha1 = WHISPER_MODELS[name]?.sha1 ?? null;
+      const entry: ModelListEntry = { name, path, installed, bytes: installed ? (await stat(path)).size : null, expectedSha1 };
+      if (opts.verify && installed && expectedSha1) entry.verified = (await sha1File(path)) === expectedSha1;
+      return entry;
+    }),
+  );
+}

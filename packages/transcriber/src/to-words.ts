@@ -1,0 +1,169 @@
+/**
+ * The one edge where whisper.cpp's output becomes ours: whisper-server's `verbose_json` payload
+ * (segments of tokens, each with t0/t1, optional DTW time and probability) -> `Word[]`.
+ *
+ * - Tokens are grouped into words: a token that starts with whitespace starts a new word; any
+ *   other token (sub-word piece, punctuation) continues the current one, so punctuation stays
+ *   attached to its word ("country." not "country" + ".").
+ * - A word's times and confidence come from its letter/digit tokens only: whisper gives
+ *   punctuation tokens poor times and probabilities that say nothing about the word.
+ * - Punctuation-only words join the next word when they open ("(", "¿", a quote before a word),
+ *   else the previous one (" ...", " !"); lone dashes are dropped.
+ * - Non-speech annotations ("[BLANK_AUDIO]", "(music)", "♪") are dropped: they are not words.
+ * - Times are seconds rounded to the millisecond, never decreasing from word to word.
+ */
+import { z } from 'zod';
+import type { Word } from '@captionfarm/contracts';
+import { TranscriptionError } from './errors.ts';
+import { languageCode } from './languages.ts';
+
+const ServerTokenSchema = z.object({
+  word: z.string(),
+  start: z.number().optional(),
+  end: z.number().optional(),
+  /** DTW time in centiseconds; -1 when DTW is off. */
+  t_dtw: z.number().optional(),
+  probability: z.number(),
+});
+
+const ServerSegmentSchema = z.object({
+  text: z.string(),
+  start: z.number().optional(),
+  end: z.number().optional(),
+  words: z.array(ServerTokenSchema).optional(),
+  no_speech_prob: z.number().nullable().optional(),
+  avg_logprob: z.number().nullable().optional(),
+});
+
+/** whisper-server's `response_format=verbose_json` (examples/server/server.cpp). */
+export const WhisperServerResponseSchema = z.object({
+  language: z.string(),
+  duration: z.number().optional(),
+  text: z.string(),
+  segments: z.array(ServerSegmentSchema),
+});
+export type WhisperServerResponse = z.infer<typeof WhisperServerResponseSchema>;
+
+/**
+ * - 'token': whisper.cpp's token timestamps (t0/t1 from the timestamp-token probabilities).
+ * - 'dtw': start from DTW over the cross-attention alignment heads (`--dtw <model>`), end from
+ *   the token timestamps. See README for which one measures better.
+ */
+export type WordTiming = 'token' | 'dtw';
+
+export interface ToWordsOptions {
+  timing: WordTiming;
+  /** The language asked for; when absent the one whisper detected is reported. */
+  language?: string;
+  /** Media duration in seconds: no word ends after it. */
+  duration?: number;
+}
+
+interface Piece {
+  text: string;
+  start: number;
+  end: number;
+  dtw: number;
+  p: number;
+}
+
+interface RawWord {
+  text: string;
+  pieces: Piece[];
+}
+
+const SPECIAL_TOKEN = /^\s*(\[_[A-Z]+_?\d*\]|<\|[^|]*\|>)\s*$/;
+const HAS_CONTENT = /[\p{L}\p{N}]/u;
+const OPENING_PUNCTUATION = /^["'“‘«¿¡([{]+$/u;
+const DASHES = /^[-–—]+$/u;
+const MUSIC = /^[♪♫♬♩*]+$/u;
+
+function groupWords(tokens: z.infer<typeof ServerTokenSchema>[]): RawWord[] {
+  const words: RawWord[] = [];
+  for (const t of tokens) {
+    if (SPECIAL_TOKEN.test(t.word) || t.word.length === 0) continue;
+    const piece: Piece = { text: t.word, start: t.start ?? 0, end: t.end ?? t.start ?? 0, dtw: t.t_dtw ?? -1, p: t.probability };
+    const current = words.at(-1);
+    if (!current || /^\s/.test(t.word)) words.push({ text: t.word.trimStart(), pieces: [piece] });
+    else {
+      current.text += t.word;
+      current.pieces.push(piece);
+    }
+  }
+  return words.filter((w) => w.text.length > 0);
+}
+
+/** Drops bracketed annotations whisper writes for non-speech: "[BLANK_AUDIO]", "(upbeat music)". */
+function dropAnnotations(words: RawWord[]): RawWord[] {
+  const kept: RawWord[] = [];
+  let closer: string | null = null;
+  for (const w of words) {
+    if (closer === null && /^[[(]/.test(w.text)) closer = w.text.startsWith('[') ? ']' : ')';
+    if (closer !== null) {
+      if (w.text.replace(/[.,!?;:]+$/, '').endsWith(closer)) closer = null;
+      continue;
+    }
+    if (MUSIC.test(w.text)) continue;
+    kept.push(w);
+  }
+  return kept;
+}
+
+/** Attaches punctuation-only words to a neighbour. */
+function attachPunctuation(words: RawWord[]): RawWord[] {
+  const out: RawWord[] = [];
+  let pendingPrefix = '';
+  words.forEach((w, i) => {
+    if (HAS_CONTENT.test(w.text)) {
+      out.push({ text: pendingPrefix + w.text, pieces: w.pieces });
+      pendingPrefix = '';
+      return;
+    }
+    const hasNext = words.slice(i + 1).some((n) => HAS_CONTENT.test(n.text));
+    const previous = out.at(-1);
+    if (DASHES.test(w.text)) return; // a pause or dialogue dash, not part of a word
+    if (OPENING_PUNCTUATION.test(w.text) && hasNext) pendingPrefix += w.text;
+    else if (previous) previous.text += w.text;
+    else if (hasNext) pendingPrefix += w.text;
+  });
+  return out;
+}
+
+const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+function toWord(w: RawWord, timing: WordTiming): Word {
+  const core = w.pieces.filter((p) => HAS_CONTENT.test(p.text));
+  const timed = core.length > 0 ? core : w.pieces;
+  const first = timed[0]!;
+  const last = timed.at(-1)!;
+  const start = timing === 'dtw' && first.dtw >= 0 ? first.dtw / 100 : first.start;
+  const confidence = timed.reduce((sum, p) => sum + p.p, 0) / timed.length;
+  return { text: w.text, start, end: Math.max(last.end, start), confidence: Math.min(1, Math.max(0, confidence)) };
+}
+
+/** Converts a whisper-server verbose_json payload into our language + words. */
+export function toWords(payload: unknown, options: ToWordsOptions): { language: string; words: Word[] } {
+  const parsed = WhisperServerResponseSchema.safeParse(payload);
+  if (!parsed.success) {
+    throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected payload: ${parsed.error.message}`);
+  }
+  const language = options.language ?? languageCode(parsed.data.language);
+  if (!language) {
+    throw new TranscriptionError('transcription-failed', `whisper.cpp detected a language we do not know: "${parsed.data.language}"`);
+  }
+  const words: Word[] = [];
+  for (const segment of parsed.data.segments) {
+    for (const raw of attachPunctuation(dropAnnotations(groupWords(segment.words ?? [])))) {
+      const word = toWord(raw, options.timing);
+      const previous = words.at(-1);
+      let start = Math.max(word.start, previous?.start ?? 0, 0);
+      let end = Math.max(word.end, start);
+      if (options.duration !== undefined) {
+        start = Math.min(start, options.duration);
+        end = Math.min(end, options.duration);
+      }
+      words.push({ ...word, start: ms(start), end: ms(end), confidence: Math.round(word.confidence * 1000) / 1000 });
+    }
+  }
+  return { language, words };
+}

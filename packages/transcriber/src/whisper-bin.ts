@@ -1,0 +1,41 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { TranscriptionError } from './errors.ts';
+
+/** The environment variables this package reads; pass your config module's values. */
+export interface TranscriberEnv {
+  WHISPER_CPP_DIR?: string | undefined;
+  XDG_CACHE_HOME?: string | undefined;
+  HOME?: string | undefined;
+}
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm`: where builds, models and test models are cached. */
+export function captionfarmCacheDir(env: TranscriberEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'captionfarm');
+}
+
+const hasBinaries = (dir: string) => existsSync(join(dir, 'whisper-server')) && existsSync(join(dir, 'whisper-cli'));
+
+/**
+ * The directory holding `whisper-server` and `whisper-cli`:
+ * 1. `WHISPER_CPP_DIR` (the directory itself or its `bin/`), when set;
+ * 2. else the build that `bash scripts/build-whisper` last returned:
+ *    `${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm/whisper/current/bin`.
+ * Throws a TranscriptionError that says what to run when neither has the binaries.
+ */
+export function resolveWhisperBinDir(env: TranscriberEnv = process.env): string {
+  if (env.WHISPER_CPP_DIR) {
+    for (const dir of [env.WHISPER_CPP_DIR, join(env.WHISPER_CPP_DIR, 'bin')]) if (hasBinaries(dir)) return dir;
+    throw new TranscriptionError(
+      'transcription-failed',
+      `WHISPER_CPP_DIR=${env.WHISPER_CPP_DIR} has no whisper-server and whisper-cli (nor in its bin/): point it at a whisper.cpp build, or unset it and run "bash scripts/build-whisper"`,
+    );
+  }
+  const cached = join(captionfarmCacheDir(env), 'whisper', 'current', 'bin');
+  if (hasBinaries(cached)) return cached;
+  throw new TranscriptionError(
+    'transcription-failed',
+    `whisper.cpp is not built (looked in ${cached}): run "bash scripts/build-whisper" (or set WHISPER_CPP_DIR)`,
+  );
+}

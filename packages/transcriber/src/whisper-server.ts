@@ -1,0 +1,225 @@
+/**
+ * The one spawn wrapper for whisper.cpp's `whisper-server`: a child process that loads the model
+ * once and transcribes WAV files posted to it over loopback HTTP. A crash or a bad model kills
+ * the child, never us: the caller gets a TranscriptionError with the end of its stderr.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TranscriptionError } from './errors.ts';
+
+export interface WhisperServerConfig {
+  /** Directory with the `whisper-server` binary. */
+  binDir: string;
+  /** Path of a ggml model file. */
+  model: string;
+  threads: number;
+  /** DTW alignment-heads preset (e.g. 'base'); DTW needs flash attention off. */
+  dtw?: string | undefined;
+  /** How long model loading may take before we give up. */
+  readyTimeoutMs?: number;
+}
+
+/** Command-line args of whisper-server (pure). */
+export function whisperServerArgs(cfg: { model: string; threads: number; port: number; dtw?: string | undefined }): string[] {
+  const args = ['--model', cfg.model, '--threads', String(cfg.threads), '--host', '127.0.0.1', '--port', String(cfg.port)];
+  if (cfg.dtw) args.push('--dtw', cfg.dtw, '--no-flash-attn');
+  return args;
+}
+
+export interface InferenceParams {
+  /** A whisper language code, or 'auto' to detect. */
+  language: string;
+  /** 1 = greedy decoding (best_of candidates at temperature > 0); > 1 = beam search. */
+  beamSize: number;
+  bestOf: number;
+  noSpeechThreshold: number;
+}
+
+/**
+ * The multipart fields of one /inference request (pure). The server keeps every field it was
+ * given for the next request, so every request sets all the fields it depends on.
+ */
+export function inferenceFields(p: InferenceParams): Record<string, string> {
+  return {
+    response_format: 'verbose_json',
+    language: p.language,
+    translate: 'false',
+    // The default (false) re-runs the encoder after the transcription to list language
+    // probabilities we do not use: +1 encoder pass per request.
+    no_language_probabilities: 'true',
+    token_timestamps: 'true',
+    no_timestamps: 'false',
+    split_on_word: 'false',
+    max_len: '0',
+    offset_t: '0',
+    duration: '0',
+    prompt: '',
+    temperature: '0',
+    temperature_inc: '0.2',
+    beam_size: String(p.beamSize > 1 ? p.beamSize : -1),
+    best_of: String(p.bestOf),
+    no_speech_thold: String(p.noSpeechThreshold),
+    suppress_non_speech: 'true',
+    vad: 'false',
+  };
+}
+
+/** A free loopback port. Raced by other processes in theory; start() retries on bind failure. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function get(port: number, path: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+export interface WhisperServer {
+  readonly port: number;
+  /** False once the child has exited (crashed or closed). */
+  readonly alive: boolean;
+  /** POSTs a 16 kHz mono WAV; resolves with the parsed JSON answer. */
+  infer(wavPath: string, fields: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const STDERR_KEEP = 8000;
+const tail = (s: string, n = 1500) => (s.length > n ? `...${s.slice(-n)}` : s).trim();
+
+/** Starts whisper-server and resolves once the model is loaded and the port answers. */
+export async function startWhisperServer(cfg: WhisperServerConfig): Promise<WhisperServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(cfg, await freePort());
+    } catch (err) {
+      if (attempt < 3 && err instanceof PortTakenError) continue;
+      throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startOnce(cfg: WhisperServerConfig, port: number): Promise<WhisperServer> {
+  const binary = join(cfg.binDir, 'whisper-server');
+  const child: ChildProcess = spawn(binary, whisperServerArgs({ ...cfg, port }), { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-STDERR_KEEP)));
+  let exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null = null;
+  const exited = new Promise<void>((resolve) => {
+    child.on('error', (error) => {
+      exit = { code: null, signal: null, error };
+      resolve();
+    });
+    child.on('exit', (code, signal) => {
+      exit ??= { code, signal };
+      resolve();
+    });
+  });
+  const describeExit = () => {
+    const e = exit!;
+    if (e.error) return `could not start ${binary}: ${e.error.message}`;
+    return `whisper.cpp exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`}): ${tail(stderr) || 'no output'}`;
+  };
+
+  // Model loading happens before the port is bound, so the first answer means "loaded".
+  const deadline = Date.now() + (cfg.readyTimeoutMs ?? 120_000);
+  while ((await get(port, '/health', 1000)) !== 200) {
+    if (exit) {
+      if (/couldn't bind to server socket/.test(stderr)) throw new PortTakenError(stderr);
+      throw new TranscriptionError('transcription-failed', `whisper.cpp could not load model ${cfg.model}: ${describeExit()}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new TranscriptionError('transcription-failed', `whisper.cpp did not load ${cfg.model} within ${cfg.readyTimeoutMs ?? 120_000} ms: ${tail(stderr)}`);
+    }
+    await delay(50);
+  }
+
+  const infer = async (wavPath: string, fields: Record<string, string>, signal?: AbortSignal): Promise<unknown> => {
+    if (exit) throw new TranscriptionError('transcription-failed', describeExit());
+    const boundary = `captionfarm-${randomUUID()}`;
+    const head = Buffer.from(
+      Object.entries(fields)
+        .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+        .join('') +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    );
+    const end = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const size = (await stat(wavPath)).size;
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      // node:http rather than fetch: fetch gives up after 300 s without response headers, and a
+      // long file on a CPU takes longer than that. The caller's signal bounds the wait instead.
+      const req = request(
+        {
+          host: '127.0.0.1', port, path: '/inference', method: 'POST', signal,
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + size + end.length },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (d: string) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+      const file = createReadStream(wavPath);
+      file.on('error', (err) => req.destroy(err));
+      file.on('end', () => req.end(end));
+      file.pipe(req, { end: false });
+    }).catch(async (err: unknown) => {
+      if (signal?.aborted) throw signal.reason;
+      // A reset connection usually means the child died: wait briefly for its exit status.
+      await Promise.race([exited, delay(500)]);
+      if (exit) throw new TranscriptionError('transcription-failed', `whisper.cpp crashed: ${describeExit()}`, { cause: err });
+      throw new TranscriptionError('transcription-failed', `whisper.cpp request failed: ${(err as Error).message}`, { cause: err });
+    });
+    if (status !== 200) {
+      throw new TranscriptionError('transcription-failed', `whisper.cpp answered HTTP ${status}: ${tail(body, 500)} ${tail(stderr, 500)}`);
+    }
+    try {
+      return JSON.parse(body) as unknown;
+    } catch (err) {
+      throw new TranscriptionError('transcription-failed', `whisper.cpp answered invalid JSON: ${tail(body, 200)}`, { cause: err });
+    }
+  };
+
+  const close = async () => {
+    if (exit) return;
+    child.kill('SIGTERM'); // whisper-server stops its HTTP loop and frees the model
+    const killer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(killer);
+  };
+
+  return {
+    port,
+    get alive() {
+      return exit === null;
+    },
+    infer,
+    close,
+  };
+}
