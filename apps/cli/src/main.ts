@@ -1,5 +1,6 @@
 #!/usr/bin/env -S npx tsx
 import { adminCommand } from './commands/admin.ts';
+import { adminWebhooksHandlers } from './commands/admin-webhooks.ts';
 import { agentCommand } from './commands/agent.ts';
 import { burnCommand } from './commands/burn.ts';
 import { jobsCommand } from './commands/jobs.ts';
@@ -26,7 +27,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serveCommand(rest);
     case 'admin':
-      return adminCommand(rest, env);
+      return adminCommand(rest, env, { ...adminWebhooksHandlers });
     case 'agent':
       return agentCommand(rest);
     case 'burn':
