@@ -16,7 +16,9 @@ import { captionfarmCacheDir, type TranscriberEnv } from './whisper-bin.ts';
 export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
 
 /** whisper.cpp's published models: name -> SHA1 and approximate size (models/README.md). */
-export const WHISPER_MODELS: Readonly<Record<string, { sha1: string; size: string }>> = Object.freeze({
+export type ModelCatalog = Readonly<Record<string, { sha1: string; size: string }>>;
+
+export const WHISPER_MODELS: ModelCatalog = Object.freeze({
   tiny: { sha1: 'bd577a113a864445d4c299885e0cb97d4ba92b5f', size: '75 MiB' },
   'tiny.en': { sha1: 'c78c86eb1a8faa21b369bcd33207cc90d64ae9df', size: '75 MiB' },
   base: { sha1: '465707469ff3a37a2b9b8d8f89f2f99de7299dac', size: '142 MiB' },
@@ -67,6 +69,8 @@ export interface ModelsPullOptions {
   signal?: AbortSignal;
   /** Called as bytes arrive; `total` is null when the server sends no length. */
   onProgress?: (received: number, total: number | null) => void;
+  /** Names and SHA1s; default WHISPER_MODELS (tests pass their own). */
+  catalog?: ModelCatalog;
 }
 
 export interface ModelsPullResult {
@@ -84,9 +88,10 @@ export interface ModelsPullResult {
  * there is kept.
  */
 export async function modelsPull(opts: ModelsPullOptions): Promise<ModelsPullResult> {
-  const known = WHISPER_MODELS[opts.name];
-  if (!Object.hasOwn(WHISPER_MODELS, opts.name) || !known) {
-    throw new TranscriptionError('unknown-model', `unknown model "${opts.name}": choose one of ${Object.keys(WHISPER_MODELS).join(', ')}`);
+  const catalog = opts.catalog ?? WHISPER_MODELS;
+  const known = Object.hasOwn(catalog, opts.name) ? catalog[opts.name] : undefined;
+  if (!known) {
+    throw new TranscriptionError('unknown-model', `unknown model "${opts.name}": choose one of ${Object.keys(catalog).join(', ')}`);
   }
   const path = join(opts.modelsDir, modelFileName(opts.name));
   if (existsSync(path) && (await sha1File(path)) === known.sha1) {
@@ -100,10 +105,13 @@ export async function modelsPull(opts: ModelsPullOptions): Promise<ModelsPullRes
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (err as Error).message;
+    const offline = /^(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|UND_ERR_CONNECT_TIMEOUT)$/.test(cause?.code ?? '');
     throw new TranscriptionError(
       'model-download-failed',
-      `could not reach ${new URL(url).host} to download ${modelFileName(opts.name)} (${cause?.code ?? cause?.message ?? (err as Error).message}). ` +
-        `Are you offline? Copy the file into ${opts.modelsDir} by hand, or pass a model path.`,
+      `could not reach ${new URL(url).host} to download ${modelFileName(opts.name)} (${reason}). ` +
+        (offline ? 'Are you offline? ' : '') +
+        `Copy the file into ${opts.modelsDir} by hand, or pass a model path.`,
       { cause: err },
     );
   }
@@ -156,14 +164,15 @@ export interface ModelListEntry {
  * Every model whisper.cpp publishes, with whether it is in `modelsDir`, then any other
  * `ggml-*.bin` found there. `verify: true` hashes installed files (seconds per GiB).
  */
-export async function modelsList(opts: { modelsDir: string; verify?: boolean }): Promise<ModelListEntry[]> {
+export async function modelsList(opts: { modelsDir: string; verify?: boolean; catalog?: ModelCatalog }): Promise<ModelListEntry[]> {
+  const catalog = opts.catalog ?? WHISPER_MODELS;
   const files = new Set((await readdir(opts.modelsDir).catch(() => [] as string[])).filter((f) => /^ggml-.+\.bin$/.test(f)));
-  const names = [...Object.keys(WHISPER_MODELS), ...[...files].map((f) => f.slice(5, -4)).filter((n) => !Object.hasOwn(WHISPER_MODELS, n)).sort()];
+  const names = [...Object.keys(catalog), ...[...files].map((f) => f.slice(5, -4)).filter((n) => !Object.hasOwn(catalog, n)).sort()];
   return Promise.all(
     names.map(async (name) => {
       const path = join(opts.modelsDir, modelFileName(name));
       const installed = files.has(modelFileName(name));
-      const expectedSha1 = WHISPER_MODELS[name]?.sha1 ?? null;
+      const expectedSha1 = Object.hasOwn(catalog, name) ? catalog[name]!.sha1 : null;
       const entry: ModelListEntry = { name, path, installed, bytes: installed ? (await stat(path)).size : null, expectedSha1 };
       if (opts.verify && installed && expectedSha1) entry.verified = (await sha1File(path)) === expectedSha1;
       return entry;
