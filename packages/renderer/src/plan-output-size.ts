@@ -54,7 +54,7 @@ export function sizeFilters(source: Size, out: Size): string[] {
   // Cover: the scaled frame is at least `out` in both dimensions, rounded up to even.
   const w = Math.max(out.width, Math.ceil((source.width * scale) / 2) * 2);
   const h = Math.max(out.height, Math.ceil((source.height * scale) / 2) * 2);
-  const filters = [`scale=${w}:${h}:flags=bicubic`];
+  const filters = w === source.width && h === source.height ? [] : [`scale=${w}:${h}:flags=bicubic`];
   if (w !== out.width || h !== out.height) filters.push(`crop=${out.width}:${out.height}`);
   return filters;
 }

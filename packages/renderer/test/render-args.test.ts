@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { audioEncoderArgs, videoEncoderArgs } from '../src/encoder-args.ts';
+import { plainReencodeArgs, renderArgs, type RenderArgsInput } from '../src/render-args.ts';
+
+const base: RenderArgsInput = {
+  input: '/in/source video.mov',
+  output: 'out/a:b.mp4',
+  format: 'mp4',
+  quality: 'high',
+  encoder: 'cpu',
+  source: { width: 1920, height: 1080 },
+  out: { width: 1280, height: 720 },
+  sourceAudioCodec: 'aac',
+  band: { x: 100, y: 500, width: 1080, height: 160 },
+};
+
+const after = (args: string[], flag: string): string | undefined => args[args.indexOf(flag) + 1];
+
+describe('renderArgs', () => {
+  const args = renderArgs(base);
+
+  it('reads the source, then the caption stream from fd 3 without probing it', () => {
+    expect(args.filter((a, i) => args[i - 1] === '-i')).toEqual(['/in/source video.mov', 'pipe:3']);
+    const pipeAt = args.indexOf('pipe:3');
+    expect(args.slice(pipeAt - 7, pipeAt + 1)).toEqual(['-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3']);
+  });
+
+  it('scales the video, then overlays the band with straight alpha where the painter put it', () => {
+    expect(after(args, '-filter_complex')).toBe(
+      '[0:v:0]scale=1280:720:flags=bicubic[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]',
+    );
+    expect(after(args, '-filter_complex')).not.toContain('premultiplied');
+    expect(renderArgs({ ...base, out: base.source })).toContain('[0:v:0]null[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
+  });
+
+  it('maps the overlaid video and the first audio track if any, keeps timestamps, reports progress on stdout', () => {
+    expect(args.join(' ')).toContain('-map [v] -map 0:a:0?');
+    expect(after(args, '-fps_mode')).toBe('vfr');
+    expect(after(args, '-progress')).toBe('pipe:1');
+    expect(after(args, '-loglevel')).toBe('error');
+  });
+
+  it('writes mp4 with faststart to a path ffmpeg cannot mistake for a protocol', () => {
+    expect(args.slice(-6)).toEqual(['-f', 'mp4', '-movflags', '+faststart', '-y', './out/a:b.mp4']);
+  });
+
+  it('is the plain re-encode plus only the caption input and overlay', () => {
+    const plain = plainReencodeArgs(base);
+    expect(after(plain, '-vf')).toBe('scale=1280:720:flags=bicubic');
+    expect(plain).not.toContain('pipe:3');
+    const tail = (a: string[]) => a.slice(a.indexOf('-c:v'));
+    expect(tail(plain)).toEqual(tail(args));
+  });
+});
+
+describe('encoder arguments', () => {
+  it.each([
+    ['mp4', 'high', 'cpu', ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20']],
+    ['mp4', 'low', 'cpu', ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28']],
+    ['mp4', 'medium', 'nvenc', ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', '25', '-b:v', '0']],
+    ['webm', 'high', 'cpu', ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', '30', '-b:v', '0']],
+    ['webm', 'low', 'nvenc', ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', '40', '-b:v', '0']],
+  ] as const)('%s %s %s', (format, quality, encoder, expected) => {
+    const args = videoEncoderArgs({ format, quality, encoder });
+    expect(args.slice(0, expected.length)).toEqual(expected);
+    expect(args.slice(-2)).toEqual(['-pix_fmt', 'yuv420p']);
+  });
+
+  it.each([
+    ['mp4', 'aac', ['-c:a', 'copy']],
+    ['mp4', 'opus', ['-c:a', 'aac', '-b:a', '160k']],
+    ['mp4', 'pcm_s16le', ['-c:a', 'aac', '-b:a', '160k']],
+    ['webm', 'opus', ['-c:a', 'copy']],
+    ['webm', 'aac', ['-c:a', 'libopus', '-b:a', '128k']],
+    ['webm', null, []],
+  ] as const)('audio for %s from %s', (format, sourceAudioCodec, expected) => {
+    expect(audioEncoderArgs({ format, sourceAudioCodec })).toEqual(expected);
+  });
+});
