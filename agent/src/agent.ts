@@ -21,7 +21,7 @@ export interface AgentOptions {
   safeFetch?: SafeFetchFn;
   encoder?: 'auto' | 'cpu' | 'nvenc';
   capabilities?: Partial<AgentCapabilities>;
-  /** How often leases are extended (keep well under the control plane's lease, 30 s). */
+  /** How often leases are extended; default a quarter of the control plane's lease. */
   heartbeatMs?: number;
   /** Lease poll when no work-available event arrives. */
   pollMs?: number;
@@ -219,7 +219,7 @@ export function createAgent(opts: AgentOptions): Agent {
       );
       unsubscribe = () => sub.unsubscribe();
       timers = [
-        setInterval(() => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)), opts.heartbeatMs ?? 5_000),
+        setInterval(() => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)), opts.heartbeatMs ?? Math.max(250, Math.floor(reg.leaseMs / 4))),
         setInterval(() => void pump(), opts.pollMs ?? 2_000),
       ];
       for (const t of timers) t.unref();

@@ -107,12 +107,12 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       if (existing) {
         await db.updateTable('agent_nodes').set({ capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t }).where('id', '=', existing.id).execute();
         service.onRegistered(existing.id);
-        return { nodeId: existing.id, drain: existing.drain === 1 };
+        return { nodeId: existing.id, drain: existing.drain === 1, leaseMs: timings.leaseMs };
       }
       const id = randomUUID();
       await db.insertInto('agent_nodes').values({ id, name: nodeName, token_id: tokenId, capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t, created_at: t }).execute();
       service.onRegistered(id);
-      return { nodeId: id, drain: false };
+      return { nodeId: id, drain: false, leaseMs: timings.leaseMs };
     },
     async nodeOf(tokenId: string, nodeId: string) {
       return db.selectFrom('agent_nodes').selectAll().where('id', '=', nodeId).where('token_id', '=', tokenId).executeTakeFirst();

@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, testModelPath, watchJob, type Farm } from './e2e-harness.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const main = path.join(root, 'apps/cli/src/main.ts');
+
+let farm: Farm;
+let clip: Buffer;
+const procs: ChildProcess[] = [];
+
+/** A real `captionfarm agent` process. */
+async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: string; log: () => string }> {
+  const workDir = await mkdtemp(path.join(farm.dir, `${name}-`));
+  const token = await farm.agentToken();
+  // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper.
+  const proc = spawn(process.execPath, ['--import', 'tsx', main, 'agent', '--control-plane', farm.url, '--token', token, '--name', name, '--model', testModelPath(), '--threads', '2', '--work-dir', workDir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: root,
+  });
+  let log = '';
+  proc.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  procs.push(proc);
+  const deadline = Date.now() + 30_000;
+  while (!log.includes('connected to')) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`agent ${name} did not start:\n${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { proc, workDir, log: () => log };
+}
+
+async function nodes(): Promise<{ id: string; name: string; state: string; currentJobs: { id: string }[] }[]> {
+  return (await farm.admin('GET', '/admin/v1/nodes')).body.nodes;
+}
+
+beforeAll(async () => {
+  farm = await startFarm({ opts: { agentTimings: { leaseMs: 2000 } } });
+  clip = await readFile(await makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }));
+}, 120_000);
+afterAll(async () => {
+  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+  await farm?.close();
+});
+
+describe('agent processes', () => {
+  it('kill -9 of an agent mid-render: another agent finishes the job and minutes are charged once', async () => {
+    const a = await spawnAgent('alpha');
+    onTestFinished(() => {
+      for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+    });
+    const { api, accountId } = await farm.account('pro', 'resilient');
+    const before = await farm.balance(accountId);
+    const created = await submitUpload(api, clip, {});
+    await watchJob(api, created.id, (j) => (j.phase === 'rendering' && j.percent > 0) || terminal(j));
+    const current = await api("GET", `/v1/automation-jobs/${created.id}`);
+    expect((await nodes()).find((n) => n.name === "alpha")!.currentJobs.map((j) => j.id), `${JSON.stringify(current.body)}\n${a.log()}`).toEqual([created.id]);
+    const b = await spawnAgent('bravo');
+    a.proc.kill('SIGKILL');
+    // alpha's ffmpeg dies with its parent's pipe; the lease expires and bravo takes the job over.
+    const { job, seen } = await watchJob(api, created.id, terminal);
+    expect(job.status, `${JSON.stringify(job)}\n${b.log()}`).toBe('succeeded');
+    expect(seen.at(-1)!.status).toBe('succeeded');
+    expect(b.log()).toContain(`job ${created.id}: leased (attempt 2)`);
+    expect(b.log()).toContain(`job ${created.id}: succeeded`);
+    expect(await farm.balance(accountId)).toBe(before - 1);
+    const ledger = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === created.id);
+    expect(ledger.filter((l: { kind: string }) => l.kind === 'settle')).toHaveLength(1);
+    expect(ledger.filter((l: { kind: string }) => l.kind === 'reserve')).toHaveLength(1);
+    expect((await ffmpegProcesses(a.workDir)).length).toBe(0);
+    b.proc.kill('SIGKILL');
+  });
+
+  it('admin drain stops leasing; undrain resumes; SIGTERM finishes the current job and exits 0', async () => {
+    const c = await spawnAgent('charlie');
+    const node = (await nodes()).find((n) => n.name === 'charlie')!;
+    expect((await farm.admin('POST', `/admin/v1/nodes/${node.id}/drain`)).status).toBe(200);
+    expect((await nodes()).find((n) => n.id === node.id)!.state).toBe('draining');
+    const { api } = await farm.account('pro', 'patient');
+    const created = await submitUpload(api, clip, {});
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await api('GET', `/v1/automation-jobs/${created.id}`)).body.status).toBe('queued');
+    await farm.admin('POST', `/admin/v1/nodes/${node.id}/undrain`);
+    await watchJob(api, created.id, (j) => j.phase === 'transcribing' || j.phase === 'rendering' || terminal(j));
+    // SIGTERM: finish this job, take no new one.
+    const second = await submitUpload(api, clip, {});
+    c.proc.kill('SIGTERM');
+    const exited = new Promise<number | null>((r) => c.proc.once('exit', (code) => r(code)));
+    const { job } = await watchJob(api, created.id, terminal);
+    expect(job.status, c.log()).toBe('succeeded');
+    expect(await exited).toBe(0);
+    expect((await api('GET', `/v1/automation-jobs/${second.id}`)).body.status).toBe('queued');
+  });
+});

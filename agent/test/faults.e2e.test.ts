@@ -1,0 +1,50 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClip, startFarm, submitUpload, terminal, testModelPath, watchJob, writeTruncated, type Farm } from './e2e-harness.ts';
+
+let clip: Buffer;
+const farms: Farm[] = [];
+afterAll(async () => {
+  for (const f of farms) await f.close();
+});
+
+beforeAll(async () => {
+  const f = await startFarm();
+  farms.push(f);
+  clip = await readFile(await makeClip(f.dir, 'clip.mp4', { width: 320, height: 240, seconds: 3, speech: 'A short sentence to transcribe.' }));
+}, 120_000);
+
+describe('faults the agent must survive', () => {
+  it('a truncated model fails the job with transcription-failed, refunds, and the agent keeps serving', async () => {
+    const farm = farms[0]!;
+    const bad = path.join(farm.dir, 'truncated.bin');
+    await writeTruncated(testModelPath(), bad, 4 << 20);
+    const agent = await farm.startAgent({ model: bad, name: 'bad-model' });
+    const { api, accountId } = await farm.account('pro', 'victim');
+    const before = await farm.balance(accountId);
+    const first = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
+    expect(first.job, JSON.stringify(first.job)).toMatchObject({ status: 'failed', failureCode: 'transcription-failed' });
+    expect(await farm.balance(accountId)).toBe(before);
+    // The crash stayed in the whisper child: the same agent takes and fails the next job too.
+    const second = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
+    expect(second.job.failureCode).toBe('transcription-failed');
+    expect(agent.activeJobIds()).toEqual([]);
+    await agent.close();
+  });
+
+  it('a job past its deadline fails with timed-out, refunds, and its agent stops working on it', async () => {
+    const farm = await startFarm({ opts: { agentTimings: { deadlineBaseMs: 1500, deadlinePerInputSecond: 0 } } });
+    farms.push(farm);
+    const agent = await farm.startAgent();
+    const { api, accountId } = await farm.account('pro', 'slowpoke');
+    const before = await farm.balance(accountId);
+    const { job } = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
+    expect(job, JSON.stringify(job)).toMatchObject({ status: 'failed', failureCode: 'timed-out' });
+    expect(job.failureReason).toMatch(/deadline/);
+    expect(await farm.balance(accountId)).toBe(before);
+    const deadline = Date.now() + 5000;
+    while (agent.activeJobIds().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(agent.activeJobIds()).toEqual([]);
+  });
+});
