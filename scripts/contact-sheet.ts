@@ -142,7 +142,7 @@ function scriptShots(): Shot[] {
   const samples: { label: string; words: Word[]; t: number; id: string }[] = [
     { label: 'Arabic (RTL) karaoke', id: 'karaoke', words: spread('مرحبا بكم في قناتنا اليوم سنتحدث عن الذكاء الاصطناعي'.split(' '), 0, 0.4), t: 0.9 },
     { label: 'Hebrew (RTL) boxed', id: 'boxed-word', words: spread('שלום לכולם ברוכים הבאים לערוץ שלנו'.split(' '), 0, 0.4), t: 0.5 },
-    { label: 'Japanese word-pop', id: 'karaoke', words: spread(['今日は', 'とても', 'いい', '天気', 'ですね。', '散歩に', '行きましょう'], 0, 0.5), t: 1.1 },
+    { label: 'Japanese karaoke', id: 'karaoke', words: spread(['今日は', 'とても', 'いい', '天気', 'ですね。', '散歩に', '行きましょう'], 0, 0.5), t: 1.1 },
     { label: 'Chinese clean', id: 'clean-subtitle', words: spread(['我们', '今天', '要', '讨论', '人工智能', '的', '未来', '发展'], 0, 0.4), t: 1.3 },
     { label: 'Emoji + mixed', id: 'bounce', words: spread(['This', 'is', '🔥', 'fire', '100%', 'real', '🚀'], 0, 0.4), t: 0.9 },
     { label: 'Arabic + English bidi', id: 'clean-subtitle', words: spread(['أنا', 'أحب', 'Visual', 'Studio', 'Code', 'كثيرا'], 0, 0.4), t: 0.5 },

@@ -192,12 +192,13 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
 
   const lineFits = (ts: MeasuredToken[]): boolean => {
     if (ts.length <= 1) return true;
+    // Words of the transcript: a Chinese/Japanese word split into characters counts once.
     let words = 0;
     let chars = 0;
     let w = 0;
     let widest = 0;
     ts.forEach((t, i) => {
-      words += t.noSpace ? 0.5 : 1;
+      if (i === 0 || ts[i - 1]!.wordIndex !== t.wordIndex) words++;
       chars += t.chars;
       w += t.width;
       widest = Math.max(widest, t.width);
@@ -211,7 +212,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
     // for the one emphasised word per page, the widest at worst.
     const ends = ((wordScale - 1) * (ts[0]!.width + ts.at(-1)!.width)) / 2;
     return (
-      Math.ceil(words) <= template.layout.maxWordsPerLine &&
+      words <= template.layout.maxWordsPerLine &&
       chars <= template.layout.maxCharsPerLine &&
       w + ends + emphasisGrowth * widest * wordScale <= maxLineWidth * (1 + 1e-9)
     );
@@ -461,6 +462,8 @@ function chunkPages(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => 
         // "...the North Wind and the | Sun" reads badly: move trailing articles/conjunctions on.
         let k2 = k;
         while (k2 > 1 && isWeakEnding(rest[k2 - 1]!.text)) k2--;
+        // Chinese/Japanese: end the page at a word boundary of the transcript when one is near.
+        while (k2 > 1 && rest[k2 - 1]!.wordIndex === rest[k2]!.wordIndex) k2--;
         if (k2 >= Math.max(1, Math.floor(k / 2))) k = k2;
       }
     }
@@ -494,7 +497,13 @@ function breakLines(tokens: MeasuredToken[], lineFits: (ts: MeasuredToken[]) => 
         if (!rest) continue;
         const dev = widthOf(seg) - total / lineCount;
         const ideal = (total / lineCount) ** 2;
-        const punct = tokens[j - 1]!.clauseEnd ? -0.25 * ideal : isWeakEnding(tokens[j - 1]!.text) ? 0.3 * ideal : 0;
+        const punct = tokens[j - 1]!.clauseEnd
+          ? -0.25 * ideal
+          : isWeakEnding(tokens[j - 1]!.text)
+            ? 0.3 * ideal
+            : tokens[j - 1]!.wordIndex === tokens[j]!.wordIndex
+              ? 0.5 * ideal // inside a Chinese/Japanese word: allowed, but a word boundary reads better
+              : 0;
         const cost = dev * dev + punct + rest.cost;
         if (!best || cost < best.cost) best = { cost, breaks: [j, ...rest.breaks] };
       }

@@ -306,6 +306,19 @@ describe('right-to-left and Chinese/Japanese', () => {
     for (let i = 1; i < l.units.length; i++) expect(l.units[i]!.start).toBeGreaterThan(l.units[i - 1]!.start);
   });
 
+  it('Chinese/Japanese lines and pages break between transcript words when they can', () => {
+    const words = speak('我们 今天 要 讨论 人工智能 的 未来 发展', { step: 0.4 });
+    const l = lay(words, tpl({ font: { size: 4 }, layout: { maxCharsPerLine: 20, maxLines: 2 }, timing: { maxWordSeconds: 10 } }));
+    expect(l.pages[0]!.lines.length).toBe(2);
+    for (const p of l.pages) {
+      for (const line of p.lines) {
+        const first = l.units[line.units[0]!]!;
+        const prev = l.units[line.units[0]! - 1];
+        if (prev) expect(prev.wordIndex, `line starting at ${first.text}`).not.toBe(first.wordIndex);
+      }
+    }
+  });
+
   it('Japanese keeps closing punctuation with the character before it', () => {
     const l = lay([{ text: '今日は。', start: 0, end: 1, confidence: 1 }], tpl());
     expect(l.units.map((u) => u.text)).toEqual(['今', '日', 'は。']);

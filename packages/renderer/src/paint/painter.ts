@@ -9,6 +9,7 @@ import {
   type FontSpec,
   type Template,
   type WordFrame,
+  unionRect,
 } from '@captionfarm/captions';
 import { createCanvasMeasurer, setFont } from './measurer.ts';
 import type { BandPainter, BandPainterOptions, PreviewFrameOptions } from './types.ts';
@@ -61,11 +62,11 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
         target.scale(f.scale, f.scale);
         target.translate(-cx, -cy);
       }
-      paintBackground(target, layout, template, f.page);
+      paintBackground(target, layout, template, f, units);
       for (const w of f.words) {
         if (w.opacity <= 0) continue;
         if (w.opacity >= 1) {
-          paintWord(target, units[w.unit]!, w, template, layout);
+          paintWord(target, units[w.unit]!, w, template);
           continue;
         }
         wordLayer ??= createCanvas(band.width, band.height);
@@ -73,7 +74,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
         lc.setTransform(1, 0, 0, 1, 0, 0);
         lc.clearRect(0, 0, band.width, band.height);
         lc.setTransform(target.getTransform());
-        paintWord(lc, units[w.unit]!, w, template, layout);
+        paintWord(lc, units[w.unit]!, w, template);
         target.save();
         target.setTransform(1, 0, 0, 1, 0, 0);
         target.globalAlpha = w.opacity;
@@ -108,17 +109,48 @@ function prepareUnit(u: CaptionUnit, layout: CaptionLayout): PreparedUnit {
   return { unit: u, spec, cx: u.x + u.width / 2, cy: u.baseline - capHeight / 2, capHeight, descender: layout.descender * k };
 }
 
-function paintBackground(ctx: SKRSContext2D, layout: CaptionLayout, tpl: Template, pageIndex: number): void {
+function paintBackground(ctx: SKRSContext2D, layout: CaptionLayout, tpl: Template, f: CaptionFrame, units: PreparedUnit[]): void {
   if (!tpl.background) return;
   const fontPx = layout.font.sizePx;
+  let page = layout.pages[f.page]!;
+  if (tpl.animation.word !== 'none') {
+    // Words appear one by one: the box grows with them instead of waiting empty.
+    const lines = page.lines
+      .map((line) => {
+        let left = Infinity;
+        let right = -Infinity;
+        for (const w of f.words) {
+          const u = units[w.unit]!;
+          if (u.unit.line !== layout.units[line.units[0]!]!.line || w.opacity <= 0) continue;
+          const width = w.visible === null ? u.unit.width : partialWidth(ctx, u, w.text);
+          const x0 = u.unit.direction === 'rtl' ? u.unit.x + u.unit.width - width : u.unit.x;
+          left = Math.min(left, x0);
+          right = Math.max(right, x0 + width);
+        }
+        return left < right ? { ...line, box: { ...line.box, x: left, width: right - left } } : null;
+      })
+      .filter((l) => l !== null);
+    if (lines.length === 0) return;
+    let box = lines[0]!.box;
+    for (const l of lines) box = unionRect(box, l.box);
+    page = { ...page, lines, box };
+  }
   ctx.fillStyle = tpl.background.color;
-  for (const r of backgroundRects(tpl, layout.pages[pageIndex]!, fontPx, layout.lineHeightPx)) {
+  for (const r of backgroundRects(tpl, page, fontPx, layout.lineHeightPx)) {
     roundRect(ctx, r.x, r.y, r.width, r.height, tpl.background.radius * fontPx);
     ctx.fill();
   }
 }
 
-function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Template, layout: CaptionLayout): void {
+function partialWidth(ctx: SKRSContext2D, u: PreparedUnit, text: string): number {
+  ctx.save();
+  setFont(ctx, u.spec, text);
+  const w = ctx.measureText(text).width;
+  ctx.restore();
+  return Math.min(u.unit.width, w);
+}
+
+function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Template): void {
   const u = p.unit;
   const fontPx = u.fontPx;
   ctx.save();
@@ -149,17 +181,7 @@ function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Templ
   const y = u.baseline;
   const outline = tpl.outline && w.outlineColor ? tpl.outline.width * fontPx : 0;
 
-  if (w.glow) {
-    ctx.save();
-    ctx.shadowColor = w.glow.color;
-    ctx.shadowBlur = w.glow.blur * fontPx;
-    ctx.fillStyle = w.glow.color;
-    // Two passes: a wide halo and a tight, brighter core.
-    ctx.fillText(w.text, x, y);
-    ctx.shadowBlur = w.glow.blur * fontPx * 0.4;
-    ctx.fillText(w.text, x, y);
-    ctx.restore();
-  }
+  // Shadow first (a dark halo keeps glowing text readable on bright video), then glow, outline, fill.
   if (tpl.shadow) {
     ctx.save();
     ctx.shadowColor = tpl.shadow.color;
@@ -171,6 +193,17 @@ function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Templ
       ctx.fillStyle = w.color;
       ctx.fillText(w.text, x, y);
     }
+    ctx.restore();
+  }
+  if (w.glow) {
+    ctx.save();
+    ctx.shadowColor = w.glow.color;
+    ctx.shadowBlur = w.glow.blur * fontPx;
+    ctx.fillStyle = w.glow.color;
+    // Two passes: a wide halo and a tight, brighter core.
+    ctx.fillText(w.text, x, y);
+    ctx.shadowBlur = w.glow.blur * fontPx * 0.4;
+    ctx.fillText(w.text, x, y);
     ctx.restore();
   }
   if (outline > 0) strokeText(ctx, w.text, x, y, outline, w.outlineColor!);
