@@ -2,6 +2,8 @@
 import { adminCommand } from './commands/admin.ts';
 import { adminWebhooksHandlers } from './commands/admin-webhooks.ts';
 import { agentCommand } from './commands/agent.ts';
+import { modelsCommand } from './commands/models.ts';
+import { previewCommand } from './commands/preview.ts';
 import { burnCommand } from './commands/burn.ts';
 import { jobsCommand } from './commands/jobs.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -12,6 +14,8 @@ import { CliError } from './output.ts';
 const USAGE = `captionfarm <command>
 
   serve                  start the control plane (embedded default: SQLite, built-in store, in-process agent)
+  models list|pull NAME  whisper models (captionfarm models --help)
+  preview --template ID --video FILE --at S -o frame.png   one rendered frame of a template
   agent --control-plane URL --token T   run a standalone agent (captionfarm agent --help)
   admin ...              accounts, plans, minutes, keys, webhook secrets (captionfarm admin --help)
   burn INPUT --template ID [-o OUT]   caption a local file or https URL and download the result
@@ -30,6 +34,10 @@ export async function main(argv: string[]): Promise<void> {
       return adminCommand(rest, env, { ...adminWebhooksHandlers });
     case 'agent':
       return agentCommand(rest);
+    case 'models':
+      return modelsCommand(rest);
+    case 'preview':
+      return previewCommand(rest);
     case 'burn':
       return burnCommand(rest, env);
     case 'jobs':

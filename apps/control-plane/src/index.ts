@@ -4,3 +4,4 @@ export { readAdminToken, SECRETS_FILE } from './secrets.ts';
 export { toJobRecord } from './services/job-record.ts';
 export type { AgentRouter } from './agents/router.ts';
 export { DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
+export { sampleWords, renderTemplatePreview } from './preview.ts';

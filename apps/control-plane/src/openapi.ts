@@ -68,6 +68,24 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           responses: { '200': json('JobRecord', 'Cancelled (idempotent)'), '404': errorResponse('not_found'), '409': errorResponse('job_not_cancellable'), ...common },
         },
       },
+      '/v1/automation-jobs/{id}/webhook-deliveries': {
+        get: { operationId: 'listWebhookDeliveries', parameters: [idParam], responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common } },
+      },
+      '/v1/templates': {
+        get: { operationId: 'listTemplates', responses: { '200': { description: 'Built-in and custom templates' }, ...common } },
+        post: { operationId: 'createTemplate', responses: { '201': { description: 'The saved custom template' }, '400': errorResponse('invalid_request'), '409': errorResponse('conflict (id taken)'), ...common } },
+      },
+      '/v1/templates/{id}': {
+        get: { operationId: 'getTemplate', parameters: [{ ...idParam, schema: { type: 'string' } }], responses: { '200': { description: 'The template' }, '404': errorResponse('not_found'), ...common } },
+        delete: { operationId: 'deleteTemplate', parameters: [{ ...idParam, schema: { type: 'string' } }], responses: { '204': { description: 'Deleted' }, '403': errorResponse('forbidden (built-in)'), '404': errorResponse('not_found'), ...common } },
+      },
+      '/v1/templates/{id}/preview': {
+        post: {
+          operationId: 'previewTemplate',
+          parameters: [{ ...idParam, schema: { type: 'string' } }],
+          responses: { '200': { description: 'One rendered frame', content: { 'image/png': {} } }, '400': errorResponse('invalid_request'), '404': errorResponse('not_found'), ...common },
+        },
+      },
       '/v1/automation-jobs/uploads': {
         post: {
           operationId: 'createUpload',

@@ -3,6 +3,7 @@ import { readAdminToken } from '@captionfarm/control-plane';
 import type { CliEnv } from '../env.ts';
 import { requestJson } from '../http.ts';
 import { CliError, print, table } from '../output.ts';
+import { ADMIN_WEBHOOKS_USAGE } from './admin-webhooks.ts';
 
 export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--json]
 
@@ -21,6 +22,7 @@ export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--jso
   nodes show --node ID|NAME
   nodes drain --node ID|NAME          (finish current jobs, lease no new ones)
   nodes undrain --node ID|NAME
+${ADMIN_WEBHOOKS_USAGE}
 
 Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
 token the embedded default keeps in CAPTIONFARM_DATA_DIR (default ./data).`;
@@ -48,6 +50,7 @@ export async function adminCommand(argv: string[], env: CliEnv, extra: Record<st
       note: { type: 'string' },
       key: { type: 'string' },
       job: { type: 'string' },
+      delivery: { type: 'string' },
       node: { type: 'string' },
       token: { type: 'string' },
       url: { type: 'string' },

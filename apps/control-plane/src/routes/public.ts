@@ -1,9 +1,19 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { ApiError } from '@captionfarm/contracts';
+import { ApiError, issuesToDetails } from '@captionfarm/contracts';
+import { z } from 'zod';
+import { renderTemplatePreview } from '../preview.ts';
 import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
+
+const PreviewRequestSchema = z.strictObject({
+  text: z.string().min(1).max(300).default('Your captions will look exactly like this'),
+  width: z.number().int().min(64).max(3840).default(1080),
+  height: z.number().int().min(64).max(3840).default(1920),
+  /** Seconds: which moment of the animation to show. */
+  at: z.number().min(0).max(600).default(2),
+});
 
 type Handler = (req: Request, res: Response) => Promise<void>;
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => {
@@ -56,6 +66,13 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.delete('/templates/:id', wrap(async (req, res) => {
     await deps.templates.remove(callerOf(res).accountId, String(req.params.id));
     res.status(204).end();
+  }));
+  r.post('/templates/:id/preview', wrap(async (req, res) => {
+    const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
+    const { template } = await deps.templates.get(callerOf(res).accountId, String(req.params.id));
+    const png = await renderTemplatePreview({ template, ...parsed.data });
+    res.status(200).type('image/png').send(png);
   }));
   deps.extend?.(r);
   return r;
