@@ -1,0 +1,79 @@
+/**
+ * bench:e2e — the wall time of one whole job (upload -> ingest -> transcribe -> render -> upload ->
+ * succeeded) for a 60 s 1080x1920 30 fps clip through the real control plane and an in-process
+ * agent (the embedded default's path), against the baseline measured in the same run on the same
+ * inputs: ffmpeg audio extraction + whisper.cpp's own whisper-cli + a plain ffmpeg re-encode with
+ * the same encoder settings. Prints the ratio (ours / baseline).
+ *
+ *   npm run bench:e2e [-- --runs 2]
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { resolveWhisperBinDir } from '@captionfarm/transcriber';
+import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
+import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
+
+const run = promisify(execFile);
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' }, seconds: { type: 'string', default: '60' } } });
+const runs = Number(values.runs);
+const seconds = Number(values.seconds);
+const shared = path.resolve(import.meta.dirname, '../../../shared/media');
+
+async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
+  const t0 = performance.now();
+  const v = await fn();
+  return [(performance.now() - t0) / 1000, v];
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
+try {
+  // A 60 s portrait clip with real speech: the shared espeak reading, looped, under testsrc2.
+  const clip = path.join(dir, 'clip.mp4');
+  await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1080x1920:r=30:d=${seconds}`, '-stream_loop', '-1', '-i', path.join(shared, 'en.wav'),
+    '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', clip]);
+  const bytes = await readFile(clip);
+  const model = testModelPath();
+  const bin = resolveWhisperBinDir();
+
+  const baseline: number[] = [];
+  const ours: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    // Baseline: what a person would script by hand.
+    const [tb] = await time(async () => {
+      const wav = path.join(dir, 'audio.wav');
+      await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
+      await run(path.join(bin, 'whisper-cli'), ['-m', model, '-f', wav, '-t', '2', '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np']);
+      await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder: 'cpu' }), ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }), ...muxerArgs('mp4'), path.join(dir, 'plain.mp4')]);
+    });
+    baseline.push(tb);
+
+    // Ours: a fresh control plane + agent each run (model load included, as for a first job).
+    const farm = await startFarm();
+    try {
+      await farm.startAgent();
+      const { api } = await farm.account('pro', 'bench');
+      const [to, result] = await time(async () => {
+        const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });
+        return watchJob(api, created.id, terminal, 1_800_000);
+      });
+      if (result.job.status !== 'succeeded') throw new Error(`bench job ended ${result.job.status}: ${result.job.failureReason}`);
+      ours.push(to);
+    } finally {
+      await farm.close();
+    }
+    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s`);
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  const b = median(baseline);
+  const o = median(ours);
+  console.log(`\nbench:e2e  ${seconds} s 1080x1920 30 fps clip, whisper base, libx264 veryfast CRF 20, 2 threads`);
+  console.log(`  baseline (ffmpeg extract + whisper-cli + ffmpeg re-encode): ${b.toFixed(1)} s  (${(seconds / b).toFixed(2)}x realtime)`);
+  console.log(`  captionfarm whole job (upload .. succeeded):                 ${o.toFixed(1)} s  (${(seconds / o).toFixed(2)}x realtime)`);
+  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)}`);
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
