@@ -23,13 +23,13 @@ export const RISE_EM = 0.35;
 /** Bouncing active words jump this high (em). */
 export const BOUNCE_EM = 0.22;
 /** A bounce lasts this many transition durations. */
-export const BOUNCE_SPAN = 2;
+export const BOUNCE_SPAN = 1.5;
 /** A page popping in starts at 80% size. */
 export const PAGE_POP_FROM = 0.8;
 export const pagePopScale = (p: number) => PAGE_POP_FROM + (1 - PAGE_POP_FROM) * easeOutBack(p);
 /** Pages sliding up start this far below (em). */
 export const SLIDE_EM = 0.45;
-/** Typewriter: seconds per letter at most (a long word is typed faster than it is spoken? no: never slower). */
+/** Typewriter: a word is typed at this many seconds per letter, or faster when it is spoken faster. */
 export const TYPE_SECONDS_PER_LETTER = 0.045;
 
 /** Jump height as a fraction of BOUNCE_EM for progress p over the bounce span: a parabola. */

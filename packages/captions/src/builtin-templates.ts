@@ -52,7 +52,7 @@ const inputs: TemplateInput[] = [
     shadow: { color: '#000000CC', blur: 0, offsetY: 0.08 },
     layout: { maxWordsPerLine: 3, maxCharsPerLine: 16, maxLines: 2 },
     active: { color: '#FFC23C', scale: 1.1 },
-    animation: { active: 'bounce', duration: 0.13 },
+    animation: { active: 'bounce', duration: 0.12 },
   },
   {
     id: 'typewriter',
@@ -118,7 +118,7 @@ const inputs: TemplateInput[] = [
     position: { y: 0.86 },
     layout: { maxWordsPerLine: 6, maxCharsPerLine: 30, maxLines: 2 },
     timing: { lingerSeconds: 0.7 },
-    animation: { word: 'rise', duration: 0.22 },
+    animation: { word: 'rise', duration: 0.16 },
   },
   {
     id: 'impact',

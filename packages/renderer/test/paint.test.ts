@@ -105,7 +105,9 @@ describe('nothing drawn outside the band, opaque text inside the safe area', () 
       expect(p.band.x + p.band.width).toBeLessThanOrEqual(width);
       expect(p.band.y + p.band.height).toBeLessThanOrEqual(height);
       const pages = p.layout.pages;
-      const times = [0, 1, 2, 3, pages.length - 2, pages.length - 1]
+      // 4K is the slow case to scan: fewer pages there (its layout is the 720p one, scaled).
+      const pageIdx = width * height > 4e6 ? [1, pages.length - 2] : [0, 1, 2, 3, pages.length - 2, pages.length - 1];
+      const times = pageIdx
         .filter((i) => i >= 0 && i < pages.length)
         .flatMap((i) => [pages[i]!.start + 0.04, pages[i]!.start + 0.09, pages[i]!.start + 0.2]);
       for (const t of times) {
