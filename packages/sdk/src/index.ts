@@ -1,1 +1,29 @@
-export {};
+export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type TemplatePreview, type UploadFileOptions } from './client.ts';
+export {
+  CaptionfarmApiError,
+  CaptionfarmError,
+  CaptionfarmNetworkError,
+  InvalidResponseError,
+  UploadRejectedError,
+  WebhookVerificationError,
+  isApiError,
+  type WebhookVerificationCode,
+} from './errors.ts';
+export { SDK_VERSION } from './http.ts';
+export { RETRYABLE_FAILURE_CODES, isKnownFailureCode, isRetryableFailure, isTerminal, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
+export { type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
+export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
+export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type HeadersLike, type VerifiedWebhook, type VerifyWebhookOptions } from './webhooks.ts';
+export {
+  FAILURE_CODES,
+  type ApiErrorCode,
+  type CreateJobRequest,
+  type CreateUploadRequest,
+  type FailureCode,
+  type Format,
+  type JobPhase,
+  type JobStatus,
+  type Quality,
+  type Resolution,
+  type UploadRecord,
+} from '@captionfarm/contracts';

@@ -1,0 +1,163 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { CreateJobRequest, CreateUploadRequest, UploadRecord } from '@captionfarm/contracts';
+import { CaptionfarmError } from './errors.ts';
+import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
+import { ClientJobListSchema, ClientJobSchema, ClientUploadSchema, TemplateDetailSchema, TemplateSummarySchema, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
+import { downloadOutput, putUpload, type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
+import { pollUntilTerminal, type WaitForJobOptions } from './wait.ts';
+
+export interface ClientOptions {
+  /** Where the service runs, without /v1: e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  /** Secret API key (`cf_live_...`); keep it server-side. */
+  apiKey: string;
+  /** A fetch implementation (tests, proxies). Default: the global fetch. */
+  fetch?: typeof fetch;
+  /**
+   * Automatic retries of one call: after 429 `rate_limited` / 503 (waiting for Retry-After), and
+   * for GETs and cancel also after network errors and 5xx. Default 2; 0 turns them off.
+   */
+  maxRetries?: number;
+  /** A Retry-After longer than this is not waited out; the error is thrown. Default 60 000. */
+  maxRetryDelayMs?: number;
+  /** Per-attempt timeout of API calls (uploads and downloads have none). Default 30 000. */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+export interface ListJobsOptions extends CallOptions {
+  /** Jobs per request (1..100; the server's default is 20). */
+  pageSize?: number | undefined;
+  /** Start after this cursor (a previous page's nextCursor). */
+  cursor?: string | undefined;
+}
+
+export interface JobPage {
+  jobs: Job[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface UploadFileOptions extends CallOptions {
+  /** Name sent as `fileName` (its extension picks the content type). Default: the file's base name. */
+  fileName?: string | undefined;
+  onProgress?: ((p: TransferProgress) => void) | undefined;
+}
+
+/** The preview as the service answers it: image bytes (`binary`, e.g. image/png), or a JSON body. */
+export type TemplatePreview = BinaryOrJson<unknown>;
+
+export interface CaptionfarmClient {
+  readonly baseUrl: string;
+  /** Step 1 of an upload: POST /v1/automation-jobs/uploads -> presigned uploadUrl for exactly `sizeBytes`. */
+  createUpload(req: CreateUploadRequest, opts?: CallOptions): Promise<UploadRecord>;
+  /** Step 2: the raw PUT of the bytes to `uploadUrl` (no Authorization header, exact Content-Length). */
+  putUpload(upload: Pick<UploadRecord, 'uploadUrl' | 'contentType' | 'sizeBytes'>, body: UploadBody, opts?: PutUploadOptions): Promise<void>;
+  /** Steps 1 and 2 for a local file; pass the returned `uploadId` to createJob. */
+  uploadFile(filePath: string, opts?: UploadFileOptions): Promise<UploadRecord>;
+  /** POST /v1/automation-jobs: 202, a `queued` job (minutes are reserved). Exactly one of videoUrl and uploadId. */
+  createJob(req: CreateJobRequest, opts?: CallOptions): Promise<Job>;
+  getJob(id: string, opts?: CallOptions): Promise<Job>;
+  /** Idempotent: cancelling a cancelled job returns it; a succeeded or failed one throws 409 `job_not_cancellable`. */
+  cancelJob(id: string, opts?: CallOptions): Promise<Job>;
+  /** One page of GET /v1/automation-jobs, newest first. */
+  listJobsPage(opts?: ListJobsOptions): Promise<JobPage>;
+  /** Every job of the account, newest first, fetching pages as the loop goes: `for await (const job of client.listJobs())`. */
+  listJobs(opts?: ListJobsOptions): AsyncGenerator<Job, void, undefined>;
+  /** Polls (with backoff and jitter) until the job is succeeded, failed or cancelled, and returns that record. */
+  waitForJob(id: string, opts?: WaitForJobOptions): Promise<Job>;
+  /** Streams a succeeded job's output to a file (through `file.part`). */
+  downloadOutput(job: Pick<Job, 'id' | 'status' | 'downloadUrl'>, filePath: string, opts?: DownloadOptions): Promise<{ path: string; bytes: number }>;
+  listTemplates(opts?: CallOptions): Promise<TemplateSummary[]>;
+  getTemplate(id: string, opts?: CallOptions): Promise<TemplateDetail>;
+  /** POST /v1/templates/:id/preview with the given options (a still frame of the template). */
+  previewTemplate(id: string, req?: Record<string, unknown>, opts?: CallOptions): Promise<TemplatePreview>;
+}
+
+const enc = encodeURIComponent;
+
+export function createClient(options: ClientOptions): CaptionfarmClient {
+  if (!options.baseUrl) throw new CaptionfarmError('invalid_options', 'baseUrl is required (e.g. http://127.0.0.1:8080)');
+  if (!options.apiKey) throw new CaptionfarmError('invalid_options', 'apiKey is required (an API key, cf_live_...)');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const userAgent = options.userAgent ?? `captionfarm-sdk/${SDK_VERSION} node/${process.versions.node}`;
+  const http = createTransport({
+    baseUrl: options.baseUrl,
+    apiKey: options.apiKey,
+    fetch: fetchImpl,
+    maxRetries: options.maxRetries ?? 2,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    userAgent,
+  });
+
+  const getJob = (id: string, opts: CallOptions & { maxRetries?: number } = {}) =>
+    http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}`, schema: ClientJobSchema, signal: opts.signal, idempotent: true, ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}) }) as Promise<Job>;
+
+  const listJobsPage = async (opts: ListJobsOptions = {}): Promise<JobPage> =>
+    (await http.request({
+      method: 'GET',
+      path: '/v1/automation-jobs',
+      query: { cursor: opts.cursor, limit: opts.pageSize },
+      schema: ClientJobListSchema,
+      signal: opts.signal,
+      idempotent: true,
+    })) as JobPage;
+
+  const client: CaptionfarmClient = {
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    createUpload: (req, opts = {}) =>
+      http.request({ method: 'POST', path: '/v1/automation-jobs/uploads', body: req, schema: ClientUploadSchema, signal: opts.signal, idempotent: false }),
+    putUpload: (upload, body, opts) => putUpload(fetchImpl, upload, body, opts),
+    async uploadFile(filePath, opts = {}) {
+      const st = await stat(filePath);
+      if (!st.isFile()) throw new CaptionfarmError('invalid_file', `${filePath} is not a regular file`);
+      const upload = await client.createUpload({ fileName: opts.fileName ?? path.basename(filePath), sizeBytes: st.size }, { signal: opts.signal });
+      const stream = createReadStream(filePath);
+      try {
+        await putUpload(fetchImpl, upload, stream, { signal: opts.signal, onProgress: opts.onProgress });
+      } finally {
+        stream.destroy();
+      }
+      return upload;
+    },
+    createJob: async (req, opts = {}) =>
+      (await http.request({ method: 'POST', path: '/v1/automation-jobs', body: req, schema: ClientJobSchema, signal: opts.signal, idempotent: false })) as Job,
+    getJob: (id, opts) => getJob(id, opts),
+    cancelJob: async (id, opts = {}) =>
+      (await http.request({ method: 'POST', path: `/v1/automation-jobs/${enc(id)}/cancel`, schema: ClientJobSchema, signal: opts.signal, idempotent: true })) as Job,
+    listJobsPage,
+    async *listJobs(opts = {}) {
+      let cursor = opts.cursor;
+      do {
+        const page = await listJobsPage({ ...opts, cursor });
+        yield* page.jobs;
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+    },
+    // waitForJob runs its own retry loop (Retry-After, backoff), so each poll is a single attempt.
+    waitForJob: (id, opts = {}) => pollUntilTerminal((signal) => getJob(id, { signal, maxRetries: 0 }), opts),
+    downloadOutput: (job, filePath, opts) => downloadOutput(fetchImpl, job, filePath, opts),
+    listTemplates: async (opts = {}) =>
+      (await http.request({ method: 'GET', path: '/v1/templates', schema: z.looseObject({ templates: z.array(TemplateSummarySchema) }), signal: opts.signal, idempotent: true })).templates,
+    getTemplate: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/templates/${enc(id)}`, schema: TemplateDetailSchema, signal: opts.signal, idempotent: true }),
+    previewTemplate: (id, req = {}, opts = {}) =>
+      http.request<TemplatePreview>({
+        method: 'POST',
+        path: `/v1/templates/${enc(id)}/preview`,
+        body: req,
+        schema: z.unknown() as z.ZodType<TemplatePreview>,
+        signal: opts.signal,
+        idempotent: true,
+        binary: true,
+      }),
+  };
+  return client;
+}
