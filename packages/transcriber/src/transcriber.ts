@@ -11,6 +11,7 @@ import { toWhisperWav } from './audio.ts';
 import { TranscriptionError } from './errors.ts';
 import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
+import { detectSpeech, keepSpokenWords } from './vad.ts';
 import { toWords, type WordTiming } from './to-words.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
@@ -30,8 +31,14 @@ export interface TranscriberOptions {
   timing?: WordTiming;
   /** Beam size; 1 = greedy. Default 1 (see README for the measurements). */
   beamSize?: number;
-  /** Environment for the defaults above; default process.env. */
-  env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined };
+  /**
+   * Silero VAD model (path or name) gating hallucinated words; default
+   * `ggml-silero-v6.2.3.bin` in modelsDir, else in the default models dir (where
+   * scripts/build-whisper puts it). `false`: no gate (whisper then writes "Thank you." on silence).
+   */
+  vadModel?: string | false;
+  /** Environment for the defaults above and for the whisper.cpp children; default process.env. */
+  env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined; OMP_WAIT_POLICY?: string | undefined };
 }
 
 export interface TranscribeRequest {
@@ -64,13 +71,29 @@ export function dtwPreset(modelPath: string): string | undefined {
   return `${m[1]!.replace(/-/g, '.')}${m[2] ?? ''}`;
 }
 
+export const VAD_MODEL_NAME = 'silero-v6.2.3';
+
+function findVadModel(option: string | undefined, modelsDir: string, fallbackDir: string): string {
+  if (option !== undefined) return resolveModelPath(option, modelsDir);
+  const inModelsDir = resolveModelPath(VAD_MODEL_NAME, modelsDir);
+  return existsSync(inModelsDir) ? inModelsDir : resolveModelPath(VAD_MODEL_NAME, fallbackDir);
+}
+
 export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const env = opts.env ?? process.env;
   const threads = opts.threads ?? Math.min(4, availableParallelism());
   const timing = opts.timing ?? 'token';
   const beamSize = opts.beamSize ?? 1;
   const ffmpegPath = opts.ffmpegPath ?? env.FFMPEG_PATH ?? 'ffmpeg';
-  const modelPath = resolveModelPath(opts.model, opts.modelsDir ?? defaultModelsDir(env));
+  const modelsDir = opts.modelsDir ?? defaultModelsDir(env);
+  const modelPath = resolveModelPath(opts.model, modelsDir);
+  const vadModel = opts.vadModel === false ? null : findVadModel(opts.vadModel, modelsDir, defaultModelsDir(env));
+  let binDir: string | null = opts.binDir ?? null;
+  // OpenMP workers that spin between parallel regions starve everything else when the cores are
+  // shared: whisper-cli on jfk.wav, 2 threads, a loaded 2-core box: 16.4-18.4 s spinning
+  // (OpenMP's default) vs 4.4-7.5 s with passive waiting. The operator's setting wins.
+  const childEnv: NodeJS.ProcessEnv = { ...env, OMP_WAIT_POLICY: env.OMP_WAIT_POLICY ?? 'passive' };
+  const getBinDir = () => (binDir ??= resolveWhisperBinDir(env));
 
   let server: Promise<WhisperServer> | null = null;
   let closed = false;
@@ -88,8 +111,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const hint = modelPath === resolveModelPath(opts.model, '') ? 'check the path' : `run "captionfarm models pull ${opts.model}"`;
       throw new TranscriptionError('transcription-failed', `whisper model "${opts.model}" not found at ${modelPath}: ${hint}`);
     }
-    const binDir = opts.binDir ?? resolveWhisperBinDir(env);
-    server = startWhisperServer({ binDir, model: modelPath, threads, dtw: timing === 'dtw' ? dtwPreset(modelPath) : undefined });
+    server = startWhisperServer({ binDir: getBinDir(), model: modelPath, threads, dtw: timing === 'dtw' ? dtwPreset(modelPath) : undefined, env: childEnv });
     return server;
   };
 
@@ -102,12 +124,23 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     const workDir = await mkdtemp(join(tmpdir(), 'captionfarm-transcribe-'));
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(req.signal ? { signal: req.signal } : {}) });
-      if (!audio) return { language: req.language ?? 'en', words: [] }; // no audio track: nothing said
+      // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
+      const nothing = { language: req.language ?? 'en', words: [] };
+      if (!audio) return nothing;
       const whisper = await ensureServer();
+      let speech = null;
+      if (vadModel) {
+        if (!existsSync(vadModel)) {
+          throw new TranscriptionError('transcription-failed', `VAD model not found at ${vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`);
+        }
+        speech = await detectSpeech({ binDir: getBinDir(), model: vadModel, wav: audio.path, threads, env: childEnv, ...(req.signal ? { signal: req.signal } : {}) });
+        if (speech.length === 0) return nothing;
+      }
       req.signal?.throwIfAborted();
       const fields = inferenceFields({ language: req.language ?? 'auto', beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6 });
       const payload = await whisper.infer(audio.path, fields, req.signal);
-      return toWords(payload, { timing, duration: audio.duration, ...(req.language ? { language: req.language } : {}) });
+      const result = toWords(payload, { timing, duration: audio.duration, ...(req.language ? { language: req.language } : {}) });
+      return speech ? { ...result, words: keepSpokenWords(result.words, speech) } : result;
     } finally {
       await rm(workDir, { recursive: true, force: true });
     }

@@ -23,6 +23,8 @@ export interface WhisperServerConfig {
   dtw?: string | undefined;
   /** How long model loading may take before we give up. */
   readyTimeoutMs?: number;
+  /** The child's environment. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Command-line args of whisper-server (pure). */
@@ -105,6 +107,22 @@ export interface WhisperServer {
 }
 
 const STDERR_KEEP = 8000;
+
+// Children still running when this process exits (normally, on an uncaught error or through
+// process.exit) are killed with it, rather than left holding the model in memory. A SIGKILL of
+// this process cannot be caught: its whisper-server then lives on until killed.
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
 const tail = (s: string, n = 1500) => (s.length > n ? `...${s.slice(-n)}` : s).trim();
 
 /** Starts whisper-server and resolves once the model is loaded and the port answers. */
@@ -123,7 +141,8 @@ class PortTakenError extends Error {}
 
 async function startOnce(cfg: WhisperServerConfig, port: number): Promise<WhisperServer> {
   const binary = join(cfg.binDir, 'whisper-server');
-  const child: ChildProcess = spawn(binary, whisperServerArgs({ ...cfg, port }), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(binary, whisperServerArgs({ ...cfg, port }), { stdio: ['ignore', 'ignore', 'pipe'], ...(cfg.env ? { env: cfg.env } : {}) });
+  track(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-STDERR_KEEP)));
   let exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null = null;
@@ -197,7 +216,7 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
       throw new TranscriptionError('transcription-failed', `whisper.cpp request failed: ${(err as Error).message}`, { cause: err });
     });
     if (status !== 200) {
-      throw new TranscriptionError('transcription-failed', `whisper.cpp answered HTTP ${status}: ${tail(body, 500)} ${tail(stderr, 500)}`);
+      throw new TranscriptionError('transcription-failed', `whisper.cpp answered HTTP ${status}: ${body.replace(/\s+/g, ' ').trim().slice(0, 500)}`);
     }
     try {
       return JSON.parse(body) as unknown;

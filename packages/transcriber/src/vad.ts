@@ -1,0 +1,90 @@
+/**
+ * Speech gate: Silero VAD (whisper.cpp's `whisper-vad-speech-segments`) finds where someone
+ * speaks; words whisper writes outside those regions are hallucinations ("Thank you.", "Thanks
+ * for watching!" on silence, room tone or music, measured with base) and are dropped, and a file
+ * with no speech is not sent to whisper at all.
+ *
+ * Why a gate and not whisper's own --vad: with --vad whisper.cpp maps segment times back to the
+ * original timeline but not token times, and word times come from tokens. Why not the no-speech
+ * threshold: whisper.cpp reads the no-speech probability after the task tokens, where it is
+ * near 0 (1e-6 on digital silence here), so it never fires.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { Word } from '@captionfarm/contracts';
+import { TranscriptionError } from './errors.ts';
+
+export interface SpeechRegion {
+  /** seconds */
+  start: number;
+  end: number;
+}
+
+export interface VadParams {
+  /** Speech probability above which a 32 ms window is speech. */
+  threshold: number;
+  minSpeechMs: number;
+  minSilenceMs: number;
+  speechPadMs: number;
+}
+
+export const DEFAULT_VAD: VadParams = { threshold: 0.5, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
+
+/** Args of whisper-vad-speech-segments (pure). */
+export function vadArgs(opts: { wav: string; model: string; threads: number; params?: VadParams }): string[] {
+  const p = opts.params ?? DEFAULT_VAD;
+  return [
+    '--file', opts.wav, '--vad-model', opts.model, '--threads', String(opts.threads), '--no-prints',
+    '--vad-threshold', String(p.threshold), '--vad-min-speech-duration-ms', String(p.minSpeechMs),
+    '--vad-min-silence-duration-ms', String(p.minSilenceMs), '--vad-speech-pad-ms', String(p.speechPadMs),
+  ];
+}
+
+/**
+ * Parses its stdout: "Speech segment 0: start = 29.00, end = 1050.00" lines, in centiseconds
+ * (whisper.cpp's VAD segment unit).
+ */
+export function parseSpeechSegments(stdout: string): SpeechRegion[] {
+  if (!/Detected \d+ speech segments/.test(stdout)) {
+    throw new TranscriptionError('transcription-failed', `unexpected VAD output: ${stdout.slice(0, 200)}`);
+  }
+  return [...stdout.matchAll(/^Speech segment \d+: start = ([\d.]+), end = ([\d.]+)$/gm)].map((m) => ({
+    start: Number(m[1]) / 100,
+    end: Number(m[2]) / 100,
+  }));
+}
+
+/** Runs the VAD on a 16 kHz mono WAV; kills it on abort. */
+export function detectSpeech(opts: { binDir: string; model: string; wav: string; threads: number; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<SpeechRegion[]> {
+  return new Promise((resolve, reject) => {
+    const binary = join(opts.binDir, 'whisper-vad-speech-segments');
+    const child = spawn(binary, vadArgs(opts), { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.env ? { env: opts.env } : {}) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    child.on('error', (err) => {
+      if (opts.signal?.aborted) reject(opts.signal.reason);
+      else reject(new TranscriptionError('transcription-failed', `could not run ${binary}: ${err.message}; run "bash scripts/build-whisper"`, { cause: err }));
+    });
+    child.on('close', (code, sig) => {
+      if (opts.signal?.aborted) return reject(opts.signal.reason);
+      if (code !== 0) {
+        return reject(new TranscriptionError('transcription-failed', `VAD failed (exit ${code ?? sig}) with model ${opts.model}: ${stderr.trim().slice(-800) || 'no output'}`));
+      }
+      try {
+        resolve(parseSpeechSegments(stdout));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+/**
+ * Keeps the words that overlap a speech region widened by `padSeconds` on each side: whisper's
+ * word times and the VAD's edges each miss by a few hundred ms at worst.
+ */
+export function keepSpokenWords(words: Word[], regions: SpeechRegion[], padSeconds = 0.3): Word[] {
+  return words.filter((w) => regions.some((r) => w.start < r.end + padSeconds && w.end > r.start - padSeconds));
+}

@@ -1,0 +1,164 @@
+/**
+ * The transcriber against the real whisper.cpp build, with whisper.cpp's weightless CI fixture
+ * model (loads like a real one, transcribes to nothing): lifecycle, errors, crash isolation,
+ * abort. Accuracy with real weights is in accuracy.e2e.test.ts.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTranscriber, dtwPreset, TranscriptionError, WHISPER_LANGUAGES, type Transcriber } from '../src/index.ts';
+import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
+import { keepSpokenWords, parseSpeechSegments, vadArgs } from '../src/vad.ts';
+import { childPids, EMPTY_TINY, MEDIA, waitFor, whisperBinDir } from './helpers.ts';
+
+describe('pure pieces', () => {
+  it('builds whisper-server args as an array', () => {
+    expect(whisperServerArgs({ model: '/m/ggml-base.bin', threads: 2, port: 8123 })).toEqual([
+      '--model', '/m/ggml-base.bin', '--threads', '2', '--host', '127.0.0.1', '--port', '8123',
+    ]);
+    expect(whisperServerArgs({ model: 'm', threads: 1, port: 1, dtw: 'base' }).slice(-3)).toEqual(['--dtw', 'base', '--no-flash-attn']);
+  });
+
+  it('sets every inference field, since the server keeps them between requests', () => {
+    const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 5, noSpeechThreshold: 0.6 });
+    expect(fields).toMatchObject({ response_format: 'verbose_json', language: 'auto', beam_size: '-1', best_of: '5', no_language_probabilities: 'true', token_timestamps: 'true', prompt: '' });
+    expect(inferenceFields({ language: 'de', beamSize: 5, bestOf: 5, noSpeechThreshold: 0.6 }).beam_size).toBe('5');
+  });
+
+  it('maps model file names to DTW presets', () => {
+    expect(dtwPreset('/x/ggml-base.bin')).toBe('base');
+    expect(dtwPreset('ggml-base.en.bin')).toBe('base.en');
+    expect(dtwPreset('ggml-large-v3-turbo.bin')).toBe('large.v3.turbo');
+    expect(dtwPreset('my-model.bin')).toBeUndefined();
+  });
+
+  it('parses VAD segments (centiseconds) and keeps only words near speech', () => {
+    const regions = parseSpeechSegments('\nDetected 2 speech segments:\nSpeech segment 0: start = 29.00, end = 230.00\nSpeech segment 1: start = 327.00, end = 441.00\n\n');
+    expect(regions).toEqual([{ start: 0.29, end: 2.3 }, { start: 3.27, end: 4.41 }]);
+    expect(parseSpeechSegments('Detected 0 speech segments:\n')).toEqual([]);
+    expect(() => parseSpeechSegments('error: failed')).toThrow(TranscriptionError);
+    const w = (text: string, start: number, end: number) => ({ text, start, end, confidence: 1 });
+    expect(keepSpokenWords([w('a', 0.1, 0.2), w('b', 2.5, 2.9), w('c', 3.0, 3.2), w('d', 8, 9)], regions).map((x) => x.text)).toEqual(['a', 'b', 'c']);
+    expect(vadArgs({ wav: '/a.wav', model: '/v.bin', threads: 2 })).toContain('--no-prints');
+  });
+});
+
+const binDir = whisperBinDir();
+
+describe.skipIf(!binDir)('createTranscriber with whisper.cpp (weightless fixture model)', () => {
+  let dir: string;
+  let longWav: string;
+  let transcriber: Transcriber;
+  const base = { threads: 2, binDir: binDir!, vadModel: false as const };
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'transcriber-it-'));
+    // ~5.5 minutes of speech: long enough to still be running when a test kills or aborts it.
+    longWav = join(dir, 'long.wav');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-stream_loop', '29', '-i', join(MEDIA, 'jfk.wav'), '-c', 'copy', longWav]);
+    transcriber = createTranscriber({ ...base, model: EMPTY_TINY });
+  });
+
+  afterAll(async () => {
+    await transcriber?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loads the model once and transcribes files in turn (the fixture has no weights: no words)', async () => {
+    await transcriber.warmUp();
+    const [pid] = childPids('whisper-server');
+    expect(pid).toBeGreaterThan(0);
+    const [a, b] = await Promise.all([
+      transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }),
+      transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' }),
+    ]);
+    expect(a).toEqual({ language: 'en', words: [] });
+    expect(b).toEqual({ language: 'en', words: [] });
+    expect(childPids('whisper-server')).toEqual([pid]); // same process: the model was not reloaded
+  });
+
+  it('reports the language asked for, and a detected one when none is given', async () => {
+    expect((await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'de' })).language).toBe('de');
+    const detected = await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav') });
+    expect(Object.keys(WHISPER_LANGUAGES)).toContain(detected.language);
+  });
+
+  it('refuses a language whisper.cpp does not know', async () => {
+    await expect(transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'xx' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/"xx"/) });
+  });
+
+  it('says which model is missing and how to get it', async () => {
+    const t = createTranscriber({ ...base, model: 'small.en', modelsDir: dir });
+    const err = await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TranscriptionError);
+    expect(err).toMatchObject({ code: 'transcription-failed' });
+    expect((err as Error).message).toBe(`whisper model "small.en" not found at ${join(dir, 'ggml-small.en.bin')}: run "captionfarm models pull small.en"`);
+    await t.close();
+  });
+
+  it('fails the job, not the process, on a truncated model file; a good model still works after', async () => {
+    // Cut inside the mel filters: whisper.cpp loads what it can and throws on the first
+    // inference (std::out_of_range "map::at"). A truncated real model fails to load instead:
+    // see accuracy.e2e.test.ts.
+    const truncated = join(dir, 'ggml-truncated.bin');
+    writeFileSync(truncated, readFileSync(EMPTY_TINY).subarray(0, 1000));
+    const bad = createTranscriber({ ...base, model: truncated });
+    try {
+      const err = await bad.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TranscriptionError);
+      expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/^whisper\.cpp answered HTTP 500: .*map::at/) });
+    } finally {
+      await bad.close();
+    }
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', words: [] });
+  });
+
+  it('fails the job when whisper.cpp crashes mid-transcription, and restarts it for the next job', async () => {
+    const t = createTranscriber({ ...base, model: EMPTY_TINY });
+    const before = childPids('whisper-server');
+    await t.warmUp();
+    const [pid] = childPids('whisper-server').filter((p) => !before.includes(p));
+    const job = t.transcribe({ audioPath: longWav, language: 'en' }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 500)); // the request is in flight
+    process.kill(pid!, 'SIGSEGV');
+    const err = await job;
+    expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/whisper\.cpp crashed.*SIGSEGV/s) });
+    expect(await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', words: [] });
+    await t.close();
+  });
+
+  it('aborts a transcription on signal, and serves the next one', async () => {
+    const ac = new AbortController();
+    const reason = new Error('cancelled by the user');
+    const started = Date.now();
+    const job = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: ac.signal }).catch((e: unknown) => e);
+    setTimeout(() => ac.abort(reason), 300);
+    expect(await job).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', words: [] });
+  });
+
+  it('converts non-WAV input with ffmpeg', async () => {
+    const mp3 = join(dir, 'jfk.mp3');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3]);
+    expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', words: [] });
+  });
+
+  it('stops whisper.cpp on close', async () => {
+    const t = createTranscriber({ ...base, model: EMPTY_TINY });
+    const before = childPids('whisper-server').length;
+    await t.warmUp();
+    expect(childPids('whisper-server').length).toBe(before + 1);
+    await t.close();
+    await waitFor(() => childPids('whisper-server').length === before, 5000, 'whisper-server to exit');
+    await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({ code: 'transcription-failed' });
+  });
+
+  it('says what to run when the VAD model is missing', async () => {
+    const t = createTranscriber({ ...base, model: EMPTY_TINY, vadModel: join(dir, 'no-vad.bin') });
+    await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({ message: expect.stringMatching(/VAD model not found.*scripts\/build-whisper/) });
+    await t.close();
+  });
+});
