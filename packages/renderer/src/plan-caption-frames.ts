@@ -16,7 +16,8 @@ export interface CaptionFrame {
  */
 export function planCaptionFrames(opts: { keyAt: (t: number) => string; durationSeconds: number; fps: number }): CaptionFrame[] {
   const { keyAt, durationSeconds } = opts;
-  const step = 1 / (opts.fps > 0 ? opts.fps : 30);
+  // Sampling beyond 120 Hz shows nothing more; a bogus rate (a VFR file claiming 90000 fps) must not cost millions of keyAt calls.
+  const step = 1 / (opts.fps > 0 ? Math.min(opts.fps, 120) : 30);
   const frames: CaptionFrame[] = [{ start: 0, paintAt: 0, key: keyAt(0) }];
   let prevT = 0;
   let prevKey = frames[0]!.key;

@@ -60,9 +60,15 @@ export interface RenderResult {
  */
 export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
   return transcode(opts, (source, out) => {
-    const painter = typeof opts.painter === 'function' ? opts.painter({ ...out, fps: source.fps }) : opts.painter;
-    checkBand(painter.band, out);
-    return { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
+    let captions: Captions;
+    try {
+      const painter = typeof opts.painter === 'function' ? opts.painter({ ...out, fps: source.fps }) : opts.painter;
+      captions = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
+    } catch (cause) {
+      throw new RenderError('render-failed', `The caption painter failed: ${String(cause)}`, { cause });
+    }
+    checkBand(captions.painter.band, out);
+    return captions;
   });
 }
 

@@ -38,6 +38,12 @@ describe('planCaptionFrames', () => {
     for (const f of frames) expect(keyAt(f.paintAt)).toBe(f.key);
   });
 
+  it('samples at most 120 times a second, whatever rate a file claims', () => {
+    let calls = 0;
+    planCaptionFrames({ keyAt: () => (calls++, 'x'), durationSeconds: 10, fps: 90_000 });
+    expect(calls).toBeLessThanOrEqual(1202);
+  });
+
   it('falls back to 30 fps when the rate is unknown', () => {
     expect(planCaptionFrames({ keyAt: (t) => String(Math.floor(t * 100)), durationSeconds: 1, fps: 0 })).toHaveLength(31);
   });

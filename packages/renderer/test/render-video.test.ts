@@ -176,6 +176,14 @@ describe('renderVideo', () => {
     await work.cleanup();
   });
 
+  it('fails with render-failed when the painter factory throws or the band is outside the frame', async () => {
+    const boom = await renderVideo({ input: speech, output: join(dir, 'x.mp4'), painter: () => { throw new Error('unknown template'); }, format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    expect(boom).toMatchObject({ code: 'render-failed', message: expect.stringContaining('unknown template') });
+    const outside = { ...blockPainter({ width: 320, height: 240 }), band: { x: 0, y: 200, width: 320, height: 60 } };
+    const err = await renderVideo({ input: speech, output: join(dir, 'x.mp4'), painter: outside, format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'render-failed', message: expect.stringContaining('inside the 320x240 frame') });
+  });
+
   it('puts ffmpeg stderr in render-failed errors', async () => {
     const err = await renderVideo({ input: speech, output: join(dir, 'no-such-dir', 'x.mp4'), painter: blockPainter({ width: 320, height: 240 }), format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
     expect((err as RenderError).code).toBe('render-failed');

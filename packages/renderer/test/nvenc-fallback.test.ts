@@ -1,0 +1,83 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nvencAvailable } from '../src/detect-nvenc.ts';
+import type { RenderError } from '../src/errors.ts';
+import { resolveFfmpegPaths } from '../src/ffmpeg-path.ts';
+import { renderVideo } from '../src/render-video.ts';
+import { blockPainter, ffprobeJson, makeVideo, tempDir } from './helpers/media.ts';
+
+// No GPU here: an ffmpeg wrapper plays a machine whose NVENC passes the trial encode but then
+// refuses the real session (as consumer cards do past their session limit). Everything else is
+// the real ffmpeg. This file has its own module state, so FFMPEG_PATH is read fresh.
+const FAKE_FFMPEG = `#!/bin/sh
+case "$*" in
+  *-encoders*) echo " V....D h264_nvenc           NVIDIA NVENC H.264 encoder (codec h264)"; exit 0 ;;
+  *lavfi*h264_nvenc*) exit 0 ;;
+  *h264_nvenc*) echo "[h264_nvenc @ 0x1] OpenEncodeSessionEx failed: out of memory (10)" >&2; exit 1 ;;
+esac
+exec ffmpeg "$@"
+`;
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let input: string;
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir());
+  await mkdir(join(dir, 'bin'));
+  const fake = join(dir, 'bin', 'ffmpeg');
+  await writeFile(fake, FAKE_FFMPEG);
+  await chmod(fake, 0o755);
+  process.env.FFMPEG_PATH = fake;
+  input = await makeVideo(dir, 'in.mp4', { width: 160, height: 120, fps: 25, seconds: 1, audio: true });
+});
+afterAll(async () => {
+  delete process.env.FFMPEG_PATH;
+  await cleanup();
+});
+
+describe('NVENC', () => {
+  it('is detected by listing plus a trial encode', async () => {
+    expect(await nvencAvailable()).toBe(true);
+  });
+
+  it("falls back to CPU under 'auto' when the NVENC session fails, with progress still only growing", async () => {
+    const out = join(dir, 'auto.mp4');
+    const progress: number[] = [];
+    const result = await renderVideo({ input, output: out, painter: blockPainter({ width: 160, height: 120 }), format: 'mp4', quality: 'medium', onProgress: (p) => progress.push(p) });
+    expect(result.encoder).toBe('cpu');
+    const probe = await ffprobeJson(out);
+    expect(probe.streams.map((s: any) => s.codec_name)).toEqual(['h264', 'aac']);
+    expect(progress.at(-1)).toBe(100);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!).toBeGreaterThan(progress[i - 1]!);
+  });
+
+  it("fails with render-failed and ffmpeg's reason when 'nvenc' is forced", async () => {
+    const err = await renderVideo({ input, output: join(dir, 'forced.mp4'), painter: blockPainter({ width: 160, height: 120 }), format: 'mp4', quality: 'medium', encoder: 'nvenc' }).catch((e: unknown) => e);
+    expect((err as RenderError).code).toBe('render-failed');
+    expect((err as RenderError).message).toContain('OpenEncodeSessionEx failed');
+  });
+
+  it('is never used for webm (no VP9 NVENC encoder)', async () => {
+    const result = await renderVideo({ input, output: join(dir, 'a.webm'), painter: blockPainter({ width: 160, height: 120 }), format: 'webm', quality: 'low' });
+    expect(result.encoder).toBe('cpu');
+  });
+});
+
+describe('resolveFfmpegPaths', () => {
+  it.each([
+    [{}, { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }],
+    [{ FFMPEG_PATH: '/opt/ff/ffmpeg' }, { ffmpeg: '/opt/ff/ffmpeg', ffprobe: 'ffprobe' }], // no sibling ffprobe there
+    [{ FFMPEG_PATH: '/opt/ff/ffmpeg', FFPROBE_PATH: '/x/ffprobe' }, { ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/x/ffprobe' }],
+  ])('%o', (env, expected) => {
+    expect(resolveFfmpegPaths(env)).toEqual(expected);
+  });
+
+  it('uses an ffprobe that sits next to FFMPEG_PATH', async () => {
+    const other = join(dir, 'static-build');
+    await mkdir(other);
+    await writeFile(join(other, 'ffprobe'), '');
+    expect(resolveFfmpegPaths({ FFMPEG_PATH: join(other, 'ffmpeg') }).ffprobe).toBe(join(other, 'ffprobe'));
+  });
+});

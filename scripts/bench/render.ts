@@ -1,0 +1,139 @@
+/**
+ * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
+ *
+ * In one run, alternating so that load from other work on the machine hits both alike:
+ *   plain  = reencodeVideo: the same ffmpeg pipeline and encoder settings, no captions
+ *   render = renderVideo with the real painter (createBandPainter + a built-in template) and
+ *            word timings from espeak-ng (../shared/media/en.words), else a synthetic schedule
+ * on a 1080x1920 30 fps clip (testsrc2 at about 6 Mbit/s + speech), and prints wall seconds,
+ * CPU-seconds (ffmpeg's from /proc/self/stat cutime+cstime, Node's from process.cpuUsage),
+ * x-realtime and the render/plain ratios. Goal on CPU: CPU ratio <= 1.10.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { execFileSync } from 'node:child_process';
+import { getBuiltinTemplate } from '@captionfarm/captions';
+import type { Word } from '@captionfarm/contracts';
+import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '2' },
+    format: { type: 'string', default: 'mp4' },
+    encoder: { type: 'string', default: 'auto' },
+    template: { type: 'string', default: 'karaoke' },
+    seconds: { type: 'string', default: '30' },
+    width: { type: 'string', default: '1080' },
+    height: { type: 'string', default: '1920' },
+  },
+});
+const rounds = Number(flags.rounds);
+const seconds = Number(flags.seconds);
+const format = flags.format as OutputFormat;
+const encoder = flags.encoder as 'auto' | 'cpu' | 'nvenc';
+const size = { width: Number(flags.width), height: Number(flags.height) };
+const template = getBuiltinTemplate(flags.template!);
+if (!template) throw new Error(`No built-in template "${flags.template}"`);
+
+const media = join(import.meta.dirname, '../../../shared/media');
+const work = join(tmpdir(), 'captionfarm-bench-render');
+await mkdir(work, { recursive: true });
+
+const source = join(work, `source-${size.width}x${size.height}-${seconds}s.mp4`);
+if (!existsSync(source)) {
+  console.log(`making ${source} ...`);
+  const speech = join(media, 'en.wav');
+  const audio = existsSync(speech) ? ['-i', speech] : ['-f', 'lavfi', '-i', `sine=f=220:d=${seconds}`];
+  // Generating the source is set-up, not measured; it is cached between runs.
+  execFileSync('ffmpeg', [
+    '-hide_banner', '-loglevel', 'error', '-y',
+    '-f', 'lavfi', '-i', `testsrc2=s=${size.width}x${size.height}:r=30:d=${seconds}`, ...audio,
+    '-map', '0:v', '-map', '1:a', '-t', String(seconds),
+    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', source,
+  ]);
+}
+
+const words = loadWords(seconds);
+const info = await probeMedia(source);
+
+interface Sample {
+  wall: number;
+  ffmpegCpu: number;
+  nodeCpu: number;
+}
+
+/** CPU seconds of this process's exited, waited-for children (fields 16 and 17 of /proc/self/stat). */
+function childCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After "pid (comm) ", field 3 (state) is index 0: cutime is field 16, cstime field 17.
+  return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux
+}
+
+async function measure(fn: () => Promise<unknown>): Promise<Sample> {
+  const c0 = childCpuSeconds();
+  const n0 = process.cpuUsage();
+  const t0 = performance.now();
+  await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const n = process.cpuUsage(n0);
+  return { wall, ffmpegCpu: childCpuSeconds() - c0, nodeCpu: (n.user + n.system) / 1e6 };
+}
+
+let captionFrames = 0;
+let usedEncoder = '';
+const countingPainter = (frame: { width: number; height: number; fps: number }): BandPainter => {
+  const painter = createBandPainter({ words, template, width: frame.width, height: frame.height, fps: frame.fps });
+  const paint = painter.paint.bind(painter);
+  captionFrames = 0;
+  return { band: painter.band, keyAt: (t) => painter.keyAt(t), paint: (ctx, t) => (captionFrames++, paint(ctx, t)) };
+};
+
+const plain: Sample[] = [];
+const render: Sample[] = [];
+const out = join(work, `out.${format}`);
+// Warm-up: font registration, NVENC detection, page cache.
+await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
+for (let i = 0; i < rounds; i++) {
+  plain.push(await measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })));
+  render.push(
+    await measure(async () => {
+      const r = await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info });
+      usedEncoder = r.encoder;
+    }),
+  );
+}
+await rm(out, { force: true });
+
+const sum = (xs: Sample[], k: keyof Sample): number => xs.reduce((a, s) => a + s[k], 0);
+const row = (name: string, xs: Sample[]): string => {
+  const wall = sum(xs, 'wall') / xs.length;
+  const ff = sum(xs, 'ffmpegCpu') / xs.length;
+  const node = sum(xs, 'nodeCpu') / xs.length;
+  return `${name.padEnd(8)} wall ${wall.toFixed(2).padStart(6)} s   CPU ${(ff + node).toFixed(2).padStart(6)} s (ffmpeg ${ff.toFixed(2)}, node ${node.toFixed(2)})   ${(info.durationSeconds / wall).toFixed(2)}x realtime`;
+};
+const cpu = (xs: Sample[]): number => sum(xs, 'ffmpegCpu') + sum(xs, 'nodeCpu');
+console.log(`\n${size.width}x${size.height} ${info.fps} fps ${info.durationSeconds.toFixed(1)} s, ${format}/${usedEncoder}, template ${template.id}, ${words.length} words, ${captionFrames} caption images sent, ${rounds} rounds (mean)`);
+console.log(row('plain', plain));
+console.log(row('render', render));
+console.log(`ratio    CPU ${(cpu(render) / cpu(plain)).toFixed(3)}   wall ${(sum(render, 'wall') / sum(plain, 'wall')).toFixed(3)}   (goal on CPU: <= 1.10)`);
+console.log(`rounds   CPU ratios ${render.map((r, i) => ((r.ffmpegCpu + r.nodeCpu) / (plain[i]!.ffmpegCpu + plain[i]!.nodeCpu)).toFixed(3)).join(' ')}`);
+
+/** espeak-ng word onsets (ms) from en.words; a word ends at the next onset. Synthetic 0.35 s words when absent. */
+function loadWords(limit: number): Word[] {
+  const file = join(media, 'en.words');
+  if (!existsSync(file)) {
+    return Array.from({ length: Math.floor(limit / 0.35) }, (_, i) => ({ text: `word${i}`, start: i * 0.35, end: i * 0.35 + 0.3, confidence: 1 }));
+  }
+  const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split('\t'));
+  return rows
+    .map(([onset, , , text], i) => {
+      const start = Number(onset) / 1000;
+      const next = rows[i + 1] ? Number(rows[i + 1]![0]) / 1000 : start + 0.4;
+      return { text: text!, start, end: Math.max(start + 0.05, next - 0.02), confidence: 1 };
+    })
+    .filter((w) => w.end <= limit);
+}
