@@ -34,6 +34,8 @@ interface Running {
   job: LeasedJob;
   controller: AbortController;
   done: Promise<void>;
+  /** Set once the output is uploaded and complete is on its way: a heartbeat racing it reports the lease gone. */
+  completing: boolean;
 }
 
 export interface Agent {
@@ -73,6 +75,7 @@ export function createAgent(opts: AgentOptions): Agent {
 
   function abortJob(jobId: string, why: JobAborted['why']): void {
     const r = running.get(jobId);
+    if (r && r.completing && why === 'lease-lost') return;
     if (r && !r.controller.signal.aborted) {
       log(`job ${jobId}: aborting (${why})`);
       r.controller.abort(new JobAborted(why));
@@ -134,6 +137,8 @@ export function createAgent(opts: AgentOptions): Agent {
         return r.url;
       },
       async complete(result) {
+        const r = running.get(job.jobId);
+        if (r) r.completing = true;
         return check(await client.complete.mutate({ ...ref, ...result }));
       },
     };
@@ -163,7 +168,7 @@ export function createAgent(opts: AgentOptions): Agent {
         void pump();
       }
     })();
-    running.set(job.jobId, { job, controller, done });
+    running.set(job.jobId, { job, controller, done, completing: false });
   }
 
   async function pump(): Promise<void> {

@@ -75,7 +75,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
       result = await renderVideo({
         input: source,
         output,
-        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height }),
+        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps }),
         format: job.format,
         quality: job.quality,
         resolution: job.resolution ?? undefined,

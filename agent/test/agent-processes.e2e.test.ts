@@ -36,7 +36,7 @@ async function nodes(): Promise<{ id: string; name: string; state: string; curre
 }
 
 beforeAll(async () => {
-  farm = await startFarm({ opts: { agentTimings: { leaseMs: 2000 } } });
+  farm = await startFarm({ opts: { agentTimings: { leaseMs: 3000 } } });
   clip = await readFile(await makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }));
 }, 120_000);
 afterAll(async () => {
@@ -63,6 +63,8 @@ describe('agent processes', () => {
     expect(job.status, `${JSON.stringify(job)}\n${b.log()}`).toBe('succeeded');
     expect(seen.at(-1)!.status).toBe('succeeded');
     expect(b.log()).toContain(`job ${created.id}: leased (attempt 2)`);
+    // The log line follows the database by a moment.
+    for (let i = 0; i < 50 && !b.log().includes(`job ${created.id}: succeeded`); i++) await new Promise((r) => setTimeout(r, 100));
     expect(b.log()).toContain(`job ${created.id}: succeeded`);
     expect(await farm.balance(accountId)).toBe(before - 1);
     const ledger = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === created.id);

@@ -48,3 +48,45 @@ describe('faults the agent must survive', () => {
     expect(agent.activeJobIds()).toEqual([]);
   });
 });
+
+describe('plan limits and retention with a real agent', () => {
+  it('jobs past the plan concurrency wait in queued, then run one after the other', async () => {
+    const farm = await startFarm();
+    farms.push(farm);
+    await farm.startAgent({ concurrency: 2 });
+    const { api } = await farm.account('free', 'one-at-a-time');
+    const a = await submitUpload(api, clip, {});
+    const b = await submitUpload(api, clip, {});
+    let both = false;
+    for (;;) {
+      const [ja, jb] = await Promise.all([api('GET', `/v1/automation-jobs/${a.id}`), api('GET', `/v1/automation-jobs/${b.id}`)]);
+      if (ja.body.status === 'running' && jb.body.status === 'running') both = true;
+      if (terminal(ja.body) && terminal(jb.body)) {
+        expect([ja.body.status, jb.body.status]).toEqual(['succeeded', 'succeeded']);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(both).toBe(false);
+  });
+
+  it('outputs are deleted once their 7 days are over', async () => {
+    let offsetMs = 0;
+    const farm = await startFarm({ opts: { now: () => new Date(Date.now() + offsetMs) } });
+    farms.push(farm);
+    await farm.startAgent();
+    const { api } = await farm.account('pro', 'archivist');
+    const { job } = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
+    expect(job.status).toBe('succeeded');
+    const key = `outputs/${job.id}.mp4`;
+    expect((await fetch(job.downloadUrl)).status).toBe(200);
+    offsetMs = 6 * 24 * 3600_000;
+    await farm.cp.sweep();
+    expect(await farm.cp.store.head(key)).not.toBeNull();
+    offsetMs = 7 * 24 * 3600_000 + 60_000;
+    await farm.cp.sweep();
+    expect(await farm.cp.store.head(key)).toBeNull();
+    // The URL has expired as well: the store refuses it before looking for the file.
+    expect((await fetch(job.downloadUrl)).status).toBe(403);
+  });
+});

@@ -175,6 +175,27 @@ describe('minutes ledger', () => {
     expect(await balance(accountId)).toBe(4);
   });
 
+  it('tops the balance up to the plan allowance at the first activity of a new month, keeping grants above it', async () => {
+    const { api, accountId } = await h.account('free', 'monthly');
+    const job = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template });
+    expect(job.body.status).toBe('queued');
+    expect(await balance(accountId)).toBe(27);
+    const now = new Date();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 0, 5);
+    clockOffsetMs = nextMonth - Date.now();
+    try {
+      expect(await balance(accountId)).toBe(30);
+      await h.admin('POST', `/accounts/${accountId}/minutes`, { minutes: 50 });
+      expect(await balance(accountId)).toBe(80);
+      clockOffsetMs = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 2, 1, 0, 5) - Date.now();
+      expect(await balance(accountId)).toBe(80);
+      const kinds = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.ledger.map((l: { kind: string }) => l.kind);
+      expect(kinds.filter((k: string) => k === 'monthly_reset')).toHaveLength(3);
+    } finally {
+      clockOffsetMs = 0;
+    }
+  });
+
   it('admin grants add to the balance and cannot take it below zero', async () => {
     const { accountId } = await h.account('starter', 'granted');
     expect(await balance(accountId)).toBe(300);
