@@ -51,6 +51,17 @@ export interface UploadFileOptions extends CallOptions {
   onProgress?: ((p: TransferProgress) => void) | undefined;
 }
 
+/** Options of a template preview (the service's defaults apply to what is left out). */
+export interface PreviewRequest {
+  /** Sample caption text. */
+  text?: string;
+  /** Frame size in pixels (64..3840). */
+  width?: number;
+  height?: number;
+  /** Moment of the caption animation to show, in seconds. */
+  at?: number;
+}
+
 /** The preview as the service answers it: image bytes (`binary`, e.g. image/png), or a JSON body. */
 export type TemplatePreview = BinaryOrJson<unknown>;
 
@@ -77,8 +88,8 @@ export interface CaptionfarmClient {
   downloadOutput(job: Pick<Job, 'id' | 'status' | 'downloadUrl'>, filePath: string, opts?: DownloadOptions): Promise<{ path: string; bytes: number }>;
   listTemplates(opts?: CallOptions): Promise<TemplateSummary[]>;
   getTemplate(id: string, opts?: CallOptions): Promise<TemplateDetail>;
-  /** POST /v1/templates/:id/preview with the given options (a still frame of the template). */
-  previewTemplate(id: string, req?: Record<string, unknown>, opts?: CallOptions): Promise<TemplatePreview>;
+  /** POST /v1/templates/:id/preview: one rendered frame of the template (image/png bytes) over a neutral background. */
+  previewTemplate(id: string, req?: PreviewRequest, opts?: CallOptions): Promise<TemplatePreview>;
 }
 
 const enc = encodeURIComponent;

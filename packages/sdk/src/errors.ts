@@ -84,3 +84,16 @@ export class WebhookVerificationError extends CaptionfarmError {
 export function isApiError(err: unknown, ...codes: (ApiErrorCode | (string & {}))[]): err is CaptionfarmApiError {
   return err instanceof CaptionfarmApiError && (codes.length === 0 || codes.includes(err.code));
 }
+
+/**
+ * One line for logs and terminals: `code: message` plus the HTTP status and requestId of an API
+ * rejection (the requestId is what to report), or the plain message of any other error.
+ */
+export function describeError(err: unknown): string {
+  if (err instanceof CaptionfarmApiError) {
+    const where = [err.status ? `HTTP ${err.status}` : '', err.requestId ? `request ${err.requestId}` : ''].filter(Boolean).join(', ');
+    return `${err.code}: ${err.message}${where ? ` (${where})` : ''}`;
+  }
+  if (err instanceof CaptionfarmError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,4 +1,4 @@
-export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type TemplatePreview, type UploadFileOptions } from './client.ts';
+export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type UploadFileOptions } from './client.ts';
 export {
   CaptionfarmApiError,
   CaptionfarmError,
@@ -6,6 +6,7 @@ export {
   InvalidResponseError,
   UploadRejectedError,
   WebhookVerificationError,
+  describeError,
   isApiError,
   type WebhookVerificationCode,
 } from './errors.ts';

@@ -1,6 +1,392 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeError, isApiError, isRetryableFailure, isTerminal, type CaptionfarmClient, type CreateJobRequest, type Job, type TransferProgress } from '@captionfarm/sdk';
 import type { CliEnv } from '../env.ts';
 import { CliError } from '../output.ts';
+import { apiClient, toCliError } from './jobs.ts';
 
-export async function burnCommand(_argv: string[], _env: CliEnv): Promise<void> {
-  throw new CliError('captionfarm burn is not available in this build yet', 2);
+export const BURN_USAGE = `captionfarm burn INPUT --template ID [options]
+
+  INPUT                      a local video file (uploaded first) or an https:// URL
+  -t, --template ID          caption template (captionfarm templates list)
+  --format mp4|webm          output container (default: from -o's extension, else mp4)
+  --quality low|medium|high  encoding quality (default high; minutes are the same)
+  --resolution WxH           output size, e.g. 1080x1920 (default: the source's, within your plan)
+  --language xx              spoken language, 2 letters (default: detected)
+  --webhook-url URL          also notify this public https URL when the job ends
+  -o, --output OUT           where to save the video (default: INPUT's name + .captioned.FORMAT)
+
+Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is
+not a terminal). Ctrl-C cancels the job; its reserved minutes are refunded.
+Exit codes: 0 saved; 1 the job failed (failureCode and failureReason printed) or the API refused;
+2 usage error (also a request the API rejects as invalid); 130 cancelled with Ctrl-C.
+Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`;
+
+// ---------------------------------------------------------------------------------------------
+// Pure parts: argument checks and the text of every progress line (tested in burn-format.test.ts)
+
+export interface BurnPlan {
+  input: { kind: 'file'; path: string } | { kind: 'url'; url: string };
+  output: string;
+  request: Omit<CreateJobRequest, 'uploadId' | 'videoUrl'>;
+}
+
+const usage = (msg: string) => new CliError(`${msg}\n\n${BURN_USAGE}`, 2);
+
+/** The file name a URL's path ends with, without extension; null when it has none usable. */
+function urlStem(url: URL): string | null {
+  const last = url.pathname.split('/').filter(Boolean).pop();
+  if (!last) return null;
+  let name: string;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    name = last;
+  }
+  const stem = name.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_');
+  return stem && stem !== '.' && stem !== '..' ? stem : null;
+}
+
+/** argv -> what to do, or a usage error (exit 2). `null` for --help. */
+export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): BurnPlan | null {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      template: { type: 'string', short: 't' },
+      format: { type: 'string' },
+      quality: { type: 'string' },
+      resolution: { type: 'string' },
+      language: { type: 'string' },
+      'webhook-url': { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) return null;
+  if (positionals.length !== 1) throw usage(positionals.length === 0 ? 'INPUT is required: a video file or an https:// URL' : `one INPUT only (got ${positionals.length})`);
+  if (!values.template) throw usage('--template is required (captionfarm templates list shows the ids)');
+  const raw = positionals[0]!;
+
+  let input: BurnPlan['input'];
+  let stem: string;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw usage(`"${raw}" is not a valid URL`);
+    }
+    if (url.protocol !== 'https:') throw usage(`only https:// URLs can be captioned (the service fetches public HTTPS URLs); got ${url.protocol}//`);
+    input = { kind: 'url', url: url.href };
+    stem = urlStem(url) ?? 'captionfarm-output';
+  } else {
+    input = { kind: 'file', path: path.resolve(cwd, raw) };
+    stem = path.basename(raw).replace(/\.[^.]*$/, '') || 'captionfarm-output';
+  }
+
+  const outExt = values.output ? path.extname(values.output).slice(1).toLowerCase() : '';
+  const format = values.format ?? (outExt === 'webm' || outExt === 'mp4' ? outExt : 'mp4');
+  if (format !== 'mp4' && format !== 'webm') throw usage(`--format must be mp4 or webm, not "${format}"`);
+  if (values.format && (outExt === 'mp4' || outExt === 'webm') && outExt !== format) throw usage(`-o ${values.output} does not match --format ${format}`);
+  const request: BurnPlan['request'] = { templateId: values.template, format };
+  if (values.quality !== undefined) {
+    if (values.quality !== 'low' && values.quality !== 'medium' && values.quality !== 'high') throw usage(`--quality must be low, medium or high, not "${values.quality}"`);
+    request.quality = values.quality;
+  }
+  if (values.resolution !== undefined) {
+    const m = /^(\d{1,5})x(\d{1,5})$/i.exec(values.resolution);
+    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw usage(`--resolution must look like 1080x1920 (width x height in pixels), not "${values.resolution}"`);
+    request.resolution = { width: Number(m[1]), height: Number(m[2]) };
+  }
+  if (values.language !== undefined) {
+    if (!/^[a-z]{2}$/i.test(values.language)) throw usage(`--language must be a 2-letter code such as en or de, not "${values.language}"`);
+    request.language = values.language.toLowerCase();
+  }
+  if (values['webhook-url'] !== undefined) request.webhookUrl = values['webhook-url'];
+
+  const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
+  if (input.kind === 'file' && output === input.path) throw usage('-o must not be the input file');
+  return { input, output, request };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1000;
+    i++;
+  } while (v >= 999.95 && i < units.length - 1);
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** 4 -> "0:04", 754 -> "12:34", 3723 -> "1:02:03". */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+export function progressBar(fraction: number, width: number): string {
+  const f = Math.min(1, Math.max(0, Number.isFinite(fraction) ? fraction : 0));
+  const full = Math.round(f * width);
+  return `[${'█'.repeat(full)}${'░'.repeat(width - full)}]`;
+}
+
+/**
+ * Seconds left at the average rate so far; null until there is something to go on (nothing done
+ * yet, or under half a second of history, which gives wild numbers).
+ */
+export function etaSeconds(o: { done: number; total: number; elapsedMs: number }): number | null {
+  if (o.done <= 0 || o.elapsedMs < 500 || o.total <= 0) return null;
+  if (o.done >= o.total) return 0;
+  return ((o.elapsedMs / 1000) * (o.total - o.done)) / o.done;
+}
+
+const LABEL = 13;
+
+/** "upload       [████░░░░]  45%  5.4 MB / 12.0 MB  2.1 MB/s  ETA 0:03" */
+export function transferLine(label: string, p: TransferProgress, elapsedMs: number, barWidth = 24): string {
+  const parts = [label.padEnd(LABEL)];
+  if (p.totalBytes !== null && p.totalBytes > 0) {
+    const f = p.bytes / p.totalBytes;
+    parts.push(`${progressBar(f, barWidth)} ${String(Math.floor(f * 100)).padStart(3)}%`, ` ${formatBytes(p.bytes)} / ${formatBytes(p.totalBytes)}`);
+  } else {
+    parts.push(formatBytes(p.bytes));
+  }
+  if (elapsedMs >= 500) parts.push(`  ${formatBytes(Math.round((p.bytes * 1000) / elapsedMs))}/s`);
+  const eta = p.totalBytes === null ? null : etaSeconds({ done: p.bytes, total: p.totalBytes, elapsedMs });
+  if (eta !== null && eta > 0) parts.push(`  ETA ${formatDuration(eta)}`);
+  return parts.join('');
+}
+
+const PHASE_TEXT: Record<string, string> = {
+  queued: 'waiting for an agent',
+  ingesting: 'fetching and probing the source',
+  transcribing: 'speech to words',
+};
+
+/** The live line of a phase: "rendering    [██████░░░░]  42%  ETA 0:31" or "queued       waiting for an agent  0:04". */
+export function phaseLine(o: { phase: string; percent: number | null; phaseElapsedMs: number; etaSeconds: number | null; barWidth?: number }): string {
+  const label = o.phase.padEnd(LABEL);
+  if (o.phase === 'rendering') {
+    const p = o.percent ?? 0;
+    const eta = o.etaSeconds === null ? '' : `  ETA ${formatDuration(o.etaSeconds)}`;
+    return `${label}${progressBar(p / 100, o.barWidth ?? 24)} ${String(p).padStart(3)}%${eta}`;
+  }
+  return `${label}${PHASE_TEXT[o.phase] ?? ''}  ${formatDuration(o.phaseElapsedMs / 1000)}`;
+}
+
+/** Render ETA from the percent moved since the first percent seen (rendering speed is steady). */
+export function renderEta(first: { atMs: number; percent: number } | undefined, nowMs: number, percent: number): number | null {
+  if (!first || percent <= first.percent) return null;
+  return etaSeconds({ done: percent - first.percent, total: 100 - first.percent, elapsedMs: nowMs - first.atMs });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The terminal: one live line redrawn in place on a TTY; on anything else, plain lines only.
+
+interface Screen {
+  readonly tty: boolean;
+  /** Redraws the live line (TTY only; throttled unless `force`). */
+  live(text: string, force?: boolean): void;
+  /** A permanent line (replaces the live line on a TTY). */
+  line(text: string): void;
+}
+
+function createScreen(out: NodeJS.WriteStream): Screen {
+  const tty = out.isTTY === true;
+  let last = 0;
+  let shown = false;
+  const fit = (s: string) => {
+    const cols = out.columns || 80;
+    return s.length >= cols ? s.slice(0, cols - 1) : s;
+  };
+  return {
+    tty,
+    live(text, force = false) {
+      if (!tty) return;
+      const now = Date.now();
+      if (!force && now - last < 100) return;
+      last = now;
+      shown = true;
+      out.write(`\r\x1b[2K${fit(text)}`);
+    },
+    line(text) {
+      out.write(tty && shown ? `\r\x1b[2K${text}\n` : `${text}\n`);
+      shown = false;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class Interrupted extends Error {
+  constructor() {
+    super('interrupted (Ctrl-C)');
+  }
+}
+
+export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
+  const plan = parseBurnArgs(argv);
+  if (!plan) {
+    process.stdout.write(`${BURN_USAGE}\n`);
+    return;
+  }
+  let size = 0;
+  if (plan.input.kind === 'file') {
+    const st = await stat(plan.input.path).catch(() => null);
+    if (!st?.isFile()) throw usage(`no such file: ${plan.input.path}`);
+    size = st.size;
+  }
+  const client = apiClient(env);
+  const screen = createScreen(process.stdout);
+  const ac = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    // The first Ctrl-C cancels cleanly; a second one leaves at once.
+    if (++interrupts > 1) {
+      screen.line('interrupted again: leaving without waiting for the cancel');
+      process.exit(130);
+    }
+    ac.abort(new Interrupted());
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    await burn({ plan, size, client, screen, signal: ac.signal });
+  } catch (err) {
+    throw toCliError(err, env);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient; screen: Screen; signal: AbortSignal }): Promise<void> {
+  const { plan, client, screen, signal } = o;
+  const barWidth = () => Math.max(10, Math.min(30, (process.stdout.columns || 80) - 56));
+
+  // 1. Upload a local file (the presigned PUT), with a bytes bar.
+  let source: { uploadId: string } | { videoUrl: string };
+  if (plan.input.kind === 'file') {
+    const name = path.basename(plan.input.path);
+    screen.line(`uploading ${name} (${formatBytes(o.size)})`);
+    const t0 = Date.now();
+    let quarter = 0;
+    const onProgress = (p: TransferProgress) => {
+      screen.live(transferLine('upload', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes);
+      const q = p.totalBytes ? Math.floor((p.bytes / p.totalBytes) * 4) : 0;
+      if (!screen.tty && q > quarter && q < 4) {
+        quarter = q;
+        screen.line(`upload ${q * 25}% (${formatBytes(p.bytes)})`);
+      }
+    };
+    try {
+      const upload = await client.uploadFile(plan.input.path, { signal, onProgress });
+      source = { uploadId: upload.uploadId };
+    } catch (err) {
+      if (signal.aborted) throw new CliError('interrupted during the upload: no job was created', 130);
+      throw err;
+    }
+    screen.line(screen.tty ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth()) : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`);
+  } else {
+    source = { videoUrl: plan.input.url };
+  }
+
+  // 2. Create the job. Never aborted midway: a create whose answer is lost would leave a job
+  //    (and its reserved minutes) behind that this command could not cancel.
+  const created = await client.createJob({ ...plan.request, ...source });
+  screen.line(`job ${created.id}: template ${created.templateId}, ${created.format}, ${created.quality} quality`);
+
+  // 3. Wait, showing the phase (and render percent with ETA) until the job ends.
+  let current: Job = created;
+  let phaseStart = Date.now();
+  let firstRender: { atMs: number; percent: number } | undefined;
+  let lastPlainPercent = -1;
+  const draw = (force = false) => {
+    if (isTerminal(current)) return;
+    const now = Date.now();
+    const eta = current.phase === 'rendering' && current.percent !== null ? renderEta(firstRender, now, current.percent) : null;
+    screen.live(phaseLine({ phase: current.phase, percent: current.percent, phaseElapsedMs: now - phaseStart, etaSeconds: eta, barWidth: barWidth() }), force);
+  };
+  const onUpdate = (job: Job) => {
+    const now = Date.now();
+    if (job.phase !== current.phase) {
+      const mark = job.phase === 'failed' || job.phase === 'cancelled' ? '✗' : '✓';
+      if (screen.tty) screen.line(`${mark} ${current.phase.padEnd(LABEL)}${formatDuration((now - phaseStart) / 1000)}`);
+      phaseStart = now;
+    }
+    if (job.phase === 'rendering' && job.percent !== null && !firstRender) firstRender = { atMs: now, percent: job.percent };
+    const phaseChanged = job.phase !== current.phase || current === created;
+    current = job;
+    if (!screen.tty) {
+      if (job.phase === 'rendering' && job.percent !== null) {
+        const step = Math.floor(job.percent / 10) * 10;
+        if (step > lastPlainPercent) {
+          lastPlainPercent = step;
+          const eta = renderEta(firstRender, now, job.percent);
+          screen.line(`rendering ${job.percent}%${eta !== null && eta > 0 ? ` (ETA ${formatDuration(eta)})` : ''}`);
+        }
+      } else if (phaseChanged && !isTerminal(job)) {
+        screen.line(job.phase);
+      }
+    }
+    draw(true);
+  };
+  const ticker = screen.tty ? setInterval(() => draw(), 500) : undefined;
+  let job: Job;
+  try {
+    job = await client.waitForJob(created.id, { signal, onUpdate, poll: { initialDelayMs: 1000, maxDelayMs: 4000 } });
+  } catch (err) {
+    if (signal.aborted) return cancelAfterInterrupt(client, screen, created.id);
+    throw err;
+  } finally {
+    clearInterval(ticker);
+  }
+  const total = formatDuration((Date.now() - Date.parse(created.createdAt)) / 1000);
+
+  if (job.status === 'failed') {
+    screen.line(`✗ failed after ${total}`);
+    const retry = isRetryableFailure(job.failureCode) ? ' (retryable: running the same burn again may succeed)' : '';
+    throw new CliError(`job ${job.id} failed: ${job.failureCode ?? 'unknown'}: ${job.failureReason ?? 'no reason given'}${retry}`, 1);
+  }
+  if (job.status === 'cancelled') {
+    screen.line('✗ cancelled');
+    throw new CliError(`job ${job.id} was cancelled (not by this command: captionfarm jobs cancel, or another API client)`, 1);
+  }
+  screen.line(`✓ succeeded in ${total}`);
+
+  // 4. Download the output, with a bytes bar.
+  const t0 = Date.now();
+  try {
+    const res = await client.downloadOutput(job, plan.output, {
+      signal,
+      onProgress: (p) => screen.live(transferLine('download', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes),
+    });
+    const res2 = job.resolution ? `, ${job.resolution.width}x${job.resolution.height}` : '';
+    const secs = job.quotedSeconds !== null ? `, ${formatDuration(job.quotedSeconds)} long` : '';
+    screen.line(`saved ${path.relative(process.cwd(), res.path) || res.path} (${formatBytes(res.bytes)}${res2}${secs})`);
+  } catch (err) {
+    if (signal.aborted) {
+      throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} (captionfarm jobs get ${job.id} shows the link)`, 130);
+    }
+    throw err;
+  }
+}
+
+async function cancelAfterInterrupt(client: CaptionfarmClient, screen: Screen, id: string): Promise<never> {
+  screen.line(`Ctrl-C: cancelling job ${id} ...`);
+  try {
+    const job = await client.cancelJob(id);
+    throw new CliError(`cancelled job ${job.id}; its reserved minutes were refunded`, 130);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if (isApiError(err, 'job_not_cancellable')) throw new CliError(`interrupted; job ${id} had already ended, nothing to cancel (captionfarm jobs get ${id})`, 130);
+    throw new CliError(`interrupted, but cancelling job ${id} failed: ${describeError(err)}; run captionfarm jobs cancel ${id}`, 130);
+  }
 }

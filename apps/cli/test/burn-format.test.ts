@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { etaSeconds, formatBytes, formatDuration, parseBurnArgs, phaseLine, progressBar, renderEta, transferLine } from '../src/commands/burn.ts';
+import { CliError } from '../src/output.ts';
+
+describe('parseBurnArgs', () => {
+  const cwd = '/work/videos';
+  it('a local file: absolute path, default output next to the current directory, only given options sent', () => {
+    expect(parseBurnArgs(['talk.mp4', '--template', 'karaoke'], cwd)).toEqual({
+      input: { kind: 'file', path: '/work/videos/talk.mp4' },
+      output: '/work/videos/talk.captioned.mp4',
+      request: { templateId: 'karaoke', format: 'mp4' },
+    });
+  });
+
+  it('every option', () => {
+    expect(parseBurnArgs(['../in/clip.final.MOV', '-t', 'pop', '--format', 'webm', '--quality', 'low', '--resolution', '720X1280', '--language', 'DE', '--webhook-url', 'https://hooks.example.com/cf', '-o', 'out/x.webm'], cwd)).toEqual({
+      input: { kind: 'file', path: '/work/in/clip.final.MOV' },
+      output: '/work/videos/out/x.webm',
+      request: { templateId: 'pop', format: 'webm', quality: 'low', resolution: { width: 720, height: 1280 }, language: 'de', webhookUrl: 'https://hooks.example.com/cf' },
+    });
+  });
+
+  it('the format follows -o when --format is not given', () => {
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '-o', 'b.webm'], cwd)?.request.format).toBe('webm');
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '-o', 'b.mkv'], cwd)?.request.format).toBe('mp4');
+  });
+
+  it.each([
+    ['https://cdn.example.com/videos/launch%20talk.mp4?sig=1', 'https://cdn.example.com/videos/launch%20talk.mp4?sig=1', '/work/videos/launch_talk.captioned.mp4'],
+    ['https://cdn.example.com/', 'https://cdn.example.com/', '/work/videos/captionfarm-output.captioned.mp4'],
+    ['HTTPS://cdn.example.com/a/..', 'https://cdn.example.com/', '/work/videos/captionfarm-output.captioned.mp4'],
+  ])('a URL %s: sent as %s, saved as %s', (input, url, output) => {
+    expect(parseBurnArgs([input, '-t', 'karaoke'], cwd)).toMatchObject({ input: { kind: 'url', url }, output });
+  });
+
+  it('--help', () => {
+    expect(parseBurnArgs(['--help'], cwd)).toBeNull();
+    expect(parseBurnArgs(['-h'], cwd)).toBeNull();
+  });
+
+  it.each([
+    [[], /INPUT is required/],
+    [['a.mp4', 'b.mp4', '-t', 'k'], /one INPUT only \(got 2\)/],
+    [['talk.mp4'], /--template is required/],
+    [['http://cdn.example.com/a.mp4', '-t', 'k'], /only https:\/\/ URLs can be captioned .*got http:\/\//],
+    [['ftp://cdn.example.com/a.mp4', '-t', 'k'], /only https:\/\/ URLs/],
+    [['https://exa mple.com/a.mp4', '-t', 'k'], /is not a valid URL/],
+    [['talk.mp4', '-t', 'k', '--format', 'mov'], /--format must be mp4 or webm, not "mov"/],
+    [['talk.mp4', '-t', 'k', '--quality', 'ultra'], /--quality must be low, medium or high/],
+    [['talk.mp4', '-t', 'k', '--resolution', '1080p'], /--resolution must look like 1080x1920/],
+    [['talk.mp4', '-t', 'k', '--resolution', '0x720'], /--resolution must look like 1080x1920/],
+    [['talk.mp4', '-t', 'k', '--language', 'eng'], /--language must be a 2-letter code/],
+    [['talk.mp4', '-t', 'k', '--format', 'webm', '-o', 'out.mp4'], /-o out\.mp4 does not match --format webm/],
+    [['talk.mp4', '-t', 'k', '-o', 'talk.mp4'], /-o must not be the input file/],
+  ])('usage error for %j (exit 2, with the usage)', (args, message) => {
+    let err: unknown;
+    try {
+      parseBurnArgs(args, cwd);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(2);
+    expect((err as CliError).message).toMatch(message);
+    expect((err as CliError).message).toContain('Exit codes: 0 saved');
+  });
+
+  it('unknown options are parse errors (main.ts exits 2 on ERR_PARSE_ARGS_*)', () => {
+    expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(expect.objectContaining({ code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }));
+  });
+});
+
+describe('progress text', () => {
+  it.each([
+    [0, '0 B'],
+    [999, '999 B'],
+    [1000, '1.0 kB'],
+    [65_536, '65.5 kB'],
+    [999_949, '999.9 kB'],
+    [999_950, '1.0 MB'],
+    [19_234_567, '19.2 MB'],
+    [2_000_000_000, '2.0 GB'],
+  ])('formatBytes(%d) = %s', (n, s) => expect(formatBytes(n)).toBe(s));
+
+  it.each([
+    [0, '0:00'],
+    [4.4, '0:04'],
+    [59.6, '1:00'],
+    [754, '12:34'],
+    [3723, '1:02:03'],
+    [-5, '0:00'],
+  ])('formatDuration(%d) = %s', (sec, s) => expect(formatDuration(sec)).toBe(s));
+
+  it('progressBar clamps and fills', () => {
+    expect(progressBar(0, 4)).toBe('[░░░░]');
+    expect(progressBar(0.5, 4)).toBe('[██░░]');
+    expect(progressBar(1, 4)).toBe('[████]');
+    expect(progressBar(7, 4)).toBe('[████]');
+    expect(progressBar(Number.NaN, 4)).toBe('[░░░░]');
+  });
+
+  it.each([
+    [{ done: 0, total: 100, elapsedMs: 5000 }, null], // nothing to go on yet
+    [{ done: 10, total: 100, elapsedMs: 100 }, null], // too little history
+    [{ done: 25, total: 100, elapsedMs: 10_000 }, 30],
+    [{ done: 50, total: 100, elapsedMs: 2_000 }, 2],
+    [{ done: 100, total: 100, elapsedMs: 2_000 }, 0],
+  ])('etaSeconds(%j) = %s', (args, eta) => expect(etaSeconds(args)).toBe(eta));
+
+  it('transferLine: bar, percent, bytes, rate and ETA', () => {
+    expect(transferLine('upload', { bytes: 5_000_000, totalBytes: 20_000_000 }, 2_000, 8)).toBe('upload       [██░░░░░░]  25% 5.0 MB / 20.0 MB  2.5 MB/s  ETA 0:06');
+    expect(transferLine('upload', { bytes: 65_536, totalBytes: 20_000_000 }, 100, 8)).toBe('upload       [░░░░░░░░]   0% 65.5 kB / 20.0 MB');
+    expect(transferLine('download', { bytes: 3_000_000, totalBytes: null }, 1_000, 8)).toBe('download     3.0 MB  3.0 MB/s');
+  });
+
+  it('phaseLine: elapsed time for waiting phases, bar, percent and ETA for rendering', () => {
+    expect(phaseLine({ phase: 'queued', percent: null, phaseElapsedMs: 4_200, etaSeconds: null })).toBe('queued       waiting for an agent  0:04');
+    expect(phaseLine({ phase: 'ingesting', percent: null, phaseElapsedMs: 1_000, etaSeconds: null })).toBe('ingesting    fetching and probing the source  0:01');
+    expect(phaseLine({ phase: 'transcribing', percent: null, phaseElapsedMs: 61_000, etaSeconds: null })).toBe('transcribing speech to words  1:01');
+    expect(phaseLine({ phase: 'rendering', percent: 42, phaseElapsedMs: 9_000, etaSeconds: 31, barWidth: 10 })).toBe('rendering    [████░░░░░░]  42%  ETA 0:31');
+    expect(phaseLine({ phase: 'rendering', percent: null, phaseElapsedMs: 0, etaSeconds: null, barWidth: 10 })).toBe('rendering    [░░░░░░░░░░]   0%');
+  });
+
+  it('renderEta: from the percent moved since the first one seen', () => {
+    expect(renderEta(undefined, 10_000, 50)).toBeNull();
+    expect(renderEta({ atMs: 0, percent: 20 }, 10_000, 20)).toBeNull();
+    // 20% -> 60% in 10 s: 40 more percent take 10 s.
+    expect(renderEta({ atMs: 0, percent: 20 }, 10_000, 60)).toBe(10);
+    expect(renderEta({ atMs: 0, percent: 0 }, 4_000, 100)).toBe(0);
+  });
+});

@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
+import { JOB_ID, cliInPty, cliPiped } from './burn-helpers.ts';
+
+/**
+ * `captionfarm burn` against a real control plane with no agent: jobs stay queued, which is
+ * where Ctrl-C is tested. Burns that run to a finished video are in burn.e2e.test.ts.
+ */
+let h: Harness;
+let dir: string;
+let clip: string;
+beforeAll(async () => {
+  h = await startHarness();
+  dir = await mkdtemp(path.join(tmpdir(), 'cf-burn-'));
+  clip = path.join(dir, 'talk.mp4');
+  // A real (tiny) video: 2 s of test pattern, H.264 in mp4.
+  await promisify(execFile)('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+});
+afterAll(async () => {
+  await h.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function minutes(accountId: string): Promise<{ balance: number; ledger: { kind: string; minutes: number; jobId: string | null }[] }> {
+  return (await h.admin('GET', `/accounts/${accountId}/minutes`)).body;
+}
+
+async function closedPortUrl(): Promise<string> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return `http://127.0.0.1:${port}`;
+}
+
+function envFor(key: string): Record<string, string> {
+  return { CAPTIONFARM_URL: h.url, CAPTIONFARM_API_KEY: key };
+}
+
+describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its minutes', () => {
+  it('a local file: upload bar, job created from the upload, queued phase line; Ctrl-C -> cancelled, exit 130', async () => {
+    const { accountId, key, api } = await h.account('pro');
+    const before = (await minutes(accountId)).balance;
+    const run = cliInPty(['burn', clip, '--template', 'karaoke', '--quality', 'medium', '--language', 'en'], envFor(key), dir);
+    const [, jobId] = await run.waitFor(JOB_ID);
+    await run.waitFor(/queued\s+waiting for an agent\s+\d+:\d\d/);
+    const text = run.text();
+    expect(text).toMatch(/uploading talk\.mp4 \(\d+(\.\d)? kB\)/);
+    expect(text).toMatch(/upload\s+\[█+\] 100%/);
+    expect(run.raw()).toContain('\r\x1b[2K'); // redrawn in place, not scrolled
+    const queued = (await api('GET', `/v1/automation-jobs/${jobId}`)).body;
+    expect(queued).toMatchObject({ status: 'queued', quality: 'medium', templateId: 'karaoke' });
+    expect((await minutes(accountId)).balance).toBe(before - 10); // the pro plan reserves 10 minutes
+
+    run.type('\x03');
+    expect(await run.exit).toBe(130);
+    expect(run.text()).toContain(`Ctrl-C: cancelling job ${jobId}`);
+    expect(run.text()).toContain(`captionfarm: cancelled job ${jobId}; its reserved minutes were refunded`);
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'cancelled', phase: 'cancelled' });
+    const after = await minutes(accountId);
+    expect(after.balance).toBe(before);
+    expect(after.ledger.filter((l) => l.jobId === jobId).map((l) => [l.kind, l.minutes])).toEqual([
+      ['refund', 10],
+      ['reserve', -10],
+    ]);
+  });
+
+  it('an https URL: no upload, the job fetches the URL; Ctrl-C -> cancelled, exit 130', async () => {
+    const { accountId, key, api } = await h.account('starter');
+    const before = (await minutes(accountId)).balance;
+    const run = cliInPty(['burn', 'https://cdn.example.com/videos/launch%20talk.mp4', '-t', 'karaoke', '--format', 'webm', '--resolution', '720x1280'], envFor(key), dir);
+    const [, jobId] = await run.waitFor(JOB_ID);
+    await run.waitFor(/queued\s+waiting for an agent/);
+    expect(run.text()).not.toContain('upload');
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'queued', format: 'webm' });
+    run.type('\x03');
+    expect(await run.exit).toBe(130);
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body.status).toBe('cancelled');
+    expect((await minutes(accountId)).balance).toBe(before);
+  });
+
+  it('Ctrl-C during the upload leaves no job behind', async () => {
+    const { key, api } = await h.account('pro');
+    // 200 MB of zeros: long enough on loopback to be interrupted midway.
+    const big = path.join(dir, 'big.mp4');
+    await writeFile(big, Buffer.alloc(200_000_000));
+    try {
+      const run = cliInPty(['burn', big, '--template', 'karaoke'], envFor(key), dir);
+      await run.waitFor(/upload\s+\[[█░]+\]\s+\d+%/);
+      run.type('\x03');
+      expect(await run.exit).toBe(130);
+      expect(run.text()).toContain('captionfarm: interrupted during the upload: no job was created');
+      expect((await api('GET', '/v1/automation-jobs')).body.jobs).toEqual([]);
+    } finally {
+      await rm(big, { force: true });
+    }
+  });
+});
+
+describe('captionfarm burn: what failed, and exit codes', () => {
+  it('a job that fails prints its failureCode and failureReason and exits 1', async () => {
+    const { accountId, key } = await h.account('free');
+    await h.admin('POST', `/accounts/${accountId}/minutes`, { minutes: -(await minutes(accountId)).balance });
+    const res = await cliPiped(['burn', clip, '--template', 'karaoke'], envFor(key), dir);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^captionfarm: job [0-9a-f-]{36} failed: automation-minutes-exhausted: .*minutes/m);
+  });
+
+  it.each([
+    ['an unknown template (400)', ['--template', 'no-such-template'], 2, /invalid_request: Unknown templateId "no-such-template".*\n\s+templateId: unknown template/],
+    ['a resolution over the plan budget (422)', ['--template', 'karaoke', '--resolution', '3840x2160'], 1, /limit_exceeded: resolution 3840x2160 is over the free plan's frame budget/],
+  ])('the API refusing %s prints the error code', async (_name, args, code, message) => {
+    const { key } = await h.account('free');
+    const res = await cliPiped(['burn', clip, ...args], envFor(key), dir);
+    expect({ code: res.code, stderr: res.stderr }).toEqual({ code, stderr: expect.stringMatching(message) });
+    expect(res.stderr).toMatch(/\(HTTP \d{3}, request req_[0-9a-f]+\)/);
+  });
+
+  it('a file type the service does not accept (415) and a wrong key (401)', async () => {
+    const { key } = await h.account('pro');
+    const txt = path.join(dir, 'notes.txt');
+    await writeFile(txt, 'hello');
+    const media = await cliPiped(['burn', txt, '--template', 'karaoke'], envFor(key), dir);
+    expect(media.code).toBe(2);
+    expect(media.stderr).toContain('unsupported_media_type: "notes.txt" is not an accepted video file');
+    const auth = await cliPiped(['burn', clip, '--template', 'karaoke'], envFor('cf_live_wrong'), dir);
+    expect(auth.code).toBe(1);
+    expect(auth.stderr).toMatch(/unauthenticated: .*; check CAPTIONFARM_API_KEY/);
+  });
+
+  it('an unreachable control plane says where it looked', async () => {
+    const url = await closedPortUrl();
+    const res = await cliPiped(['burn', clip, '--template', 'karaoke'], { CAPTIONFARM_URL: url, CAPTIONFARM_API_KEY: 'cf_live_x' }, dir);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`network_error: cannot reach the Captionfarm API at ${url} (connect ECONNREFUSED`);
+    expect(res.stderr).toContain('Set CAPTIONFARM_URL');
+  });
+
+  it('usage errors exit 2 before any request (every case: burn-format.test.ts)', async () => {
+    // Nothing listens at the URL: a request would show up as network_error.
+    const env = { CAPTIONFARM_URL: await closedPortUrl(), CAPTIONFARM_API_KEY: 'cf_live_x' };
+    const [noTemplate, missing] = await Promise.all([cliPiped(['burn', 'talk.mp4'], env, dir), cliPiped(['burn', 'missing.mp4', '-t', 'karaoke'], env, dir)]);
+    expect([noTemplate.code, missing.code]).toEqual([2, 2]);
+    expect(noTemplate.stderr).toMatch(/^captionfarm: --template is required .*\n\ncaptionfarm burn INPUT --template ID/);
+    expect(missing.stderr).toMatch(/^captionfarm: no such file: .*missing\.mp4/);
+  });
+
+  it('a missing CAPTIONFARM_API_KEY is a usage error that says how to get one', async () => {
+    const res = await cliPiped(['burn', clip, '-t', 'karaoke'], { CAPTIONFARM_URL: h.url, CAPTIONFARM_API_KEY: '' }, dir);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('CAPTIONFARM_API_KEY is not set: create a key with `captionfarm admin keys create');
+  });
+
+  it('prints plain lines, no redraws, when stdout is not a terminal', async () => {
+    const { accountId, key } = await h.account('free');
+    await h.admin('POST', `/accounts/${accountId}/minutes`, { minutes: -(await minutes(accountId)).balance });
+    const res = await cliPiped(['burn', clip, '--template', 'karaoke'], envFor(key), dir);
+    expect(res.stdout).not.toMatch(/\r|\x1b/);
+    expect(res.stdout).toMatch(/^uploading talk\.mp4 \(\d+\.\d kB\)\n(upload \d\d% \(\d+\.\d kB\)\n)*uploaded \d+\.\d kB in 0:0\d\n/);
+    expect(res.stdout).toMatch(/^job [0-9a-f-]{36}: template karaoke, mp4, high quality$/m);
+  });
+
+  it('--help prints the usage', async () => {
+    const res = await cliPiped(['burn', '--help'], {});
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('captionfarm burn INPUT --template ID');
+    expect(res.stdout).toContain('130 cancelled with Ctrl-C');
+  });
+});
