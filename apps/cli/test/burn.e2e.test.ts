@@ -1,0 +1,99 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClip, run, startFarm, startVideoServer, type Farm } from '../../../agent/test/e2e-harness.ts';
+import { JOB_ID, cliInPty } from './burn-helpers.ts';
+
+/**
+ * `captionfarm burn` in a pseudo-terminal against a real control plane with a real agent
+ * (whisper.cpp, canvas, ffmpeg): local file and https URL to a playable output, Ctrl-C while
+ * rendering, and a failure code from a real cause.
+ */
+let farm: Farm;
+let videos: Awaited<ReturnType<typeof startVideoServer>>;
+let speech: string;
+let long: string;
+const SPEECH = 'Captions make every video easier to follow.';
+
+beforeAll(async () => {
+  farm = await startFarm();
+  [speech, long] = await Promise.all([
+    makeClip(farm.dir, 'speech.mp4', { width: 360, height: 640, seconds: 4, speech: SPEECH }),
+    makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 25, fps: 30, speech: SPEECH }),
+  ]);
+  videos = await startVideoServer(farm.certs, { '/media/speech.mp4': await readFile(speech) });
+  await farm.startAgent();
+}, 240_000);
+afterAll(async () => {
+  await videos?.close();
+  await farm?.close();
+});
+
+async function probe(file: string) {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,width,height:format=duration', '-of', 'json', file]);
+  return JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string; width?: number; height?: number }[]; format: { duration: string } };
+}
+
+async function account(plan: 'free' | 'pro' = 'pro') {
+  const a = await farm.account(plan, 'burner');
+  return { ...a, env: { CAPTIONFARM_URL: farm.url, CAPTIONFARM_API_KEY: a.key } };
+}
+
+describe('captionfarm burn, end to end', () => {
+  it('a local file burns to a playable captioned mp4, with upload, phase, render and download progress', async () => {
+    const { accountId, env } = await account();
+    const before = await farm.balance(accountId);
+    const out = path.join(farm.dir, 'speech.captioned.mp4');
+    const cli = cliInPty(['burn', speech, '--template', 'karaoke', '--language', 'en'], env, farm.dir);
+    expect(await cli.exit, cli.text()).toBe(0);
+    const text = cli.text();
+    expect(text).toMatch(/upload\s+\[█+\] 100%/);
+    expect(text).toMatch(/job [0-9a-f-]{36}: template karaoke, mp4, high quality/);
+    // Phases seen while polling (a 4 s clip may render between two polls; the render bar itself
+    // is checked by the Ctrl-C test below, on a longer clip).
+    expect(text).toMatch(/✓ (ingesting|transcribing|rendering)\s+\d+:\d\d/);
+    expect(text).toMatch(/✓ succeeded in \d+:\d\d/);
+    expect(text).toMatch(/download\s+\[█+\] 100%/);
+    expect(text).toMatch(/saved speech\.captioned\.mp4 \(\d+(\.\d)? kB, 360x640, 0:04 long\)/);
+
+    const info = await probe(out);
+    expect(info.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
+    expect(info.streams.find((s) => s.codec_type === 'video')).toMatchObject({ width: 360, height: 640 });
+    expect(Number(info.format.duration)).toBeCloseTo(4, 0);
+    expect(await farm.balance(accountId)).toBe(before - 1);
+  });
+
+  it('an https URL burns to a playable webm', async () => {
+    const { env } = await account();
+    const cli = cliInPty(['burn', videos.url('/media/speech.mp4'), '-t', 'karaoke', '-o', 'from-url.webm', '--quality', 'low'], env, farm.dir);
+    expect(await cli.exit, cli.text()).toBe(0);
+    expect(cli.text()).not.toMatch(/uploading/);
+    const info = await probe(path.join(farm.dir, 'from-url.webm'));
+    expect(info.streams.map((s) => s.codec_name).sort()).toEqual(['opus', 'vp9']);
+  });
+
+  it('Ctrl-C while rendering cancels the job (status cancelled, minutes refunded) and exits 130', async () => {
+    const { accountId, env, api } = await account();
+    const before = await farm.balance(accountId);
+    const cli = cliInPty(['burn', long, '-t', 'karaoke', '--language', 'en', '-o', 'never.mp4'], env, farm.dir);
+    const [, jobId] = await cli.waitFor(JOB_ID, 60_000);
+    await cli.waitFor(/rendering\s+\[[█░]+\]\s+[1-9]\d?%/, 180_000);
+    cli.type('\x03');
+    expect(await cli.exit).toBe(130);
+    expect(cli.text()).toContain(`captionfarm: cancelled job ${jobId}; its reserved minutes were refunded`);
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'cancelled', downloadUrl: null });
+    expect(await farm.balance(accountId)).toBe(before);
+    await expect(stat(path.join(farm.dir, 'never.mp4'))).rejects.toThrow();
+  });
+
+  it('a file that is not a video fails with source-unreadable: the failure code is printed, exit 1', async () => {
+    const { accountId, env } = await account();
+    const before = await farm.balance(accountId);
+    const garbage = path.join(farm.dir, 'garbage.mp4');
+    await writeFile(garbage, Buffer.from('this is not a video file at all, just some text bytes'.repeat(100)));
+    const cli = cliInPty(['burn', garbage, '-t', 'karaoke'], env, farm.dir);
+    expect(await cli.exit).toBe(1);
+    expect(cli.text()).toMatch(/captionfarm: job [0-9a-f-]{36} failed: source-unreadable: \S/);
+    expect(await farm.balance(accountId)).toBe(before);
+  });
+});
