@@ -1,5 +1,6 @@
 /**
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
+ * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  *
  * In one run, alternating so that load from other work on the machine hits both alike:
  *   plain  = reencodeVideo: the same ffmpeg pipeline and encoder settings, no captions
@@ -28,6 +29,7 @@ const { values: flags } = parseArgs({
     seconds: { type: 'string', default: '30' },
     width: { type: 'string', default: '1080' },
     height: { type: 'string', default: '1920' },
+    only: { type: 'string' },
   },
 });
 const rounds = Number(flags.rounds);
@@ -95,6 +97,16 @@ const countingPainter = (frame: { width: number; height: number; fps: number }):
 const plain: Sample[] = [];
 const render: Sample[] = [];
 const out = join(work, `out.${format}`);
+if (flags.only) {
+  // For an outside measurement (/usr/bin/time -v): just this one run.
+  const s = await measure(() =>
+    flags.only === 'plain'
+      ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
+      : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
+  );
+  console.log(`${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`);
+  process.exit(0);
+}
 // Warm-up: font registration, NVENC detection, page cache.
 await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
 for (let i = 0; i < rounds; i++) {

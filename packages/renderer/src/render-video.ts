@@ -95,7 +95,7 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
       opts, captions, onStdout: report,
-      args: { input: opts.input, output: '', format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null },
+      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null },
     });
   let used = encoder;
   try {
@@ -126,8 +126,8 @@ function checkBand(band: BandPainter['band'], out: Size): void {
 
 interface EncodeJob {
   opts: ReencodeOptions;
-  /** Everything but the output path, which is a fresh temp name per attempt. */
-  args: Omit<RenderArgsInput, 'band'>;
+  /** Everything but the output path, which is a fresh temp name per attempt, and the band. */
+  args: Omit<RenderArgsInput, 'band' | 'output'>;
   captions: Captions | null;
   onStdout: (chunk: string) => void;
 }
