@@ -27,7 +27,6 @@ export interface FfResult {
 }
 
 export interface FfRun {
-  pid: number | undefined;
   /** fd 3 of the child, when `inputPipe` was set. */
   input: Writable | undefined;
   /** Settles when the child has exited; rejects with an AbortError if the signal fired. */
@@ -42,7 +41,7 @@ export interface FfRun {
 export function runFf(opts: FfRunOptions): FfRun {
   const { signal } = opts;
   if (signal?.aborted) {
-    return { pid: undefined, input: undefined, done: Promise.reject(abortError(signal)) };
+    return { input: undefined, done: Promise.reject(abortError(signal)) };
   }
   const child = spawn(ffmpegPaths()[opts.bin], opts.args, {
     stdio: ['ignore', 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
@@ -80,5 +79,5 @@ export function runFf(opts: FfRunOptions): FfRun {
       else resolve({ exitCode, exitSignal, stdout, stderrTail: stderr });
     });
   });
-  return { pid: child.pid, input, done };
+  return { input, done };
 }

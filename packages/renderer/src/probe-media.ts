@@ -101,7 +101,7 @@ function positive(value: string | undefined): number | undefined {
 }
 
 /** "30000/1001" -> 29.97; "0/0" and garbage -> undefined. */
-export function rate(value: string | undefined): number | undefined {
+function rate(value: string | undefined): number | undefined {
   const [num, den] = (value ?? '').split('/').map(Number);
   if (num === undefined || !Number.isFinite(num) || num <= 0) return undefined;
   const r = den === undefined ? num : num / den;
