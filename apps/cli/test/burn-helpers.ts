@@ -72,11 +72,18 @@ export function stripAnsi(s: string): string {
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
 }
 
-export function cliInPty(args: string[], env: Record<string, string>, cwd?: string): PtyRun {
-  const child = spawn('python3', ['-c', PTY_DRIVER, TSX, MAIN, ...args], {
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+
+/**
+ * The CLI in a pseudo-terminal. `viaNpm` runs it exactly as the README does,
+ * `npm run -s captionfarm -- ...` from the repository root (npm and tsx in between).
+ */
+export function cliInPty(args: string[], env: Record<string, string>, cwd?: string, opts: { viaNpm?: boolean } = {}): PtyRun {
+  const command = opts.viaNpm ? ['npm', 'run', '-s', 'captionfarm', '--', ...args] : [TSX, MAIN, ...args];
+  const child = spawn('python3', ['-c', PTY_DRIVER, ...command], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
-    ...(cwd ? { cwd } : {}),
+    cwd: opts.viaNpm ? ROOT : (cwd ?? process.cwd()),
   });
   let out = '';
   const waiters = new Set<() => void>();

@@ -48,7 +48,9 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
   it('a local file: upload bar, job created from the upload, queued phase line; Ctrl-C -> cancelled, exit 130', async () => {
     const { accountId, key, api } = await h.account('pro');
     const before = (await minutes(accountId)).balance;
-    const run = cliInPty(['burn', clip, '--template', 'karaoke', '--quality', 'medium', '--language', 'en'], envFor(key), dir);
+    // As the README runs it: through `npm run`, where one Ctrl-C reaches the CLI several times
+    // (terminal, npm, tsx) and must still mean "cancel cleanly", not "leave at once".
+    const run = cliInPty(['burn', clip, '--template', 'karaoke', '--quality', 'medium', '--language', 'en'], envFor(key), dir, { viaNpm: true });
     const [, jobId] = await run.waitFor(JOB_ID);
     await run.waitFor(/queued\s+waiting for an agent\s+\d+:\d\d/);
     const text = run.text();
@@ -62,6 +64,7 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     run.type('\x03');
     expect(await run.exit).toBe(130);
     expect(run.text()).toContain(`Ctrl-C: cancelling job ${jobId}`);
+    expect(run.text()).not.toContain('interrupted again');
     expect(run.text()).toContain(`captionfarm: cancelled job ${jobId}; its reserved minutes were refunded`);
     expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'cancelled', phase: 'cancelled' });
     const after = await minutes(accountId);

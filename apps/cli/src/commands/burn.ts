@@ -248,14 +248,19 @@ export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
   const client = apiClient(env);
   const screen = createScreen(process.stdout);
   const ac = new AbortController();
-  let interrupts = 0;
+  let firstInterrupt = 0;
   const onSigint = () => {
-    // The first Ctrl-C cancels cleanly; a second one leaves at once.
-    if (++interrupts > 1) {
+    // The first Ctrl-C cancels cleanly; another one leaves at once. Run through `npm run` (and
+    // tsx), one Ctrl-C arrives several times within milliseconds: the terminal signals the whole
+    // process group and npm and tsx each forward it. Repeats within 500 ms count as that one.
+    const now = Date.now();
+    if (firstInterrupt === 0) {
+      firstInterrupt = now;
+      ac.abort(new Interrupted());
+    } else if (now - firstInterrupt > 500) {
       screen.line('interrupted again: leaving without waiting for the cancel');
       process.exit(130);
     }
-    ac.abort(new Interrupted());
   };
   process.on('SIGINT', onSigint);
   try {
