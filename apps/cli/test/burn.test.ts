@@ -149,8 +149,13 @@ describe('captionfarm burn: what failed, and exit codes', () => {
   it('usage errors exit 2 before any request (every case: burn-format.test.ts)', async () => {
     // Nothing listens at the URL: a request would show up as network_error.
     const env = { CAPTIONFARM_URL: await closedPortUrl(), CAPTIONFARM_API_KEY: 'cf_live_x' };
-    const [noTemplate, missing] = await Promise.all([cliPiped(['burn', 'talk.mp4'], env, dir), cliPiped(['burn', 'missing.mp4', '-t', 'karaoke'], env, dir)]);
-    expect([noTemplate.code, missing.code]).toEqual([2, 2]);
+    const [noTemplate, missing, noDir] = await Promise.all([
+      cliPiped(['burn', 'talk.mp4'], env, dir),
+      cliPiped(['burn', 'missing.mp4', '-t', 'karaoke'], env, dir),
+      cliPiped(['burn', 'talk.mp4', '-t', 'karaoke', '-o', 'no/such/dir/out.mp4'], env, dir),
+    ]);
+    expect([noTemplate.code, missing.code, noDir.code]).toEqual([2, 2, 2]);
+    expect(noDir.stderr).toMatch(/^captionfarm: no such directory for -o: .*no\/such\/dir/);
     expect(noTemplate.stderr).toMatch(/^captionfarm: --template is required .*\n\ncaptionfarm burn INPUT --template ID/);
     expect(missing.stderr).toMatch(/^captionfarm: no such file: .*missing\.mp4/);
   });

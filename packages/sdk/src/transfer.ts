@@ -159,7 +159,8 @@ export async function downloadOutput(fetchImpl: typeof fetch, job: Pick<Job, 'id
   } catch (err) {
     await rm(part, { force: true });
     if (opts.signal?.aborted) throw opts.signal.reason;
-    if (err instanceof CaptionfarmError) throw err;
+    // A local file problem (no such directory, disk full) is not a network error: pass it on.
+    if (err instanceof CaptionfarmError || (err as NodeJS.ErrnoException).path !== undefined) throw err;
     throw new CaptionfarmNetworkError('network_error', `downloading the output of job ${job.id} failed after ${bytes} bytes (${causeMessage(err)})`, { cause: err });
   }
   return { path, bytes };

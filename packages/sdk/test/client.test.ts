@@ -146,6 +146,10 @@ describe('upload flow (real presigned PUT to the built-in store)', () => {
     await expect(readFile(path.join(dir, 'bad.mp4'))).rejects.toThrow();
     await expect(readFile(path.join(dir, 'bad.mp4.part'))).rejects.toThrow();
     await expect(client.downloadOutput({ id: 'j3', status: 'queued', downloadUrl: null }, target)).rejects.toMatchObject({ code: 'no_output' });
+    // A local problem is reported as such, not as a network error.
+    const local = await client.downloadOutput({ id: 'j4', status: 'succeeded', downloadUrl }, path.join(dir, 'no-such-dir', 'x.mp4')).catch((e: unknown) => e);
+    expect(local).not.toBeInstanceOf(CaptionfarmError);
+    expect(local).toMatchObject({ code: 'ENOENT' });
   });
 });
 

@@ -245,6 +245,8 @@ export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
     if (!st?.isFile()) throw usage(`no such file: ${plan.input.path}`);
     size = st.size;
   }
+  const outDir = await stat(path.dirname(plan.output)).catch(() => null);
+  if (!outDir?.isDirectory()) throw usage(`no such directory for -o: ${path.dirname(plan.output)}`);
   const client = apiClient(env);
   const screen = createScreen(process.stdout);
   const ac = new AbortController();
