@@ -151,19 +151,20 @@ export function toWords(payload: unknown, options: ToWordsOptions): { language: 
   if (!language) {
     throw new TranscriptionError('transcription-failed', `whisper.cpp detected a language we do not know: "${parsed.data.language}"`);
   }
+  // Tokens of all segments in one stream: whisper-server cuts segments at 60 characters, at
+  // token boundaries, so a word can start in one segment and end in the next.
+  const tokens = parsed.data.segments.flatMap((segment) => segment.words ?? []);
   const words: Word[] = [];
-  for (const segment of parsed.data.segments) {
-    for (const raw of attachPunctuation(dropAnnotations(groupWords(segment.words ?? [])))) {
-      const word = toWord(raw, options.timing);
-      const previous = words.at(-1);
-      let start = Math.max(word.start, previous?.start ?? 0, 0);
-      let end = Math.max(word.end, start);
-      if (options.duration !== undefined) {
-        start = Math.min(start, options.duration);
-        end = Math.min(end, options.duration);
-      }
-      words.push({ ...word, start: ms(start), end: ms(end), confidence: Math.round(word.confidence * 1000) / 1000 });
+  for (const raw of attachPunctuation(dropAnnotations(groupWords(tokens)))) {
+    const word = toWord(raw, options.timing);
+    const previous = words.at(-1);
+    let start = Math.max(word.start, previous?.start ?? 0, 0);
+    let end = Math.max(word.end, start);
+    if (options.duration !== undefined) {
+      start = Math.min(start, options.duration);
+      end = Math.min(end, options.duration);
     }
+    words.push({ ...word, start: ms(start), end: ms(end), confidence: Math.round(word.confidence * 1000) / 1000 });
   }
   return { language, words };
 }

@@ -115,6 +115,13 @@ describe('toWords edge cases', () => {
     expect(r.words.map((w) => [w.start, w.end])).toEqual([[1, 1.5], [1, 1.2], [2, 5]]);
   });
 
+  it('joins a word split across two segments', () => {
+    const two = payload([[' disput', 1.5, 1.9], ['ing', 1.9, 2.1], [',', 2.1, 2.1], [' which', 2.3, 2.6]]);
+    const [first, ...rest] = two.segments[0]!.words;
+    const split = { ...two, segments: [{ ...two.segments[0]!, words: [first!] }, { ...two.segments[0]!, words: rest }] };
+    expect(toWords(split, { timing: 'token' }).words.map((w) => [w.text, w.start, w.end])).toEqual([['disputing,', 1.5, 2.1], ['which', 2.3, 2.6]]);
+  });
+
   it('returns no words for an empty transcript', () => {
     expect(toWords({ language: 'english', text: '', segments: [] }, { timing: 'token' })).toEqual({ language: 'en', words: [] });
   });

@@ -1,0 +1,107 @@
+/**
+ * Transcription benchmark, one run: our path (createTranscriber: whisper-server with the model
+ * loaded once + Silero VAD gate + word conversion) against whisper.cpp's own command-line tool
+ * (whisper-cli, a process per file that loads the model each time), same files, same decoding
+ * flags, interleaved so both see the same machine load. Also word error rate and word onset error.
+ *
+ *   npx tsx scripts/bench/transcribe.ts [--model PATH] [--threads 2] [--runs 3] [--beam 1] [--timing token|dtw]
+ *
+ * Defaults: the test model from scripts/fetch-test-model, 2 threads, 3 runs, greedy decoding.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  captionfarmCacheDir, createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, resolveWhisperBinDir, wordErrorRate,
+  type WordTiming,
+} from '../../packages/transcriber/src/index.ts';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string', default: process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin') },
+    threads: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '3' },
+    beam: { type: 'string', default: '1' },
+    timing: { type: 'string', default: 'token' },
+    media: { type: 'string', default: new URL('../../../shared/media/', import.meta.url).pathname },
+  },
+});
+const threads = Number(values.threads);
+const runs = Number(values.runs);
+const beam = Number(values.beam);
+const timing = values.timing as WordTiming;
+const binDir = resolveWhisperBinDir();
+const files = [
+  { name: 'jfk.wav', seconds: 11, text: readFileSync(join(values.media, 'jfk.txt'), 'utf8') },
+  { name: 'en.wav', seconds: 33.6, text: readFileSync(join(values.media, 'en.txt'), 'utf8'), onsets: parseReferenceOnsets(readFileSync(join(values.media, 'en.words'), 'utf8')) },
+];
+// Same environment for both paths (see transcriber.ts for why passive).
+const env = { ...process.env, OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY ?? 'passive' };
+
+/** whisper-cli with the flags our server requests use (inferenceFields) and JSON token output. */
+function cli(file: string, outBase: string): Promise<number> {
+  const args = [
+    '-m', values.model, '-f', file, '-t', String(threads), '-l', 'auto', '-bs', String(beam > 1 ? beam : 1), '-bo', String(beam > 1 ? beam : 5),
+    '-tp', '0', '-tpi', '0.2', '-nth', '0.6', '-sns', '-ojf', '-of', outBase, '-np',
+    ...(timing === 'dtw' ? ['-dtw', 'base', '-nfa'] : []),
+  ];
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(join(binDir, 'whisper-cli'), args, { env }, (err) => (err ? reject(err) : resolve(performance.now() - started)));
+  });
+}
+
+const work = mkdtempSync(join(tmpdir(), 'bench-transcribe-'));
+const transcriber = createTranscriber({ model: values.model, threads, binDir, beamSize: beam, timing, env });
+const loadStarted = performance.now();
+await transcriber.warmUp();
+const loadMs = performance.now() - loadStarted;
+
+const ours: Record<string, number[]> = {};
+const theirs: Record<string, number[]> = {};
+const quality: Record<string, { wer: number; language: string; onsets?: number[] }> = {};
+for (let run = 0; run < runs; run++) {
+  for (const f of files) {
+    const path = join(values.media, f.name);
+    // Alternate which goes first, so neither always runs on a warmer cache.
+    const order = run % 2 === 0 ? ['ours', 'cli'] : ['cli', 'ours'];
+    for (const which of order) {
+      if (which === 'cli') {
+        (theirs[f.name] ??= []).push(await cli(path, join(work, `${f.name}-${run}`)));
+      } else {
+        const started = performance.now();
+        const result = await transcriber.transcribe({ audioPath: path });
+        (ours[f.name] ??= []).push(performance.now() - started);
+        quality[f.name] = {
+          wer: wordErrorRate(f.text, result.words.map((w) => w.text).join(' ')),
+          language: result.language,
+          ...(f.onsets ? { onsets: onsetErrorsMs(f.onsets, result.words) } : {}),
+        };
+      }
+    }
+  }
+}
+await transcriber.close();
+rmSync(work, { recursive: true, force: true });
+
+const median = (xs: number[]) => percentile(xs, 50);
+console.log(`model ${values.model}, ${threads} threads, ${beam > 1 ? `beam ${beam}` : 'greedy (best of 5)'}, timing ${timing}, ${runs} runs, OMP_WAIT_POLICY=${env.OMP_WAIT_POLICY}`);
+console.log(`model load (once per agent): ${loadMs.toFixed(0)} ms`);
+console.log('file      ours ms (median)  whisper-cli ms (median)  ratio   RTF ours  WER    language  onset median/p90 ms');
+let oursTotal = 0;
+let theirsTotal = 0;
+for (const f of files) {
+  const o = median(ours[f.name]!);
+  const t = median(theirs[f.name]!);
+  oursTotal += o;
+  theirsTotal += t;
+  const q = quality[f.name]!;
+  const onset = q.onsets ? `${percentile(q.onsets, 50).toFixed(0)}/${percentile(q.onsets, 90).toFixed(0)} (n=${q.onsets.length})` : '-';
+  console.log(
+    `${f.name.padEnd(9)} ${o.toFixed(0).padStart(16)}  ${t.toFixed(0).padStart(23)}  ${(o / t).toFixed(3).padStart(5)}  ${(o / 1000 / f.seconds).toFixed(3).padStart(8)}  ${(q.wer * 100).toFixed(1).padStart(4)}%  ${q.language.padEnd(8)}  ${onset}`,
+  );
+  console.log(`          runs ours ${ours[f.name]!.map((x) => x.toFixed(0)).join(', ')} | cli ${theirs[f.name]!.map((x) => x.toFixed(0)).join(', ')}`);
+}
+console.log(`ratio ours / whisper-cli (sum of medians): ${(oursTotal / theirsTotal).toFixed(3)}`);
