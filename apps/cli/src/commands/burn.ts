@@ -234,7 +234,7 @@ class Interrupted extends Error {
 }
 
 export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
-  const plan = parseBurnArgs(argv);
+  const plan = parseBurnArgs(argv, env.cwd);
   if (!plan) {
     process.stdout.write(`${BURN_USAGE}\n`);
     return;
@@ -266,7 +266,7 @@ export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
   };
   process.on('SIGINT', onSigint);
   try {
-    await burn({ plan, size, client, screen, signal: ac.signal });
+    await burn({ plan, size, client, screen, signal: ac.signal, cwd: env.cwd });
   } catch (err) {
     throw toCliError(err, env);
   } finally {
@@ -274,7 +274,7 @@ export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
   }
 }
 
-async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient; screen: Screen; signal: AbortSignal }): Promise<void> {
+async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient; screen: Screen; signal: AbortSignal; cwd: string }): Promise<void> {
   const { plan, client, screen, signal } = o;
   const barWidth = () => Math.max(10, Math.min(30, (process.stdout.columns || 80) - 56));
 
@@ -377,7 +377,7 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     });
     const res2 = job.resolution ? `, ${job.resolution.width}x${job.resolution.height}` : '';
     const secs = job.quotedSeconds !== null ? `, ${formatDuration(job.quotedSeconds)} long` : '';
-    screen.line(`saved ${path.relative(process.cwd(), res.path) || res.path} (${formatBytes(res.bytes)}${res2}${secs})`);
+    screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${res2}${secs})`);
   } catch (err) {
     if (signal.aborted) {
       throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} (captionfarm jobs get ${job.id} shows the link)`, 130);
