@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentRouter } from '../src/index.ts';
+import { startHarness, type Harness } from './harness.ts';
+
+let h: Harness;
+const clients: { close(): void }[] = [];
+
+function connect(token: string): TRPCClient<AgentRouter> {
+  const ws = createWSClient({ url: `${h.url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
+  clients.push(ws);
+  return createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] });
+}
+const caps = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };
+
+beforeAll(async () => {
+  h = await startHarness({}, { agentTimings: { leaseMs: 60_000 } });
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await h.close();
+});
+
+async function token(): Promise<string> {
+  return (await h.admin('POST', '/agents/tokens', { name: 't' })).body.token;
+}
+
+describe('agent protocol over the websocket', () => {
+  it('refuses unknown tokens and nodes registered with another token', async () => {
+    const stranger = connect('cf_agent_nope');
+    await expect(stranger.register.mutate({ nodeName: 'x', capabilities: caps })).rejects.toThrow(/agent token/);
+    const a = connect(await token());
+    const { nodeId } = await a.register.mutate({ nodeName: 'node-a', capabilities: caps });
+    const b = connect(await token());
+    await expect(b.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() })).rejects.toThrow(/not registered/);
+  });
+
+  it('leases are idempotent per request id, guarded by the lease id, and the account concurrency holds', async () => {
+    const { api } = await h.account('free', 'protocol');
+    const template = (await api('GET', '/v1/templates')).body.templates[0].id;
+    const j1 = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/1.mp4', templateId: template })).body;
+    const j2 = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/2.mp4', templateId: template })).body;
+    const agent = connect(await token());
+    const { nodeId, leaseMs } = await agent.register.mutate({ nodeName: 'node-b', capabilities: caps });
+    expect(leaseMs).toBe(60_000);
+    const requestId = randomUUID();
+    const first = await agent.lease.mutate({ nodeId, slots: 2, requestId });
+    // Free plan: one job at a time, so only the older one is leased.
+    expect(first.map((j) => j.jobId)).toEqual([j1.id]);
+    expect(first[0]).toMatchObject({ attempt: 1, source: { kind: 'url', url: 'https://v.example.com/1.mp4' }, format: 'mp4', quality: 'high', maxInputSeconds: 180, frameBudget: 921_600 });
+    // A lease re-sent after a reconnect answers the same, and leases nothing more.
+    expect(await agent.lease.mutate({ nodeId, slots: 2, requestId })).toEqual(first);
+    expect(await agent.lease.mutate({ nodeId, slots: 2, requestId: randomUUID() })).toEqual([]);
+    const { jobId, leaseId } = first[0]!;
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'running', phase: 'ingesting' });
+
+    // Writes with another lease id are refused.
+    expect(await agent.progress.mutate({ nodeId, jobId, leaseId: 'stale', phase: 'rendering', percent: 50 })).toEqual({ ok: false, reason: 'lease-lost' });
+    expect(await agent.progress.mutate({ nodeId, jobId, leaseId, phase: 'rendering', percent: 40 })).toEqual({ ok: true });
+    // Percent never goes back within rendering.
+    await agent.progress.mutate({ nodeId, jobId, leaseId, phase: 'rendering', percent: 30 });
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ phase: 'rendering', percent: 40 });
+    expect(await agent.heartbeat.mutate({ nodeId, leases: [{ jobId, leaseId }, { jobId: j2.id, leaseId: 'x' }] })).toEqual({ lost: [j2.id], drain: false });
+
+    // fail, then the same fail re-sent: both ok, one refund.
+    const fail = { nodeId, jobId, leaseId, failureCode: 'render-failed' as const, failureReason: 'test' };
+    expect(await agent.fail.mutate(fail)).toEqual({ ok: true });
+    expect(await agent.fail.mutate(fail)).toEqual({ ok: true });
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ status: 'failed', failureCode: 'render-failed' });
+    // Now the second job of the account can run.
+    expect((await agent.lease.mutate({ nodeId, slots: 2, requestId: randomUUID() })).map((j) => j.jobId)).toEqual([j2.id]);
+  });
+
+  it('a drained node leases nothing and is told so; undrain resumes; cancel reaches the lease holder', async () => {
+    const { api } = await h.account('pro', 'drainee');
+    const template = (await api('GET', '/v1/templates')).body.templates[0].id;
+    const agent = connect(await token());
+    const { nodeId } = await agent.register.mutate({ nodeName: 'node-c', capabilities: caps });
+    const events: unknown[] = [];
+    const sub = agent.events.subscribe({ nodeId, lastEventId: null }, { onData: (e) => events.push((e as { data: unknown }).data) });
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await h.admin('POST', `/nodes/${nodeId}/drain`)).status).toBe(200);
+    const job = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/3.mp4', templateId: template })).body;
+    expect(await agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() })).toEqual([]);
+    expect((await agent.heartbeat.mutate({ nodeId, leases: [] })).drain).toBe(true);
+    await h.admin('POST', `/nodes/${nodeId}/undrain`);
+    const [leased] = await agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+    expect(leased?.jobId).toBe(job.id);
+    await api('POST', `/v1/automation-jobs/${job.id}/cancel`);
+    const deadline = Date.now() + 5000;
+    while (!events.some((e) => (e as { type: string }).type === 'cancel') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(events).toEqual(expect.arrayContaining([{ type: 'drain' }, { type: 'undrain' }, { type: 'cancel', jobId: job.id }]));
+    // Anything the agent sends for the cancelled job is answered job-ended; nothing changes.
+    expect(await agent.complete.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, resolution: { width: 2, height: 2 }, outputBytes: 1 })).toEqual({ ok: false, reason: 'job-ended' });
+    expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body.status).toBe('cancelled');
+    sub.unsubscribe();
+  });
+});
