@@ -65,9 +65,9 @@ describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (re
   });
 
   it.each([
-    ['digital silence', ['-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '10']],
-    ['room tone (pink noise, -50 dBFS)', ['-f', 'lavfi', '-i', 'anoisesrc=r=16000:a=0.003:c=pink', '-t', '10']],
-    ['music (synthesized chords and plucks)', ['-f', 'lavfi', '-i', "aevalsrc='0.2*sin(2*PI*(220+110*floor(mod(t*2,4)))*t)+0.15*sin(2*PI*(330+55*floor(mod(t*3,5)))*t)+0.1*sin(2*PI*(440+220*floor(mod(t,3)))*t)*exp(-mod(t,0.5)*4)':s=44100", '-t', '15', '-ac', '2']],
+    ['digital silence', ['-f', 'lavfi', '-t', '10', '-i', 'anullsrc=r=16000:cl=mono']],
+    ['room tone (pink noise, -50 dBFS)', ['-f', 'lavfi', '-t', '10', '-i', 'anoisesrc=r=16000:a=0.003:c=pink']],
+    ['music (synthesized chords and plucks)', ['-f', 'lavfi', '-t', '15', '-i', "aevalsrc='0.2*sin(2*PI*(220+110*floor(mod(t*2,4)))*t)+0.15*sin(2*PI*(330+55*floor(mod(t*3,5)))*t)+0.1*sin(2*PI*(440+220*floor(mod(t,3)))*t)*exp(-mod(t,0.5)*4)':s=44100", '-ac', '2']],
   ])('%s yields zero words (whisper alone says "Thank you." / "Thanks for watching!")', async (_name, args) => {
     const file = join(dir, `${_name.split(' ')[0]}.mp3`);
     ffmpeg(...args, file);
@@ -77,7 +77,9 @@ describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (re
 
   it('keeps speech that follows a long silence, with times on the original timeline', async () => {
     const file = join(dir, 'late.wav');
-    ffmpeg('-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '20', '-i', join(MEDIA, 'jfk.wav'), '-filter_complex', '[0][1]concat=n=2:v=0:a=1', '-c:a', 'pcm_s16le', file);
+    // -t before -i: it bounds the silent input (after it, it would bound the next input and the
+    // endless anullsrc would fill the disk).
+    ffmpeg('-f', 'lavfi', '-t', '20', '-i', 'anullsrc=r=16000:cl=mono', '-i', join(MEDIA, 'jfk.wav'), '-filter_complex', '[0][1]concat=n=2:v=0:a=1', '-t', '40', '-c:a', 'pcm_s16le', file);
     const r = await transcriber.transcribe({ audioPath: file, language: 'en' });
     expect(wordErrorRate(readFileSync(join(MEDIA, 'jfk.txt'), 'utf8'), text(r))).toBeLessThanOrEqual(0.05);
     expect(r.words[0]!.start).toBeGreaterThan(20);
