@@ -42,17 +42,21 @@ describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (re
     expect(r.words.find((w) => w.text === 'you,')).toBeDefined(); // punctuation stays on its word
   });
 
-  it('en.wav (espeak): WER <= 10%, word onsets median <= 200 ms and p90 <= 500 ms', async () => {
+  it('en.wav (espeak): WER <= 12%, word onsets median <= 150 ms and p90 <= 400 ms', async () => {
     const r = await transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' });
     const wer = wordErrorRate(readFileSync(join(MEDIA, 'en.txt'), 'utf8'), text(r));
     const errors = onsetErrorsMs(parseReferenceOnsets(readFileSync(join(MEDIA, 'en.words'), 'utf8')), r.words);
     const [median, p90] = [percentile(errors, 50), percentile(errors, 90)];
     console.log(`en.wav: WER ${(wer * 100).toFixed(1)}%, onset error median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms over ${errors.length} words`);
     expect(r.language).toBe('en');
-    expect(wer).toBeLessThanOrEqual(0.1);
+    // Measured (portable build, beam 5, 8 runs): WER 4.4-10.6%, onset median 80-124 ms, p90
+    // 297-348 ms. Beam search falls back to sampling on this voice, and whisper-server's random
+    // generator runs on from request to request, so the result depends on what came before;
+    // the 10.6% run writes "Northwind" (1 word for 2, three times) and is otherwise the best.
+    expect(wer).toBeLessThanOrEqual(0.12);
     expect(errors.length).toBeGreaterThan(90);
-    expect(median).toBeLessThanOrEqual(200);
-    expect(p90).toBeLessThanOrEqual(500);
+    expect(median).toBeLessThanOrEqual(150);
+    expect(p90).toBeLessThanOrEqual(400);
   });
 
   it('detects German speech when no language is given', async () => {
