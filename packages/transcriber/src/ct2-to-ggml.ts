@@ -190,7 +190,7 @@ function hparamsOf(model: Ct2Model) {
 }
 
 /** Maps CTranslate2 variables to whisper.cpp tensors (OpenAI names), splitting fused projections. */
-function ggmlTensors(model: Ct2Model): GgmlTensor[] {
+function ggmlTensors(model: Ct2Model, hp: ReturnType<typeof hparamsOf>): GgmlTensor[] {
   const get = (name: string) => {
     const found = model.variables.get(name);
     if (!found) throw new Error(`CTranslate2 model lacks ${name}`);
@@ -238,7 +238,6 @@ function ggmlTensors(model: Ct2Model): GgmlTensor[] {
     copy(`${dst}.2.weight`, `${src}/linear_1/weight`);
     copy(`${dst}.2.bias`, `${src}/linear_1/bias`);
   };
-  const hp = hparamsOf(model);
 
   copy('encoder.positional_embedding', 'encoder/position_encodings/encodings', true);
   for (const conv of ['conv1', 'conv2']) {
@@ -290,7 +289,7 @@ export function convertCt2ToGgml(input: { model: Buffer; vocabulary: string }): 
     int32s(tokens.length),
     ...tokens.flatMap((t) => lengthPrefixed(t)),
   ];
-  for (const t of ggmlTensors(model)) {
+  for (const t of ggmlTensors(model, hp)) {
     chunks.push(...tensorRecord(t.name, t.dims, t.f32 ? 0 : 1, t.f32 ? f16BufferToF32(t.data) : t.data));
   }
   return chunks;

@@ -156,7 +156,16 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     transcribe(req) {
       const result = queue.then(() => run(req));
       queue = result.catch(() => undefined);
-      return result;
+      const signal = req.signal;
+      if (!signal) return result;
+      // A job cancelled while it waits behind another one rejects now, not when its turn comes
+      // (its turn then ends at once: run() checks the signal first).
+      return new Promise<TranscribeResult>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        result.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      });
     },
     async warmUp() {
       await ensureServer();

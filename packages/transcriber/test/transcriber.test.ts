@@ -140,6 +140,18 @@ describe.skipIf(!binDir)('createTranscriber with whisper.cpp (weightless fixture
     expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', words: [] });
   });
 
+  it('rejects a job cancelled while it waits in the queue at once', async () => {
+    const first = transcriber.transcribe({ audioPath: longWav, language: 'en' });
+    const ac = new AbortController();
+    const waiting = transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en', signal: ac.signal }).catch((e: unknown) => e);
+    const reason = new Error('cancelled while queued');
+    const started = Date.now();
+    ac.abort(reason);
+    expect(await waiting).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await first).toEqual({ language: 'en', words: [] });
+  });
+
   it('converts non-WAV input with ffmpeg', async () => {
     const mp3 = join(dir, 'jfk.mp3');
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3]);
