@@ -2,8 +2,8 @@ export { createTranscriber, dtwPreset } from './transcriber.ts';
 export type { Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResult } from './transcriber.ts';
 export { TranscriptionError } from './errors.ts';
 export type { TranscriptionErrorCode } from './errors.ts';
-export { resolveWhisperBinDir, captionfarmCacheDir } from './whisper-bin.ts';
-export type { TranscriberEnv } from './whisper-bin.ts';
+export { resolveWhisperBinDir, readWhisperBuildInfo, captionfarmCacheDir } from './whisper-bin.ts';
+export type { TranscriberEnv, WhisperBuildInfo } from './whisper-bin.ts';
 export {
   modelsPull, modelsList, defaultModelsDir, resolveModelPath, modelFileName, sha1File,
   WHISPER_MODELS, DEFAULT_MODEL_BASE_URL,

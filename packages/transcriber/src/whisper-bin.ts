@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TranscriptionError } from './errors.ts';
@@ -38,4 +38,28 @@ export function resolveWhisperBinDir(env: TranscriberEnv = process.env): string 
     'transcription-failed',
     `whisper.cpp is not built (looked in ${cached}): run "bash scripts/build-whisper" (or set WHISPER_CPP_DIR)`,
   );
+}
+
+/** What scripts/build-whisper recorded about a build (`<build>/build-info.json`). */
+export interface WhisperBuildInfo {
+  whisperCpp: string;
+  hash: string;
+  cpu: 'portable' | 'native';
+  cuda: boolean;
+  buildSeconds: number;
+  toolchain: string;
+  cmakeArgs: string[];
+  builtAt: string;
+}
+
+/**
+ * The build-info.json next to a bin directory from resolveWhisperBinDir(), e.g. for an agent to
+ * report whether its whisper.cpp has CUDA; null for builds that did not come from our script.
+ */
+export function readWhisperBuildInfo(binDir: string): WhisperBuildInfo | null {
+  try {
+    return JSON.parse(readFileSync(join(binDir, '..', 'build-info.json'), 'utf8')) as WhisperBuildInfo;
+  } catch {
+    return null;
+  }
 }

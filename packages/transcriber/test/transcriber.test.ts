@@ -4,11 +4,11 @@
  * abort. Accuracy with real weights is in accuracy.e2e.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTranscriber, dtwPreset, TranscriptionError, WHISPER_LANGUAGES, type Transcriber } from '../src/index.ts';
+import { createTranscriber, dtwPreset, readWhisperBuildInfo, resolveWhisperBinDir, TranscriptionError, WHISPER_LANGUAGES, type Transcriber } from '../src/index.ts';
 import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
 import { keepSpokenWords, parseSpeechSegments, vadArgs } from '../src/vad.ts';
 import { childPids, EMPTY_TINY, MEDIA, waitFor, whisperBinDir } from './helpers.ts';
@@ -172,5 +172,28 @@ describe.skipIf(!binDir)('createTranscriber with whisper.cpp (weightless fixture
     const t = createTranscriber({ ...base, model: EMPTY_TINY, vadModel: join(dir, 'no-vad.bin') });
     await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({ message: expect.stringMatching(/VAD model not found.*scripts\/build-whisper/) });
     await t.close();
+  });
+});
+
+describe('resolveWhisperBinDir / readWhisperBuildInfo', () => {
+  it('prefers WHISPER_CPP_DIR (the directory or its bin/), then the cache, and says what to run', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'transcriber-bin-'));
+    try {
+      const bin = join(dir, 'build', 'bin');
+      mkdirSync(bin, { recursive: true });
+      for (const b of ['whisper-server', 'whisper-cli']) writeFileSync(join(bin, b), '');
+      writeFileSync(join(dir, 'build', 'build-info.json'), JSON.stringify({ whisperCpp: '1.9.1', cuda: false, cpu: 'portable' }));
+      expect(resolveWhisperBinDir({ WHISPER_CPP_DIR: join(dir, 'build') })).toBe(bin);
+      expect(resolveWhisperBinDir({ WHISPER_CPP_DIR: bin })).toBe(bin);
+      expect(readWhisperBuildInfo(bin)).toMatchObject({ whisperCpp: '1.9.1', cuda: false });
+      expect(readWhisperBuildInfo(dir)).toBeNull();
+      expect(() => resolveWhisperBinDir({ WHISPER_CPP_DIR: dir })).toThrow(/has no whisper-server/);
+      mkdirSync(join(dir, 'cache', 'captionfarm', 'whisper', 'abc'), { recursive: true });
+      symlinkSync(join(dir, 'build'), join(dir, 'cache', 'captionfarm', 'whisper', 'current'));
+      expect(resolveWhisperBinDir({ XDG_CACHE_HOME: join(dir, 'cache') })).toBe(join(dir, 'cache', 'captionfarm', 'whisper', 'current', 'bin'));
+      expect(() => resolveWhisperBinDir({ XDG_CACHE_HOME: join(dir, 'nothing') })).toThrow(/run "bash scripts\/build-whisper"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
