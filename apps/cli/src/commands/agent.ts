@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAgent, type Agent } from '@captionfarm/agent';
 import { nvencAvailable } from '@captionfarm/renderer';
-import { captionfarmCacheDir, createTranscriber, defaultModelsDir, resolveModelPath } from '@captionfarm/transcriber';
+import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBuildInfo, resolveModelPath, resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { CliError } from '../output.ts';
 
 export const AGENT_USAGE = `captionfarm agent --control-plane URL --token TOKEN [--name NAME] [--concurrency N] [--model NAME|PATH] [--threads N] [--work-dir DIR]
@@ -29,6 +29,13 @@ export async function startAgent(o: { controlPlaneUrl: string; token: string; na
   const model = o.model ?? defaultWhisperModel();
   const transcriber = createTranscriber({ model, ...(o.threads ? { threads: o.threads } : {}) });
   const nvenc = await nvencAvailable().catch(() => false);
+  // whisper.cpp was built with CUDA when nvcc was present at setup (scripts/build-whisper).
+  let cudaWhisper = false;
+  try {
+    cudaWhisper = readWhisperBuildInfo(resolveWhisperBinDir())?.cuda === true;
+  } catch {
+    /* no build: jobs fail with a clear transcription-failed message */
+  }
   const agent = createAgent({
     controlPlaneUrl: o.controlPlaneUrl,
     token: o.token,
@@ -36,7 +43,7 @@ export async function startAgent(o: { controlPlaneUrl: string; token: string; na
     maxConcurrentJobs: o.concurrency ?? 1,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
-    capabilities: { gpu: nvenc, nvenc, cudaWhisper: false, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },
+    capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },
     ...(o.log ? { log: o.log } : {}),
   });
   await agent.start();
