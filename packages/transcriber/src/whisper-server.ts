@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -108,9 +108,18 @@ export interface WhisperServer {
 
 const STDERR_KEEP = 8000;
 
-// Children still running when this process exits (normally, on an uncaught error or through
-// process.exit) are killed with it, rather than left holding the model in memory. A SIGKILL of
-// this process cannot be caught: its whisper-server then lives on until killed.
+/**
+ * The command that runs whisper-server so that it dies with this process. Node kills no child
+ * when it dies (SIGTERM, SIGKILL, a crash), and a whisper-server left behind holds its model
+ * (~300 MB for base): agents stopped by the e2e tests here left a dozen. On Linux, util-linux's
+ * setpriv (Essential on Debian) sets the parent-death signal and execs the server, same pid.
+ */
+const SETPRIV = process.platform === 'linux' && existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : null;
+export function serverCommand(binary: string, args: string[]): [string, string[]] {
+  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, args];
+}
+
+// Elsewhere, children still running when this process exits normally are killed with it.
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 function track(child: ChildProcess): void {
@@ -141,7 +150,8 @@ class PortTakenError extends Error {}
 
 async function startOnce(cfg: WhisperServerConfig, port: number): Promise<WhisperServer> {
   const binary = join(cfg.binDir, 'whisper-server');
-  const child: ChildProcess = spawn(binary, whisperServerArgs({ ...cfg, port }), { stdio: ['ignore', 'ignore', 'pipe'], ...(cfg.env ? { env: cfg.env } : {}) });
+  const [command, args] = serverCommand(binary, whisperServerArgs({ ...cfg, port }));
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(cfg.env ? { env: cfg.env } : {}) });
   track(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-STDERR_KEEP)));

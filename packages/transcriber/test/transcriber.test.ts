@@ -3,7 +3,7 @@
  * model (loads like a real one, transcribes to nothing): lifecycle, errors, crash isolation,
  * abort. Accuracy with real weights is in accuracy.e2e.test.ts.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,6 +156,23 @@ describe.skipIf(!binDir)('createTranscriber with whisper.cpp (weightless fixture
     const mp3 = join(dir, 'jfk.mp3');
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3]);
     expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', words: [] });
+  });
+
+  it('does not outlive an agent that is killed', async () => {
+    const script = join(dir, 'agent.mts');
+    const index = new URL('../src/index.ts', import.meta.url).pathname;
+    writeFileSync(script, `import { createTranscriber } from ${JSON.stringify(index)};
+      const t = createTranscriber({ model: ${JSON.stringify(EMPTY_TINY)}, binDir: ${JSON.stringify(binDir)}, vadModel: false, threads: 1 });
+      await t.warmUp();
+      console.log('ready');
+      setInterval(() => {}, 1000);`);
+    // node itself with tsx's loader: the tsx CLI would put a wrapper process in between.
+    const agent = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => agent.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
+    const servers = () => execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes('whisper-server') && l.includes(EMPTY_TINY) && l.includes('--threads 1'));
+    expect(servers()).toHaveLength(1);
+    agent.kill('SIGKILL');
+    await waitFor(() => servers().length === 0, 5000, 'the orphaned whisper-server to die');
   });
 
   it('stops whisper.cpp on close', async () => {
