@@ -47,7 +47,8 @@ describe('toWhisperWav', () => {
 
   it('fails with transcription-failed for unreadable media, a missing file or a missing ffmpeg', async () => {
     const junk = join(work, 'junk.mp4');
-    execFileSync('sh', ['-c', `head -c 5000 /dev/urandom > ${junk}`]);
+    // Text, not random bytes: ffmpeg's probe sometimes finds an MP3 frame in random data.
+    writeFileSync(junk, 'this is not a video\n'.repeat(250));
     await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/ffmpeg could not read/) });
     await expect(toWhisperWav({ input: join(work, 'nope.wav'), workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/ENOENT/) });
     await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: '/nonexistent/ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/FFMPEG_PATH/) });
