@@ -5,3 +5,4 @@ export { toJobRecord } from './services/job-record.ts';
 export type { AgentRouter } from './agents/router.ts';
 export { DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 export { sampleWords, renderTemplatePreview } from './preview.ts';
+export type { AdminWebhookDeliveryView, WebhookDeliveryView, WebhookAttemptView } from './webhooks/deliveries.ts';

@@ -1,3 +1,4 @@
+import type { AdminWebhookDeliveryView } from '@captionfarm/control-plane';
 import type { AdminHandler } from './admin.ts';
 import { CliError, print, table } from '../output.ts';
 
@@ -5,27 +6,8 @@ export const ADMIN_WEBHOOKS_USAGE = `  webhooks list --job ID            a job's
   webhooks redeliver --job ID | --delivery ID
                                     send it again now, with the same webhook-id`;
 
-interface AttemptView {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  outcome: string;
-  statusCode: number | null;
-  error: { code: string; message: string } | null;
-}
-interface DeliveryView {
-  id: string;
-  accountId: string;
-  jobId: string;
-  url: string;
-  state: string;
-  exhaustedReason: string | null;
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  deliveredAt: string | null;
-  attempts: AttemptView[];
-}
+/** The admin API's shape of a delivery (defined once, by the control plane). */
+type DeliveryView = AdminWebhookDeliveryView;
 
 const enc = encodeURIComponent;
 
