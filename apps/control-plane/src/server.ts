@@ -6,6 +6,7 @@ import express from 'express';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
+import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -155,36 +156,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       accounts,
       extend(r) {
         webhooks.mountAdmin(r);
-        r.post('/agents/tokens', (req, res, next) => {
-          const name = typeof (req.body as { name?: unknown } | undefined)?.name === 'string' ? String((req.body as { name: string }).name).slice(0, 100) : null;
-          agents.createToken(name).then((t) => res.status(201).json(t), next);
-        });
-        r.get('/nodes', (_req, res, next) => {
-          agents.listNodes().then((nodes) => res.json({ nodes }), next);
-        });
-        r.get('/nodes/:id', (req, res, next) => {
-          agents
-            .listNodes()
-            .then((nodes) => {
-              const node = nodes.find((n) => n.id === req.params.id || n.name === req.params.id);
-              if (!node) throw new ApiError('not_found', `No agent node ${req.params.id}.`);
-              res.json(node);
-            })
-            .catch(next);
-        });
-        for (const action of ['drain', 'undrain'] as const) {
-          r.post(`/nodes/:id/${action}`, (req, res, next) => {
-            agents
-              .listNodes()
-              .then(async (nodes) => {
-                const node = nodes.find((n) => n.id === req.params.id || n.name === req.params.id);
-                if (!node) throw new ApiError('not_found', `No agent node ${req.params.id}.`);
-                await agents.setDrain(node.id, action === 'drain');
-                res.json({ id: node.id, name: node.name, drain: action === 'drain' });
-              })
-              .catch(next);
-          });
-        }
+        mountAgentAdmin(r, agents);
       },
     }),
   );
