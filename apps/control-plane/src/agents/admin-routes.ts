@@ -1,30 +1,28 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Router } from 'express';
 import { ApiError } from '@captionfarm/contracts';
 import type { AgentsService } from './service.ts';
+import { asyncRoute } from '../http/async-route.ts';
 
 /** Admin routes for agent tokens and nodes (`captionfarm admin agents|nodes ...`). */
 export function mountAgentAdmin(r: Router, agents: AgentsService): void {
-  const route = (h: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => {
-    h(req, res).catch(next);
-  };
   /** A node by id or by name. */
   const findNode = async (idOrName: string) => {
     const node = (await agents.listNodes()).find((n) => n.id === idOrName || n.name === idOrName);
     if (!node) throw new ApiError('not_found', `No agent node ${idOrName}.`);
     return node;
   };
-  r.post('/agents/tokens', route(async (req, res) => {
+  r.post('/agents/tokens', asyncRoute(async (req, res) => {
     const raw = (req.body as { name?: unknown } | undefined)?.name;
     res.status(201).json(await agents.createToken(typeof raw === 'string' ? raw.slice(0, 100) : null));
   }));
-  r.get('/nodes', route(async (_req, res) => {
+  r.get('/nodes', asyncRoute(async (_req, res) => {
     res.json({ nodes: await agents.listNodes() });
   }));
-  r.get('/nodes/:id', route(async (req, res) => {
+  r.get('/nodes/:id', asyncRoute(async (req, res) => {
     res.json(await findNode(String(req.params.id)));
   }));
   for (const action of ['drain', 'undrain'] as const) {
-    r.post(`/nodes/:id/${action}`, route(async (req, res) => {
+    r.post(`/nodes/:id/${action}`, asyncRoute(async (req, res) => {
       const node = await findNode(String(req.params.id));
       await agents.setDrain(node.id, action === 'drain');
       res.json({ id: node.id, name: node.name, drain: action === 'drain' });

@@ -1,4 +1,4 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
 import { renderTemplatePreview } from '../preview.ts';
@@ -6,6 +6,7 @@ import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
+import { asyncRoute } from '../http/async-route.ts';
 
 const PreviewRequestSchema = z.strictObject({
   text: z.string().min(1).max(300).default('Your captions will look exactly like this'),
@@ -15,10 +16,6 @@ const PreviewRequestSchema = z.strictObject({
   at: z.number().min(0).max(600).default(2),
 });
 
-type Handler = (req: Request, res: Response) => Promise<void>;
-const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => {
-  h(req, res).catch(next);
-};
 
 function noBody(req: Request): void {
   if (req.body !== undefined && req.body !== null && !(typeof req.body === 'object' && Object.keys(req.body as object).length === 0)) {
@@ -37,37 +34,37 @@ export interface PublicRoutesDeps {
 /** The spec's five endpoints, plus templates. Auth, rate limit and body parsing run before. */
 export function publicRoutes(deps: PublicRoutesDeps): Router {
   const r = Router();
-  r.post('/automation-jobs/uploads', wrap(async (req, res) => {
+  r.post('/automation-jobs/uploads', asyncRoute(async (req, res) => {
     res.status(201).json(await deps.uploads.create(callerOf(res), req.body));
   }));
-  r.post('/automation-jobs', wrap(async (req, res) => {
+  r.post('/automation-jobs', asyncRoute(async (req, res) => {
     res.status(202).json(await deps.jobs.create(callerOf(res), req.body));
   }));
-  r.get('/automation-jobs', wrap(async (req, res) => {
+  r.get('/automation-jobs', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.list(callerOf(res), req.query));
   }));
-  r.get('/automation-jobs/:id', wrap(async (req, res) => {
+  r.get('/automation-jobs/:id', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
   }));
-  r.post('/automation-jobs/:id/cancel', wrap(async (req, res) => {
+  r.post('/automation-jobs/:id/cancel', asyncRoute(async (req, res) => {
     noBody(req);
     res.status(200).json(await deps.jobs.cancel(callerOf(res), String(req.params.id)));
   }));
 
-  r.get('/templates', wrap(async (_req, res) => {
+  r.get('/templates', asyncRoute(async (_req, res) => {
     res.json({ templates: await deps.templates.list(callerOf(res).accountId) });
   }));
-  r.post('/templates', wrap(async (req, res) => {
+  r.post('/templates', asyncRoute(async (req, res) => {
     res.status(201).json(await deps.templates.create(callerOf(res).accountId, req.body));
   }));
-  r.get('/templates/:id', wrap(async (req, res) => {
+  r.get('/templates/:id', asyncRoute(async (req, res) => {
     res.json(await deps.templates.get(callerOf(res).accountId, String(req.params.id)));
   }));
-  r.delete('/templates/:id', wrap(async (req, res) => {
+  r.delete('/templates/:id', asyncRoute(async (req, res) => {
     await deps.templates.remove(callerOf(res).accountId, String(req.params.id));
     res.status(204).end();
   }));
-  r.post('/templates/:id/preview', wrap(async (req, res) => {
+  r.post('/templates/:id/preview', asyncRoute(async (req, res) => {
     const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
     const { template } = await deps.templates.get(callerOf(res).accountId, String(req.params.id));
