@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '@captionfarm/control-plane';
 import { captionfarmCacheDir, createTranscriber } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/webhooks';
+import { freshTestDatabase } from '@captionfarm/db/testing';
 import { createAgent, type Agent } from '../src/index.ts';
 import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
 import { createTestCertificates, type TestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
@@ -40,8 +41,9 @@ export interface Farm {
 export async function startFarm(o: { env?: Record<string, string>; opts?: ControlPlaneOptions } = {}): Promise<Farm> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-farm-'));
   const certs = createTestCertificates();
+  const testDb = await freshTestDatabase();
   const config = {
-    ...loadConfig({ CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', CAPTIONFARM_SWEEP_SECONDS: '0.5', ...o.env }),
+    ...loadConfig({ CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', CAPTIONFARM_SWEEP_SECONDS: '0.5', ...testDb.env, ...o.env }),
     unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca },
   };
   const cp = await createControlPlane(config, { lookup: testLookup, ...o.opts });
@@ -92,6 +94,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
     async close() {
       for (const a of agents) await a.close();
       await cp.close();
+      await testDb.drop();
       certs.cleanup();
       await rm(dir, { recursive: true, force: true });
     },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createControlPlane, loadConfig, type ControlPlane } from '@captionfarm/control-plane';
+import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
 import { createTestCertificates, type TestCertificates } from '../../../packages/webhooks/test/helpers/test-ca.ts';
 import { startReceiver, type Receiver } from '../../../packages/webhooks/test/helpers/receiver.ts';
 import { apiFor, testLookup, until, type Api } from '../../control-plane/test/harness.ts';
@@ -17,6 +18,7 @@ const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 let certs: TestCertificates;
 let dataDir: string;
+let testDb: TestDatabase | undefined;
 let cp: ControlPlane;
 let url: string;
 let receiver: Receiver;
@@ -28,7 +30,8 @@ let templateId: string;
 beforeAll(async () => {
   certs = createTestCertificates();
   dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cli-wh-'));
-  const config = { ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }), unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca } };
+  testDb = await freshTestDatabase();
+  const config = { ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }), unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca } };
   cp = await createControlPlane(config, { lookup: testLookup, webhookTimings: { pollIntervalMs: 20 } });
   url = await cp.listen(0, '127.0.0.1');
   receiver = await startReceiver(certs, (_req, res) => {
@@ -43,6 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await cp?.close();
+  await testDb?.drop();
   await rm(dataDir, { recursive: true, force: true });
   certs?.cleanup();
 });

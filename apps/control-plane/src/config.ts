@@ -10,6 +10,16 @@ const EnvSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   /** Everything of the embedded default lives here: SQLite, objects, secrets, admin token. */
   CAPTIONFARM_DATA_DIR: z.string().default('./data'),
+  /**
+   * PostgreSQL (postgres://user:password@host:5432/db): several control planes can share it.
+   * Unset: SQLite in DATA_DIR (the embedded default, one control plane).
+   */
+  CAPTIONFARM_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/./i, 'a postgres:// URL (unset for the embedded SQLite database)')
+    .optional(),
+  /** Connections each control plane keeps open to PostgreSQL. */
+  CAPTIONFARM_DATABASE_POOL: z.coerce.number().int().min(1).max(200).default(10),
   /** URL clients and agents reach this control plane at (download and upload URLs are built on it). */
   CAPTIONFARM_PUBLIC_URL: z.string().url().optional(),
   /** Admin token; default: generated once into DATA_DIR/secrets.json. */
@@ -39,6 +49,9 @@ export interface ControlPlaneConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL URL, or undefined for SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  databasePool: number;
   publicUrl: string | undefined;
   adminToken: string | undefined;
   embeddedAgent: boolean;
@@ -85,6 +98,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     dataDir: path.resolve(e.CAPTIONFARM_DATA_DIR),
+    databaseUrl: e.CAPTIONFARM_DATABASE_URL,
+    databasePool: e.CAPTIONFARM_DATABASE_POOL,
     publicUrl: e.CAPTIONFARM_PUBLIC_URL,
     adminToken: e.CAPTIONFARM_ADMIN_TOKEN,
     embeddedAgent: e.CAPTIONFARM_EMBEDDED_AGENT,

@@ -69,7 +69,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   mkdirSync(config.dataDir, { recursive: true });
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
-  const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
+  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolSize: config.databasePool } : { path: path.join(config.dataDir, 'captionfarm.sqlite') });
   const log = (msg: string, extra?: unknown) => {
     if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
   };

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
+import { freshTestDatabase } from '@captionfarm/db/testing';
 import type { LookupFn } from '@captionfarm/webhooks';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
@@ -56,7 +57,9 @@ export const testLookup: LookupFn = async (hostname) => {
 export async function startHarness(env: Record<string, string> = {}, opts: ControlPlaneOptions = {}): Promise<Harness> {
   opts = { lookup: testLookup, ...opts };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cp-'));
-  const config = loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env });
+  // SQLite in the data dir, or a database of its own on CAPTIONFARM_TEST_DATABASE_URL's server.
+  const testDb = await freshTestDatabase();
+  const config = loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env, ...env });
   const cp = await createControlPlane(config, opts);
   const url = await cp.listen(0, '127.0.0.1');
   const adminApi = apiFor(url, cp.adminToken);
@@ -76,6 +79,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Contr
     },
     async close() {
       await cp.close();
+      await testDb.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

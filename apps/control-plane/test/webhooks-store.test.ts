@@ -4,11 +4,13 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
+import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
 import type { AttemptRecord, WebhookStore } from '@captionfarm/webhooks';
 import { iso, webhookDb } from '../src/webhooks/db.ts';
 import { createDeliveriesService, createSqlWebhookStore, DELIVERY_RETENTION_MS } from '../src/webhooks/index.ts';
 
-// The store contract of packages/webhooks (README "The store contract"), against real SQLite files.
+// The store contract of packages/webhooks (README "The store contract"), against real SQLite files
+// (or a real PostgreSQL database with CAPTIONFARM_TEST_DATABASE_URL).
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const LEASE = 60_000;
@@ -16,16 +18,21 @@ const DAY = 24 * 60 * 60 * 1000;
 
 let dir: string;
 let db: Db;
+let testDb: TestDatabase;
+/** The same database again, as another process would open it. */
+const openSame = () => (testDb.url ? openDatabase({ url: testDb.url }) : openDatabase({ path: path.join(dir, 'db.sqlite') }));
 let store: WebhookStore;
 let seq = 0;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'cf-whstore-'));
-  db = await openDatabase({ path: path.join(dir, 'db.sqlite') });
+  testDb = await freshTestDatabase();
+  db = await openSame();
   store = createSqlWebhookStore(db);
 });
 afterEach(async () => {
   await db.destroy();
+  await testDb.drop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -93,7 +100,7 @@ describe('claimDue', () => {
   });
 
   it('two database connections (two processes) claiming at once never get the same row', async () => {
-    const other = await openDatabase({ path: path.join(dir, 'db.sqlite') });
+    const other = await openSame();
     try {
       const otherStore = createSqlWebhookStore(other);
       const ids = [];
@@ -181,7 +188,7 @@ describe('guarded writes', () => {
     await webhookDb(db).insertInto('webhook_attempts').values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null }).execute();
     await expect(
       webhookDb(db).insertInto('webhook_attempts').values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null }).execute(),
-    ).rejects.toThrow(/UNIQUE/);
+    ).rejects.toThrow(/unique/i);
   });
 });
 

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { freshTestDatabase } from '@captionfarm/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBodySchema, JobRecordSchema } from '@captionfarm/contracts';
 import type { LookupFn } from '@captionfarm/webhooks';
@@ -55,15 +56,23 @@ interface Node {
   api(key: string): Api;
 }
 
+/** Data dir -> its database's environment (SQLite lives in the dir; PostgreSQL gets one database per dir). */
+const databases = new Map<string, Record<string, string>>();
+
 async function newDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-cp-wh-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const testDb = await freshTestDatabase();
+  databases.set(dir, testDb.env);
+  cleanups.push(async () => {
+    await testDb.drop();
+    await rm(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 
 /** A control plane with its own config object (unsafeTestNetwork is never read from env). */
 async function startNode(opts: { dataDir: string; clock: Clock; unsafe?: boolean; lookup?: LookupFn }): Promise<Node> {
-  const base = loadConfig({ CAPTIONFARM_DATA_DIR: opts.dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' });
+  const base = loadConfig({ CAPTIONFARM_DATA_DIR: opts.dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...databases.get(opts.dataDir) });
   const config = Object.freeze({ ...base, ...(opts.unsafe === false ? {} : { unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca } }) });
   const cp = await createControlPlane(config, {
     now: opts.clock.now,

@@ -1,3 +1,4 @@
 export * from './schema.ts';
 export * from './open.ts';
+export * from './dialect.ts';
 export * from './sql/index.ts';

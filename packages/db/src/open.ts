@@ -1,5 +1,6 @@
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import pg from 'pg';
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
 import type { Database } from './schema.ts';
@@ -12,21 +13,53 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-export interface OpenDatabaseOptions {
-  /** A file path, or ':memory:'. */
-  path: string;
-}
+export type OpenDatabaseOptions =
+  /** SQLite: a file path, or ':memory:'. */
+  | { path: string; url?: undefined }
+  /** PostgreSQL: a postgres:// (or postgresql://) connection URL. */
+  | { url: string; path?: undefined; poolSize?: number };
 
 export type Db = Kysely<Database>;
 
-/** Opens (and migrates) the SQLite database: WAL, foreign keys, a busy timeout for other processes. */
-export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
-  const sqlite = new SQLite(opts.path);
+/** Is this a PostgreSQL connection URL (what CAPTIONFARM_DATABASE_URL accepts)? */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+// int8 (bigint columns, count(*), sum()) and numeric come back as strings from pg by default;
+// every such value here is a byte size, a count or minutes, far below 2^53.
+const toNumber = (v: string) => Number(v);
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return toNumber;
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+function openSqlite(file: string): Db {
+  const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+function openPostgres(url: string, poolSize: number): Db {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes, connectionTimeoutMillis: 10_000 });
+  // An idle client that loses its server (a restart) emits 'error' on the pool; the pool drops it
+  // and the next query opens a new one. Unhandled, it would crash the process.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Opens (and migrates) the database: SQLite at `path` (WAL, foreign keys, a busy timeout for other
+ * processes), or PostgreSQL at `url` (a pool; several control planes migrate safely at once:
+ * kysely's migrator holds a lock row while it runs).
+ */
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
+  const db = opts.url !== undefined ? openPostgres(opts.url, opts.poolSize ?? 10) : openSqlite(opts.path);
   const { error, results } = await new Migrator({ db, provider: new StaticMigrationProvider() }).migrateToLatest();
   if (error) {
     await db.destroy();

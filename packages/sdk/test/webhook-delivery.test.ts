@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
 import { createControlPlane, loadConfig, type ControlPlane } from '../../../apps/control-plane/src/index.ts';
 import { apiFor, testLookup, until } from '../../../apps/control-plane/test/harness.ts';
 import { createTestCertificates, type TestCertificates } from '../../webhooks/test/helpers/test-ca.ts';
@@ -17,12 +18,14 @@ import { WebhookVerificationError, createClient, verifyWebhook, type Job } from 
 let certs: TestCertificates;
 let cp: ControlPlane;
 let dataDir: string;
+let testDb: TestDatabase;
 let url: string;
 beforeAll(async () => {
   certs = createTestCertificates();
   dataDir = await mkdtemp(path.join(tmpdir(), 'cf-sdk-hooks-'));
+  testDb = await freshTestDatabase();
   const config = Object.freeze({
-    ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }),
+    ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }),
     unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca },
   });
   cp = await createControlPlane(config, { lookup: testLookup, webhookTimings: { pollIntervalMs: 20 } });
@@ -30,6 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await cp.close();
+  await testDb.drop();
   certs.cleanup();
   await rm(dataDir, { recursive: true, force: true });
 });

@@ -11,7 +11,7 @@ import {
   type LeasedJob,
   type PlanId,
 } from '@captionfarm/contracts';
-import { appendLedger, jobHeldMinutes, minutesBalance, type Db, type Job } from '@captionfarm/db';
+import { appendLedger, dialectOf, jobHeldMinutes, leaseNextJob, lockAccount, minutesBalance, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { generateAgentToken, hashSecret } from '../crypto.ts';
 import { finishJob, type Ending } from '../services/finish-job.ts';
@@ -38,11 +38,6 @@ const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/w
 
 export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
   const { db, store, hub, timings, now } = deps;
-  const concurrencyCase = sql.raw(
-    `case a.plan ${Object.values(PLANS)
-      .map((p) => `when '${p.id}' then ${p.concurrentJobs}`)
-      .join(' ')} else 1 end`,
-  );
   /** Lease results by (node, request id): a lease re-sent after a reconnect returns the same jobs. */
   const leaseReplies = new Map<string, LeasedJob[]>();
 
@@ -132,28 +127,21 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       if (node && node.drain === 0) {
         for (let i = 0; i < slots; i++) {
           const t = now();
-          const iso = t.toISOString();
-          const leaseId = randomUUID();
-          const row = await sql<Job & { plan: PlanId }>`
-            update jobs set status = 'running', phase = 'ingesting', percent = null,
-              lease_id = ${leaseId}, lease_owner = ${nodeId}, lease_expires_at = ${new Date(t.getTime() + timings.leaseMs).toISOString()},
-              attempts = attempts + 1, started_at = coalesce(started_at, ${iso}), updated_at = ${iso}
-            where id = (
-              select j.id from jobs j join accounts a on a.id = j.account_id
-              where j.status = 'queued'
-                and (select count(*) from jobs r where r.account_id = j.account_id and r.status = 'running') < ${concurrencyCase}
-              order by j.created_at, j.id limit 1)
-            and status = 'queued'
-            returning *, (select plan from accounts where accounts.id = jobs.account_id) as plan`.execute(db);
-          const job = row.rows[0];
+          const job = await leaseNextJob(db, {
+            nodeId,
+            leaseId: randomUUID(),
+            now: t.toISOString(),
+            leaseExpiresAt: new Date(t.getTime() + timings.leaseMs).toISOString(),
+            plans: Object.values(PLANS).map((p) => ({
+              plan: p.id,
+              concurrentJobs: p.concurrentJobs,
+              firstDeadlineAt: new Date(t.getTime() + timings.deadlineBaseMs + timings.deadlinePerInputSecond * p.maxInputSeconds * 1000).toISOString(),
+            })),
+            defaultConcurrency: 1,
+          });
           if (!job) break;
-          if (job.deadline_at === null) {
-            const maxInput = PLANS[job.plan].maxInputSeconds;
-            const deadline = new Date(Date.parse(job.started_at ?? iso) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * maxInput * 1000).toISOString();
-            await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).execute();
-            job.deadline_at = deadline;
-          }
-          out.push(await toLeased(job, job.plan));
+          const plan = (job.plan ?? 'free') as PlanId;
+          out.push(await toLeased(job, plan));
         }
       }
       leaseReplies.set(key, out);
@@ -183,9 +171,10 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
     async progress(input: AgentProgressInput): Promise<LeaseCheck> {
       const t = now().toISOString();
       // percent only grows within rendering; a phase change resets it.
+      const greatest = sql.raw(dialectOf(db) === 'postgres' ? 'greatest' : 'max');
       const res = await sql`
         update jobs set phase = ${input.phase},
-          percent = case when ${input.phase} = 'rendering' then max(coalesce(case when phase = 'rendering' then percent end, 0), ${input.percent ?? 0}) else null end,
+          percent = case when ${input.phase} = 'rendering' then ${greatest}(coalesce(case when phase = 'rendering' then percent end, 0), ${input.percent ?? 0}) else null end,
           updated_at = ${t}
         where id = ${input.jobId} and lease_id = ${input.leaseId} and status = 'running'`.execute(db);
       if (Number(res.numAffectedRows ?? 0) === 1) return { ok: true };
@@ -216,6 +205,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       }
       const needed = billableMinutes(input.durationSeconds);
       const exhausted = await db.transaction().execute(async (trx) => {
+        await lockAccount(trx, job.account_id);
         const held = await jobHeldMinutes(trx, job.id);
         if (needed === held) return false;
         if (needed > held && (await minutesBalance(trx, job.account_id)) < needed - held) return true;

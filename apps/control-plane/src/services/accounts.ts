@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS, PlanIdSchema, type PlanId } from '@captionfarm/contracts';
-import { appendLedger, minutesBalance, type Db } from '@captionfarm/db';
+import { appendLedger, lockAccount, minutesBalance, type Db } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import type { Database } from '@captionfarm/db';
 import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts';
@@ -17,6 +17,7 @@ const monthOf = (d: Date) => d.toISOString().slice(0, 7);
  */
 export async function ensureMonthlyAllowance(trx: Q, accountId: string, plan: PlanId, now: Date): Promise<void> {
   const month = monthOf(now);
+  await lockAccount(trx, accountId);
   const done = await trx
     .selectFrom('minutes_ledger')
     .select('id')
@@ -67,6 +68,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
         throw new ApiError('invalid_request', 'minutes must be a non-zero integer.');
       }
       return db.transaction().execute(async (trx) => {
+        await lockAccount(trx, accountId);
         const balance = await minutesBalance(trx, accountId);
         if (balance + minutes < 0) throw new ApiError('invalid_request', `Cannot take ${-minutes} minutes: the balance is ${balance}.`);
         await appendLedger(trx, { accountId, kind: 'grant', minutes, note, now: now() });

@@ -11,7 +11,7 @@ import {
   type JobRecord,
   type PlanId,
 } from '@captionfarm/contracts';
-import { appendLedger, minutesBalance, type Db, type Job } from '@captionfarm/db';
+import { appendLedger, lockAccount, minutesBalance, type Db, type Job } from '@captionfarm/db';
 import { signToken, verifyToken } from '../crypto.ts';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
@@ -87,6 +87,8 @@ export function createJobsService(deps: {
     const t = now();
     const iso = t.toISOString();
     await db.transaction().execute(async (trx) => {
+      // Another control plane's create for this account waits here: the balance cannot be spent twice.
+      await lockAccount(trx, caller.accountId);
       if (input.uploadId) {
         const upload = await trx.selectFrom('uploads').selectAll().where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
         if (!upload || upload.deleted_at !== null) throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, CreateUploadRequestSchema, PLANS, UPLOAD_CONTENT_TYPES, contentTypeForFileName, issuesToDetails, type UploadRecord } from '@captionfarm/contracts';
-import type { Db } from '@captionfarm/db';
+import { lockAccount, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { Caller } from './jobs.ts';
 
@@ -34,6 +34,8 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
       const key = `uploads/${id}.${ext}`;
       const expiresAt = new Date(t.getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
       await db.transaction().execute(async (trx) => {
+        // The daily quota holds across control planes: a concurrent create for this account waits.
+        await lockAccount(trx, caller.accountId);
         const used = await trx
           .selectFrom('uploads')
           .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -1,5 +1,5 @@
 import type { AttemptRecord, ClaimDueArgs, WebhookDelivery, WebhookStore } from '@captionfarm/webhooks';
-import type { Db } from '@captionfarm/db';
+import { dialectOf, type Db } from '@captionfarm/db';
 import type { Updateable } from 'kysely';
 import { iso, epochMs, webhookDb, type WebhookTables } from './db.ts';
 
@@ -8,11 +8,14 @@ type DeliveryUpdate = Omit<Updateable<WebhookTables['webhook_deliveries']>, 'id'
 /**
  * The dispatcher's store on the control plane's SQLite database (the contract and its reasons
  * are in packages/webhooks/README.md). Times always come from the arguments, never from the
- * database clock, so an injected clock works. better-sqlite3 serialises writers, so the one
- * `UPDATE ... RETURNING` of claimDue is atomic even between processes sharing the file.
+ * database clock, so an injected clock works. claimDue is one `UPDATE ... RETURNING`: SQLite
+ * serialises writers, so it is atomic even between processes sharing the file; on PostgreSQL the
+ * inner select skips rows another claim has locked (SKIP LOCKED), and the outer WHERE repeats the
+ * due/unleased conditions, which PostgreSQL re-checks on the newest row version after a wait.
  */
 export function createSqlWebhookStore(db: Db): WebhookStore {
   const wdb = webhookDb(db);
+  const postgres = dialectOf(db) === 'postgres';
 
   async function claimDue(args: ClaimDueArgs): Promise<WebhookDelivery[]> {
     const now = iso(args.now);
@@ -27,8 +30,11 @@ export function createSqlWebhookStore(db: Db): WebhookStore {
           .where('next_attempt_at', '<=', now)
           .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
           .orderBy('next_attempt_at')
-          .limit(args.limit),
+          .limit(args.limit)
+          .$if(postgres, (q) => q.forUpdate().skipLocked()),
       )
+      .where('status', '=', 'pending')
+      .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
       .returning(['id', 'account_id', 'url', 'payload', 'attempts', 'attempt_base', 'first_attempt_at', 'next_attempt_at'])
       .execute();
     return rows

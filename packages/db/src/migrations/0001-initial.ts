@@ -1,6 +1,13 @@
 import { sql, type Kysely } from 'kysely';
+import { autoIdColumn } from '../dialect.ts';
 
+/**
+ * Portable between SQLite and PostgreSQL: kysely's schema builder, text timestamps (ISO 8601),
+ * `bigint` for byte sizes (PostgreSQL's integer is 32-bit; SQLite stores both alike) and
+ * `autoIdColumn` for generated keys.
+ */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  const autoId = autoIdColumn(db);
   await db.schema
     .createTable('accounts')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -45,7 +52,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('out_height', 'integer')
     .addColumn('percent', 'integer')
     .addColumn('output_key', 'text')
-    .addColumn('output_bytes', 'integer')
+    .addColumn('output_bytes', 'bigint')
     .addColumn('download_url', 'text')
     .addColumn('output_expires_at', 'text')
     .addColumn('failure_code', 'text')
@@ -72,7 +79,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('object_key', 'text', (c) => c.notNull().unique())
     .addColumn('file_name', 'text', (c) => c.notNull())
     .addColumn('content_type', 'text', (c) => c.notNull())
-    .addColumn('size_bytes', 'integer', (c) => c.notNull())
+    .addColumn('size_bytes', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('url_expires_at', 'text', (c) => c.notNull())
     .addColumn('completed_at', 'text')
@@ -83,7 +90,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('minutes_ledger')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoId)
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('job_id', 'text')
     .addColumn('kind', 'text', (c) => c.notNull())
@@ -116,7 +123,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('webhook_attempts')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', 'integer', autoId)
     .addColumn('delivery_id', 'text', (c) => c.notNull())
     .addColumn('attempt', 'integer', (c) => c.notNull())
     .addColumn('started_at', 'text', (c) => c.notNull())

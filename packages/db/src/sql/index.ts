@@ -1,2 +1,4 @@
 export * from './minutes-balance.ts';
 export * from './append-ledger.ts';
+export * from './lock-account.ts';
+export * from './jobs/index.ts';

@@ -1,0 +1,16 @@
+import { PostgresAdapter, type ColumnDefinitionBuilder, type Kysely } from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** Which database a Kysely instance (or a migration's) talks to: the few statements that differ branch on it. */
+export function dialectOf(db: Kysely<any>): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/**
+ * A generated integer primary key, for migrations: `integer primary key autoincrement` on SQLite,
+ * an identity column on PostgreSQL (which has no AUTOINCREMENT).
+ */
+export function autoIdColumn(db: Kysely<any>): (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder {
+  return dialectOf(db) === 'postgres' ? (c) => c.primaryKey().generatedByDefaultAsIdentity() : (c) => c.primaryKey().autoIncrement();
+}

@@ -1,0 +1,1 @@
+export * from './lease-next-job.ts';
