@@ -46,7 +46,7 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub }
       .mutation(({ input }) => agents.outputUploadUrl(input)),
     complete: nodeProc.input(AgentCompleteInputSchema.extend(leaseRef)).mutation(({ input }) => agents.complete(input)),
     fail: nodeProc.input(AgentFailInputSchema.extend(leaseRef)).mutation(({ input }) => agents.fail(input)),
-    release: nodeProc.input(z.strictObject({ ...leaseRef, jobId: z.uuid(), leaseId: z.string() })).mutation(({ input }) => agents.release(input)),
+    release: nodeProc.input(z.strictObject({ ...leaseRef, jobId: z.uuid(), leaseId: z.string() })).mutation(({ ctx, input }) => agents.release(ctx.nodeId, input)),
     /** cancel / drain / undrain / work-available, each tracked so a reconnect resumes after the last one seen. */
     events: nodeProc.input(z.strictObject({ ...leaseRef, lastEventId: z.string().nullish() })).subscription(async function* ({ ctx, input, signal }) {
       let last = input.lastEventId ? Number(input.lastEventId) || 0 : hub.latest(ctx.nodeId);

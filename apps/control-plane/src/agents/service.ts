@@ -1,328 +1,42 @@
-import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
-import {
-  PLANS,
-  billableMinutes,
-  type AgentCapabilities,
-  type AgentCompleteInput,
-  type AgentFailInput,
-  type AgentIngestedInput,
-  type AgentProgressInput,
-  type LeasedJob,
-  type PlanId,
-} from '@captionfarm/contracts';
-import { appendLedger, dialectOf, jobHeldMinutes, leaseNextJob, lockAccount, minutesBalance, type Db, type Job } from '@captionfarm/db';
+import type { Db, Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { generateAgentToken, hashSecret } from '../crypto.ts';
-import { finishJob, type Ending } from '../services/finish-job.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { AgentHub } from './hub.ts';
+import { createAgentLeases } from './leases.ts';
+import { createAgentNodes } from './nodes.ts';
+import { createAgentReports } from './reports.ts';
+import { createAgentSweeper } from './sweeper.ts';
+import type { AgentTimings } from './timings.ts';
 
-export const OUTPUT_TTL_SECONDS = 7 * 24 * 3600;
+export { DEFAULT_AGENT_TIMINGS, OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
-export interface AgentTimings {
-  /** A lease lasts this long without a heartbeat. */
-  leaseMs: number;
-  /** Attempts before a job that keeps losing its agent fails with `internal`. */
-  maxAttempts: number;
-  /** Deadline = first lease + base + perInputSecond x input seconds (ARCHITECTURE: 15 min + 3x). */
-  deadlineBaseMs: number;
-  deadlinePerInputSecond: number;
-}
-
-export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3 };
-
-export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
-
-const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
-
+/**
+ * The agents' side of the control plane, by concern: nodes (tokens, registration, drain),
+ * leases (lease, heartbeat, release), reports (progress .. complete/fail) and the sweeper. The
+ * job-queue statements themselves are in packages/db/src/sql/jobs/.
+ */
 export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
-  const { db, store, hub, timings, now } = deps;
-  /** Lease results by (node, request id): a lease re-sent after a reconnect returns the same jobs. */
-  const leaseReplies = new Map<string, LeasedJob[]>();
-
-  async function end(job: Job, ending: Ending, guard?: { leaseId: string }): Promise<Job | null> {
-    const ended = await db.transaction().execute((trx) => finishJob(trx, job, ending, now(), guard));
-    if (ended) deps.onEnded(ended);
-    return ended;
-  }
-
-  async function owned(input: { jobId: string; leaseId: string }): Promise<{ job: Job | undefined; check: LeaseCheck }> {
-    const job = await db.selectFrom('jobs').selectAll().where('id', '=', input.jobId).executeTakeFirst();
-    if (!job) return { job, check: { ok: false, reason: 'lease-lost' } };
-    if (job.status !== 'running' && job.status !== 'queued') return { job, check: { ok: false, reason: 'job-ended' } };
-    if (job.lease_id !== input.leaseId) return { job, check: { ok: false, reason: 'lease-lost' } };
-    return { job, check: { ok: true } };
-  }
-
-  async function toLeased(job: Job, plan: PlanId): Promise<LeasedJob> {
-    let source: LeasedJob['source'];
-    if (job.upload_id) {
-      const upload = await db.selectFrom('uploads').selectAll().where('id', '=', job.upload_id).executeTakeFirstOrThrow();
-      source = { kind: 'upload', url: await store.presignGet({ key: upload.object_key, expiresInSeconds: 6 * 3600 }), sizeBytes: upload.size_bytes };
-    } else {
-      source = { kind: 'url', url: job.video_url ?? '' };
-    }
-    return {
-      jobId: job.id,
-      leaseId: job.lease_id ?? '',
-      attempt: job.attempts,
-      leaseExpiresAt: job.lease_expires_at ?? '',
-      deadlineAt: job.deadline_at,
-      source,
-      templateId: job.template_id,
-      template: JSON.parse(job.template_json) as unknown,
-      format: job.format as LeasedJob['format'],
-      quality: job.quality as LeasedJob['quality'],
-      resolution: job.req_width !== null && job.req_height !== null ? { width: job.req_width, height: job.req_height } : null,
-      language: job.language,
-      maxInputSeconds: PLANS[plan].maxInputSeconds,
-      frameBudget: PLANS[plan].frameBudget,
-      maxSourceBytes: PLANS[plan].maxUploadBytes,
-    };
-  }
-
+  const nodes = createAgentNodes({ ...deps, onRegistered: (nodeId) => service.onRegistered(nodeId) });
+  const leases = createAgentLeases({ ...deps, nodes });
+  const reports = createAgentReports(deps);
   const service = {
     /** Called with each node that registers (the server tells online nodes about new work). */
     onRegistered: (_nodeId: string): void => undefined,
-    async createToken(name: string | null) {
-      const token = generateAgentToken();
-      const id = randomUUID();
-      await db.insertInto('agent_tokens').values({ id, hash: hashSecret(token), prefix: token.slice(0, 13), name, created_at: now().toISOString(), revoked_at: null }).execute();
-      return { id, token, name };
-    },
-    async authenticate(token: string): Promise<{ tokenId: string } | null> {
-      const row = await db.selectFrom('agent_tokens').select(['id', 'revoked_at']).where('hash', '=', hashSecret(token)).executeTakeFirst();
-      return row && row.revoked_at === null ? { tokenId: row.id } : null;
-    },
-
-    async register(tokenId: string, nodeName: string, capabilities: AgentCapabilities) {
-      const t = now().toISOString();
-      const existing = await db.selectFrom('agent_nodes').selectAll().where('token_id', '=', tokenId).where('name', '=', nodeName).executeTakeFirst();
-      if (existing) {
-        await db.updateTable('agent_nodes').set({ capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t }).where('id', '=', existing.id).execute();
-        service.onRegistered(existing.id);
-        return { nodeId: existing.id, drain: existing.drain === 1, leaseMs: timings.leaseMs };
-      }
-      const id = randomUUID();
-      await db.insertInto('agent_nodes').values({ id, name: nodeName, token_id: tokenId, capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t, created_at: t }).execute();
-      service.onRegistered(id);
-      return { nodeId: id, drain: false, leaseMs: timings.leaseMs };
-    },
-    async nodeOf(tokenId: string, nodeId: string) {
-      return db.selectFrom('agent_nodes').selectAll().where('id', '=', nodeId).where('token_id', '=', tokenId).executeTakeFirst();
-    },
-
-    /**
-     * Leases up to `slots` queued jobs, oldest first, skipping accounts at their plan's
-     * concurrency (their jobs wait in `queued`). One UPDATE ... RETURNING per job, so two agents
-     * can never take the same one.
-     */
-    async lease(nodeId: string, slots: number, requestId: string): Promise<LeasedJob[]> {
-      const key = `${nodeId}:${requestId}`;
-      const replay = leaseReplies.get(key);
-      if (replay) return replay;
-      const node = await db.selectFrom('agent_nodes').select(['drain']).where('id', '=', nodeId).executeTakeFirst();
-      const out: LeasedJob[] = [];
-      if (node && node.drain === 0) {
-        for (let i = 0; i < slots; i++) {
-          const t = now();
-          const job = await leaseNextJob(db, {
-            nodeId,
-            leaseId: randomUUID(),
-            now: t.toISOString(),
-            leaseExpiresAt: new Date(t.getTime() + timings.leaseMs).toISOString(),
-            plans: Object.values(PLANS).map((p) => ({
-              plan: p.id,
-              concurrentJobs: p.concurrentJobs,
-              firstDeadlineAt: new Date(t.getTime() + timings.deadlineBaseMs + timings.deadlinePerInputSecond * p.maxInputSeconds * 1000).toISOString(),
-            })),
-            defaultConcurrency: 1,
-          });
-          if (!job) break;
-          const plan = (job.plan ?? 'free') as PlanId;
-          out.push(await toLeased(job, plan));
-        }
-      }
-      leaseReplies.set(key, out);
-      if (leaseReplies.size > 5000) leaseReplies.delete(leaseReplies.keys().next().value as string);
-      return out;
-    },
-
-    /** Extends the node's leases; answers which of them are no longer its own (the agent aborts those). */
-    async heartbeat(nodeId: string, leases: { jobId: string; leaseId: string }[]) {
-      const t = now();
-      await db.updateTable('agent_nodes').set({ last_heartbeat_at: t.toISOString(), state: 'online' }).where('id', '=', nodeId).execute();
-      const lost: string[] = [];
-      for (const l of leases) {
-        const res = await db
-          .updateTable('jobs')
-          .set({ lease_expires_at: new Date(t.getTime() + timings.leaseMs).toISOString() })
-          .where('id', '=', l.jobId)
-          .where('lease_id', '=', l.leaseId)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 0) lost.push(l.jobId);
-      }
-      const node = await db.selectFrom('agent_nodes').select('drain').where('id', '=', nodeId).executeTakeFirst();
-      return { lost, drain: node?.drain === 1 };
-    },
-
-    async progress(input: AgentProgressInput): Promise<LeaseCheck> {
-      const t = now().toISOString();
-      // percent only grows within rendering; a phase change resets it.
-      const greatest = sql.raw(dialectOf(db) === 'postgres' ? 'greatest' : 'max');
-      const res = await sql`
-        update jobs set phase = ${input.phase},
-          percent = case when ${input.phase} = 'rendering' then ${greatest}(coalesce(case when phase = 'rendering' then percent end, 0), ${input.percent ?? 0}) else null end,
-          updated_at = ${t}
-        where id = ${input.jobId} and lease_id = ${input.leaseId} and status = 'running'`.execute(db);
-      if (Number(res.numAffectedRows ?? 0) === 1) return { ok: true };
-      return (await owned(input)).check;
-    },
-
-    /**
-     * After ingest: quotedSeconds, the plan's duration, the resolution against the source, and
-     * the minutes trued up to the measured duration (more if the balance allows, else the job fails).
-     */
-    async ingested(input: AgentIngestedInput): Promise<LeaseCheck> {
-      const { job, check } = await owned(input);
-      if (!check.ok || !job) return check;
-      const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
-      const plan = PLANS[account.plan as PlanId];
-      const seconds = Math.ceil(input.durationSeconds);
-      await db.updateTable('jobs').set({ quoted_seconds: seconds, updated_at: now().toISOString() }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
-      const fail = async (failureCode: AgentFailInput['failureCode'], failureReason: string): Promise<LeaseCheck> => {
-        const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
-        await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
-        return { ok: false, reason: 'job-ended' };
-      };
-      if (input.durationSeconds > plan.maxInputSeconds) {
-        return fail('source-too-long', `The video is ${seconds} s long; the ${plan.id} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`);
-      }
-      if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
-        return fail('output-larger-than-source', `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`);
-      }
-      const needed = billableMinutes(input.durationSeconds);
-      const exhausted = await db.transaction().execute(async (trx) => {
-        await lockAccount(trx, job.account_id);
-        const held = await jobHeldMinutes(trx, job.id);
-        if (needed === held) return false;
-        if (needed > held && (await minutesBalance(trx, job.account_id)) < needed - held) return true;
-        await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'true_up', minutes: held - needed, note: `${seconds} s`, now: now() });
-        return false;
-      });
-      if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
-      const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
-      await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).execute();
-      return { ok: true };
-    },
-
-    async outputUploadUrl(input: { jobId: string; leaseId: string; sizeBytes: number }): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
-      const { job, check } = await owned(input);
-      if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
-      const url = await store.presignPut({ key: `outputs/${job.id}.${job.format}`, contentLength: input.sizeBytes, contentType: CONTENT_TYPES[job.format] ?? 'application/octet-stream', expiresInSeconds: 3600 });
-      return { ok: true, url };
-    },
-
-    async complete(input: AgentCompleteInput): Promise<LeaseCheck> {
-      const { job, check } = await owned(input);
-      if (!job) return check;
-      if (!check.ok) return job.status === 'succeeded' ? { ok: true } : check; // a re-sent complete
-      const key = `outputs/${job.id}.${job.format}`;
-      const head = await store.head(key);
-      if (!head || head.sizeBytes !== input.outputBytes) {
-        await end(job, { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' }, { leaseId: input.leaseId });
-        return { ok: false, reason: 'job-ended' };
-      }
-      const t = now();
-      const expires = new Date(t.getTime() + OUTPUT_TTL_SECONDS * 1000);
-      const downloadUrl = await store.presignGet({ key, expiresInSeconds: OUTPUT_TTL_SECONDS, downloadName: `captioned-${job.id}.${job.format}` });
-      const ended = await end(
-        job,
-        { status: 'succeeded', outputKey: key, outputBytes: input.outputBytes, width: input.resolution.width, height: input.resolution.height, downloadUrl, outputExpiresAt: expires.toISOString() },
-        { leaseId: input.leaseId },
-      );
-      return ended ? { ok: true } : (await owned(input)).check;
-    },
-
-    async fail(input: AgentFailInput): Promise<LeaseCheck> {
-      const { job, check } = await owned(input);
-      if (!job) return check;
-      if (!check.ok) return job.status === 'failed' ? { ok: true } : check;
-      const ended = await end(job, { status: 'failed', failureCode: input.failureCode, failureReason: input.failureReason }, { leaseId: input.leaseId });
-      return ended ? { ok: true } : (await owned(input)).check;
-    },
-
-    /** Gives a lease back (the agent is shutting down): the job is queued again at once. */
-    async release(input: { jobId: string; leaseId: string }): Promise<LeaseCheck> {
-      const res = await db
-        .updateTable('jobs')
-        .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: now().toISOString() })
-        .where('id', '=', input.jobId)
-        .where('lease_id', '=', input.leaseId)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', input.jobId);
-      return { ok: true };
-    },
-
-    /**
-     * Expired leases go back to the queue (bounded attempts, then `internal`); jobs past their
-     * deadline fail with `timed-out`; outputs past their 7 days are deleted.
-     */
-    async sweep(): Promise<void> {
-      const t = now();
-      const iso = t.toISOString();
-      const expired = await db.selectFrom('jobs').selectAll().where('status', '=', 'running').where('lease_expires_at', '<', iso).execute();
-      for (const job of expired) {
-        if (job.attempts >= timings.maxAttempts) {
-          await end(job, { status: 'failed', failureCode: 'internal', failureReason: `The job lost its agent ${job.attempts} times; retry it.` }, { leaseId: job.lease_id ?? '' });
-          continue;
-        }
-        const res = await db
-          .updateTable('jobs')
-          .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: iso })
-          .where('id', '=', job.id)
-          .where('lease_id', '=', job.lease_id)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', job.id);
-      }
-      const late = await db.selectFrom('jobs').selectAll().where('status', 'in', ['queued', 'running']).where('deadline_at', '<', iso).execute();
-      for (const job of late) {
-        const ended = await end(job, { status: 'failed', failureCode: 'timed-out', failureReason: 'Processing took longer than the deadline (15 min + 3x the video duration).' });
-        if (ended && job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
-      }
-      const stale = await db.selectFrom('jobs').select(['id', 'output_key']).where('status', '=', 'succeeded').where('output_key', 'is not', null).where('output_expires_at', '<', iso).execute();
-      for (const job of stale) {
-        await store.delete(job.output_key ?? '');
-        await db.updateTable('jobs').set({ output_key: null }).where('id', '=', job.id).execute();
-      }
-      const silentBefore = new Date(t.getTime() - 2 * timings.leaseMs).toISOString();
-      await db.updateTable('agent_nodes').set({ state: 'offline' }).where('state', '=', 'online').where('last_heartbeat_at', '<', silentBefore).execute();
-    },
-
-    async setDrain(nodeId: string, drain: boolean) {
-      const res = await db.updateTable('agent_nodes').set({ drain: drain ? 1 : 0 }).where('id', '=', nodeId).executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) return false;
-      hub.push(nodeId, { type: drain ? 'drain' : 'undrain' });
-      return true;
-    },
-    async listNodes() {
-      const nodes = await db.selectFrom('agent_nodes').selectAll().orderBy('created_at').execute();
-      const running = await db.selectFrom('jobs').select(['id', 'lease_owner', 'phase', 'percent']).where('status', '=', 'running').execute();
-      return nodes.map((n) => ({
-        id: n.id,
-        name: n.name,
-        state: n.drain === 1 ? (n.state === 'online' ? 'draining' : 'offline (drained)') : n.state,
-        drain: n.drain === 1,
-        capabilities: JSON.parse(n.capabilities) as AgentCapabilities,
-        currentJobs: running.filter((j) => j.lease_owner === n.id).map((j) => ({ id: j.id, phase: j.phase, percent: j.percent })),
-        lastHeartbeatAt: n.last_heartbeat_at,
-        connectedAt: n.connected_at,
-      }));
-    },
+    createToken: nodes.createToken,
+    authenticate: nodes.authenticate,
+    register: nodes.register,
+    nodeOf: nodes.nodeOf,
+    setDrain: nodes.setDrain,
+    listNodes: nodes.listNodes,
+    lease: leases.lease,
+    heartbeat: leases.heartbeat,
+    release: leases.release,
+    progress: reports.progress,
+    ingested: reports.ingested,
+    outputUploadUrl: reports.outputUploadUrl,
+    complete: reports.complete,
+    fail: reports.fail,
+    sweep: createAgentSweeper({ ...deps, nodes }),
   };
   return service;
 }

@@ -54,12 +54,22 @@ export async function finishJob(trx: Transaction<Database>, job: Job, ending: En
   if (guard) q = q.where('lease_id', '=', guard.leaseId);
   const ended = await q.returningAll().executeTakeFirst();
   if (!ended) return null;
+  await recordEnding(trx, ended, ending.status, now);
+  return ended;
+}
 
-  const held = await jobHeldMinutes(trx, job.id);
-  if (ending.status === 'succeeded') {
-    await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'settle', minutes: 0, note: `charged ${held} min`, now });
+/**
+ * What every ended job writes beside its row, in the transaction that ended it: the refund of what
+ * it holds (cancelled/failed) or the settle (succeeded), and its webhook delivery row (the outbox).
+ * Also used by the set-based sweepers, which end many rows in one UPDATE.
+ */
+export async function recordEnding(trx: Transaction<Database>, ended: Job, status: Ending['status'], now: Date): Promise<void> {
+  const t = now.toISOString();
+  const held = await jobHeldMinutes(trx, ended.id);
+  if (status === 'succeeded') {
+    await appendLedger(trx, { accountId: ended.account_id, jobId: ended.id, kind: 'settle', minutes: 0, note: `charged ${held} min`, now });
   } else if (held > 0) {
-    await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'refund', minutes: held, note: ending.status, now });
+    await appendLedger(trx, { accountId: ended.account_id, jobId: ended.id, kind: 'refund', minutes: held, note: status, now });
   }
 
   if (ended.webhook_url) {
@@ -83,5 +93,4 @@ export async function finishJob(trx: Transaction<Database>, job: Job, ending: En
       })
       .execute();
   }
-  return ended;
 }

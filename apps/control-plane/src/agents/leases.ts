@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/contracts';
+import { extendLeases, leaseNextJob, releaseLease, type Db, type Job } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
+import type { JobsService } from '../services/jobs.ts';
+import type { AgentNodes } from './nodes.ts';
+import type { AgentTimings, LeaseCheck } from './timings.ts';
+
+/** Leases: taking queued jobs, heartbeats that extend them, giving them back. */
+export function createAgentLeases(deps: { db: Db; store: ObjectStore; jobs: JobsService; nodes: AgentNodes; timings: AgentTimings; now: () => Date }) {
+  const { db, store, nodes, timings, now } = deps;
+  /** Lease results by (node, request id): a lease re-sent after a reconnect returns the same jobs. */
+  const leaseReplies = new Map<string, LeasedJob[]>();
+
+  async function toLeased(job: Job, plan: PlanId): Promise<LeasedJob> {
+    let source: LeasedJob['source'];
+    if (job.upload_id) {
+      const upload = await db.selectFrom('uploads').selectAll().where('id', '=', job.upload_id).executeTakeFirstOrThrow();
+      source = { kind: 'upload', url: await store.presignGet({ key: upload.object_key, expiresInSeconds: 6 * 3600 }), sizeBytes: upload.size_bytes };
+    } else {
+      source = { kind: 'url', url: job.video_url ?? '' };
+    }
+    return {
+      jobId: job.id,
+      leaseId: job.lease_id ?? '',
+      attempt: job.attempts,
+      leaseExpiresAt: job.lease_expires_at ?? '',
+      deadlineAt: job.deadline_at,
+      source,
+      templateId: job.template_id,
+      template: JSON.parse(job.template_json) as unknown,
+      format: job.format as LeasedJob['format'],
+      quality: job.quality as LeasedJob['quality'],
+      resolution: job.req_width !== null && job.req_height !== null ? { width: job.req_width, height: job.req_height } : null,
+      language: job.language,
+      maxInputSeconds: PLANS[plan].maxInputSeconds,
+      frameBudget: PLANS[plan].frameBudget,
+      maxSourceBytes: PLANS[plan].maxUploadBytes,
+    };
+  }
+
+  return {
+    /**
+     * Leases up to `slots` queued jobs, oldest first, skipping accounts at their plan's
+     * concurrency (their jobs wait in `queued`). One statement per job (leaseNextJob), so two
+     * agents, on any control plane, never take the same one.
+     */
+    async lease(nodeId: string, slots: number, requestId: string): Promise<LeasedJob[]> {
+      const key = `${nodeId}:${requestId}`;
+      const replay = leaseReplies.get(key);
+      if (replay) return replay;
+      const out: LeasedJob[] = [];
+      if (!(await nodes.isDrained(nodeId))) {
+        for (let i = 0; i < slots; i++) {
+          const t = now();
+          const job = await leaseNextJob(db, {
+            nodeId,
+            leaseId: randomUUID(),
+            now: t.toISOString(),
+            leaseExpiresAt: new Date(t.getTime() + timings.leaseMs).toISOString(),
+            plans: Object.values(PLANS).map((p) => ({
+              plan: p.id,
+              concurrentJobs: p.concurrentJobs,
+              firstDeadlineAt: new Date(t.getTime() + timings.deadlineBaseMs + timings.deadlinePerInputSecond * p.maxInputSeconds * 1000).toISOString(),
+            })),
+            defaultConcurrency: 1,
+          });
+          if (!job) break;
+          out.push(await toLeased(job, PlanIdSchema.catch('free').parse(job.plan)));
+        }
+      }
+      leaseReplies.set(key, out);
+      if (leaseReplies.size > 5000) leaseReplies.delete(leaseReplies.keys().next().value as string);
+      return out;
+    },
+
+    /** Extends the node's leases; answers which of them are no longer its own (the agent aborts those). */
+    async heartbeat(nodeId: string, leases: { jobId: string; leaseId: string }[]) {
+      const { drain } = await nodes.touch(nodeId);
+      const kept = new Set(await extendLeases(db, { nodeId, leases, until: new Date(now().getTime() + timings.leaseMs).toISOString() }));
+      return { lost: leases.filter((l) => !kept.has(l.jobId)).map((l) => l.jobId), drain };
+    },
+
+    /** Gives a lease back (the agent is shutting down): the job is queued again at once. */
+    async release(nodeId: string, input: { jobId: string; leaseId: string }): Promise<LeaseCheck> {
+      if (await releaseLease(db, { ...input, nodeId, now: now().toISOString() })) deps.jobs.events.emit('queued', input.jobId);
+      return { ok: true };
+    },
+  };
+}

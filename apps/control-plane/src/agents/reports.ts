@@ -1,0 +1,112 @@
+import { PLANS, billableMinutes, type AgentCompleteInput, type AgentFailInput, type AgentIngestedInput, type AgentProgressInput, type PlanId } from '@captionfarm/contracts';
+import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
+import { finishJob, type Ending } from '../services/finish-job.ts';
+import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
+
+const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
+
+/** Who writes: the node (checked against the token by the router) and the lease it holds. */
+type Holder = { nodeId: string; jobId: string; leaseId: string };
+
+/**
+ * What a lease holder reports: progress, the measured source, the output, the end. Every write is
+ * guarded by the lease: its id (one per attempt) and its owner, on a job still running.
+ */
+export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+  const { db, store, timings, now } = deps;
+
+  async function end(job: Job, ending: Ending, guard?: { leaseId: string }): Promise<Job | null> {
+    const ended = await db.transaction().execute((trx) => finishJob(trx, job, ending, now(), guard));
+    if (ended) deps.onEnded(ended);
+    return ended;
+  }
+
+  async function owned(input: Holder): Promise<{ job: Job | undefined; check: LeaseCheck }> {
+    const job = await db.selectFrom('jobs').selectAll().where('id', '=', input.jobId).executeTakeFirst();
+    if (!job) return { job, check: { ok: false, reason: 'lease-lost' } };
+    if (job.status !== 'running' && job.status !== 'queued') return { job, check: { ok: false, reason: 'job-ended' } };
+    if (job.lease_id !== input.leaseId || job.lease_owner !== input.nodeId) return { job, check: { ok: false, reason: 'lease-lost' } };
+    return { job, check: { ok: true } };
+  }
+
+  return {
+    async progress(input: AgentProgressInput & { nodeId: string }): Promise<LeaseCheck> {
+      if (await reportProgress(db, { ...input, percent: input.percent ?? null, now: now().toISOString() })) return { ok: true };
+      return (await owned(input)).check;
+    },
+
+    /**
+     * After ingest: quotedSeconds, the plan's duration, the resolution against the source, and
+     * the minutes trued up to the measured duration (more if the balance allows, else the job fails).
+     */
+    async ingested(input: AgentIngestedInput & { nodeId: string }): Promise<LeaseCheck> {
+      const { job, check } = await owned(input);
+      if (!check.ok || !job) return check;
+      const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
+      const plan = PLANS[account.plan as PlanId];
+      const seconds = Math.ceil(input.durationSeconds);
+      await db.updateTable('jobs').set({ quoted_seconds: seconds, updated_at: now().toISOString() }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      const fail = async (failureCode: AgentFailInput['failureCode'], failureReason: string): Promise<LeaseCheck> => {
+        const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+        await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
+        return { ok: false, reason: 'job-ended' };
+      };
+      if (input.durationSeconds > plan.maxInputSeconds) {
+        return fail('source-too-long', `The video is ${seconds} s long; the ${plan.id} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`);
+      }
+      if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
+        return fail('output-larger-than-source', `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`);
+      }
+      const needed = billableMinutes(input.durationSeconds);
+      const exhausted = await db.transaction().execute(async (trx) => {
+        await lockAccount(trx, job.account_id);
+        const held = await jobHeldMinutes(trx, job.id);
+        if (needed === held) return false;
+        if (needed > held && (await minutesBalance(trx, job.account_id)) < needed - held) return true;
+        await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'true_up', minutes: held - needed, note: `${seconds} s`, now: now() });
+        return false;
+      });
+      if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
+      await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      return { ok: true };
+    },
+
+    async outputUploadUrl(input: Holder & { sizeBytes: number }): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
+      const { job, check } = await owned(input);
+      if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
+      const url = await store.presignPut({ key: `outputs/${job.id}.${job.format}`, contentLength: input.sizeBytes, contentType: CONTENT_TYPES[job.format] ?? 'application/octet-stream', expiresInSeconds: 3600 });
+      return { ok: true, url };
+    },
+
+    async complete(input: AgentCompleteInput & { nodeId: string }): Promise<LeaseCheck> {
+      const { job, check } = await owned(input);
+      if (!job) return check;
+      if (!check.ok) return job.status === 'succeeded' ? { ok: true } : check; // a re-sent complete
+      const key = `outputs/${job.id}.${job.format}`;
+      const head = await store.head(key);
+      if (!head || head.sizeBytes !== input.outputBytes) {
+        await end(job, { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' }, { leaseId: input.leaseId });
+        return { ok: false, reason: 'job-ended' };
+      }
+      const t = now();
+      const expires = new Date(t.getTime() + OUTPUT_TTL_SECONDS * 1000);
+      const downloadUrl = await store.presignGet({ key, expiresInSeconds: OUTPUT_TTL_SECONDS, downloadName: `captioned-${job.id}.${job.format}` });
+      const ended = await end(
+        job,
+        { status: 'succeeded', outputKey: key, outputBytes: input.outputBytes, width: input.resolution.width, height: input.resolution.height, downloadUrl, outputExpiresAt: expires.toISOString() },
+        { leaseId: input.leaseId },
+      );
+      return ended ? { ok: true } : (await owned(input)).check;
+    },
+
+    async fail(input: AgentFailInput & { nodeId: string }): Promise<LeaseCheck> {
+      const { job, check } = await owned(input);
+      if (!job) return check;
+      if (!check.ok) return job.status === 'failed' ? { ok: true } : check;
+      const ended = await end(job, { status: 'failed', failureCode: input.failureCode, failureReason: input.failureReason }, { leaseId: input.leaseId });
+      return ended ? { ok: true } : (await owned(input)).check;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { failJobsWhere, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
+import { recordEnding } from '../services/finish-job.ts';
+import type { JobsService } from '../services/jobs.ts';
+import type { AgentHub } from './hub.ts';
+import type { AgentNodes } from './nodes.ts';
+import type { AgentTimings } from './timings.ts';
+
+/**
+ * The job sweepers. Each is a set-based statement, safe to run in every control plane at once:
+ * a row changes state once, whichever process's UPDATE gets it.
+ * - expired leases with attempts left go back to the queue; those without fail with `internal`;
+ * - jobs past their deadline fail with `timed-out` (the node that held one is told to stop);
+ * - outputs past their 7 days are deleted; silent nodes go offline.
+ */
+export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; nodes: AgentNodes; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+  const { db, store, hub, timings, now } = deps;
+
+  async function failAll(sweep: FailSweep, failureCode: string, failureReason: string): Promise<Job[]> {
+    const t = now();
+    const ended = await db.transaction().execute(async (trx) => {
+      const rows = await failJobsWhere(trx, { sweep, now: t.toISOString(), failureCode, failureReason });
+      for (const job of rows) await recordEnding(trx, job, 'failed', t);
+      return rows;
+    });
+    for (const job of ended) deps.onEnded(job);
+    return ended;
+  }
+
+  return async function sweep(): Promise<void> {
+    const iso = now().toISOString();
+    for (const id of await requeueExpiredLeases(db, { now: iso, maxAttempts: timings.maxAttempts })) deps.jobs.events.emit('queued', id);
+    await failAll({ kind: 'leases-exhausted', maxAttempts: timings.maxAttempts }, 'internal', `The job lost its agent ${timings.maxAttempts} times; retry it.`);
+    const late = await failAll({ kind: 'past-deadline' }, 'timed-out', 'Processing took longer than the deadline (15 min + 3x the video duration).');
+    for (const job of late) if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
+
+    const stale = await db.selectFrom('jobs').select(['id', 'output_key']).where('status', '=', 'succeeded').where('output_key', 'is not', null).where('output_expires_at', '<', iso).execute();
+    for (const job of stale) await store.delete(job.output_key ?? '');
+    if (stale.length > 0) await db.updateTable('jobs').set({ output_key: null }).where('id', 'in', stale.map((j) => j.id)).execute();
+    await deps.nodes.sweepSilent();
+  };
+}
