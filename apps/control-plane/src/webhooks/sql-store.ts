@@ -20,19 +20,22 @@ export function createSqlWebhookStore(db: Db): WebhookStore {
   async function claimDue(args: ClaimDueArgs): Promise<WebhookDelivery[]> {
     const now = iso(args.now);
     const rows = await wdb
-      .updateTable('webhook_deliveries')
-      .set({ lease_owner: args.owner, claimed_until: iso(args.leaseUntil) })
-      .where('id', 'in', (eb) =>
-        eb
+      // A CTE is evaluated once: with SKIP LOCKED a subquery that the planner re-ran could lock
+      // rows in one run and update those of another, leaving the first ones locked and unclaimed.
+      .with('picked', (w) =>
+        w
           .selectFrom('webhook_deliveries')
           .select('id')
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
+          .where((e) => e.or([e('claimed_until', 'is', null), e('claimed_until', '<=', now)]))
           .orderBy('next_attempt_at')
           .limit(args.limit)
           .$if(postgres, (q) => q.forUpdate().skipLocked()),
       )
+      .updateTable('webhook_deliveries')
+      .set({ lease_owner: args.owner, claimed_until: iso(args.leaseUntil) })
+      .where('id', 'in', (eb) => eb.selectFrom('picked').select('picked.id'))
       .where('status', '=', 'pending')
       .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', now)]))
       .returning(['id', 'account_id', 'url', 'payload', 'attempts', 'attempt_base', 'first_attempt_at', 'next_attempt_at'])
