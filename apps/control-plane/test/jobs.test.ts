@@ -128,10 +128,26 @@ describe('POST /v1/automation-jobs', () => {
     ['non-integer resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1.5, height: 720 } }, 'resolution.width'],
     ['negative resolution', { videoUrl: video, templateId: 'x', resolution: { width: -2, height: 720 } }, 'resolution.width'],
     ['uploadId not a uuid', { uploadId: 'abc', templateId: 'x' }, 'uploadId'],
+    // Requests that could never succeed: refused here rather than failing later with a retryable code.
+    ['a 1x1 resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1, height: 1 } }, 'resolution.width'],
+    ['a resolution under 64 px a side', { videoUrl: video, templateId: 'x', resolution: { width: 640, height: 62 } }, 'resolution.height'],
+    ['an odd resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1281, height: 720 } }, 'resolution.width'],
+    ['a resolution wider than 4:1', { videoUrl: video, templateId: 'x', resolution: { width: 2048, height: 500 } }, 'resolution'],
+    ['a language the recognizer does not know', { videoUrl: video, templateId: 'x', language: 'zz' }, 'language'],
+    ['a 2-letter code that is not a language', { videoUrl: video, templateId: 'x', language: 'qq' }, 'language'],
   ])('400 for %s, naming the field', async (_name, body, field) => {
     const res = await api('POST', '/v1/automation-jobs', body);
     expectError(res, 400, 'invalid_request');
     expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+  });
+
+  it('accepts the smallest and the widest resolutions the renderer produces, and every 2-letter whisper language', async () => {
+    for (const resolution of [{ width: 64, height: 64 }, { width: 2048, height: 512 }, { width: 256, height: 1024 }]) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution })).status).toBe(202);
+    }
+    for (const language of ['en', 'DE', 'ja', 'ha', 'jw']) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, language })).status, language).toBe(202);
+    }
   });
 
   it('400 for an unknown templateId', async () => {
