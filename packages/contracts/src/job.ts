@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TranscriptInputSchema } from './transcript.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
@@ -29,6 +30,9 @@ export const FAILURE_CODES = [
   'render-failed',
   'timed-out',
   'internal',
+  // Added under the spec's versioning rule (new failure codes may be added): a transcript given at
+  // creation has a word past the end of the source, measured at ingest. Not retryable.
+  'transcript-out-of-range',
 ] as const;
 export const FailureCodeSchema = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
@@ -79,6 +83,8 @@ export const CreateJobRequestSchema = z
     resolution: ResolutionSchema.optional(),
     language: z.string().regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"').transform((s) => s.toLowerCase()).optional(),
     webhookUrl: z.string().min(1).max(2048).optional(),
+    /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
+    transcript: TranscriptInputSchema.optional(),
   })
   .superRefine((body, ctx) => {
     const given = (body.videoUrl !== undefined ? 1 : 0) + (body.uploadId !== undefined ? 1 : 0);
