@@ -3,6 +3,7 @@ import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/c
 import { extendLeases, leaseNextJob, releaseLease, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { JobsService } from '../services/jobs.ts';
+import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings, LeaseCheck } from './timings.ts';
 
@@ -36,6 +37,7 @@ export function createAgentLeases(deps: { db: Db; store: ObjectStore; jobs: Jobs
       maxInputSeconds: PLANS[plan].maxInputSeconds,
       frameBudget: PLANS[plan].frameBudget,
       maxSourceBytes: PLANS[plan].maxUploadBytes,
+      transcript: await givenTranscript(db, job.id),
     };
   }
 

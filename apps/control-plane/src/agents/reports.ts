@@ -1,7 +1,17 @@
-import { PLANS, billableMinutes, type AgentCompleteInput, type AgentFailInput, type AgentIngestedInput, type AgentProgressInput, type PlanId } from '@captionfarm/contracts';
+import {
+  PLANS,
+  billableMinutes,
+  type AgentCompleteInput,
+  type AgentFailInput,
+  type AgentIngestedInput,
+  type AgentProgressInput,
+  type AgentTranscribedInput,
+  type PlanId,
+} from '@captionfarm/contracts';
 import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { finishJob, type Ending } from '../services/finish-job.ts';
+import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
 const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
@@ -58,6 +68,8 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
       if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
         return fail('output-larger-than-source', `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`);
       }
+      const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
+      if (outOfRange) return fail('transcript-out-of-range', outOfRange);
       const needed = billableMinutes(input.durationSeconds);
       const exhausted = await db.transaction().execute(async (trx) => {
         await lockAccount(trx, job.account_id);
@@ -70,6 +82,14 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
       if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
       const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      return { ok: true };
+    },
+
+    /** The recognized words, kept before rendering and served once the job succeeds. */
+    async transcribed(input: AgentTranscribedInput & { nodeId: string }): Promise<LeaseCheck> {
+      const { job, check } = await owned(input);
+      if (!check.ok || !job) return check;
+      await saveRecognizedTranscript(db, input, now().toISOString());
       return { ok: true };
     },
 

@@ -33,6 +33,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
     release: leases.release,
     progress: reports.progress,
     ingested: reports.ingested,
+    transcribed: reports.transcribed,
     outputUploadUrl: reports.outputUploadUrl,
     complete: reports.complete,
     fail: reports.fail,
