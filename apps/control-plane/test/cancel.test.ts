@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,29 @@ afterAll(async () => {
   for (const c of clients) c.close();
   await h.close();
 });
+
+/**
+ * A second, synchronous connection to the harness's database, as another control plane would
+ * have: a second handle on the SQLite file, or psql on PostgreSQL (synchronous, so it can run
+ * inside the clock hook). Values are inlined: they are our own UUIDs and ISO times.
+ */
+function otherConnection() {
+  const url = h.cp.config.databaseUrl;
+  if (url) {
+    return {
+      query: (text: string) => execFileSync('psql', [url, '-qtAX', '-v', 'ON_ERROR_STOP=1', '-c', text], { encoding: 'utf8' }).trim(),
+      close: () => undefined,
+    };
+  }
+  const db = new SQLite(path.join(h.dataDir, 'captionfarm.sqlite'));
+  return {
+    query: (text: string) => {
+      const stmt = db.prepare(text);
+      return stmt.reader ? String(Object.values(stmt.get() as Record<string, unknown>)[0]) : (stmt.run(), '');
+    },
+    close: () => db.close(),
+  };
+}
 
 async function agent() {
   const c = agentClient(h.url, await agentToken(h));
@@ -86,13 +110,13 @@ describe('cancel of a job that has ended', () => {
     // The cancel reads the job (running), then opens its transaction and takes the time for its
     // write. At that moment another process finishes the job: a second connection to the same
     // database file commits the success, as another control plane would.
-    const other = new SQLite(path.join(h.dataDir, 'captionfarm.sqlite'));
+    const other = otherConnection();
     beforeCancelWrite = () => {
-      const row = other.prepare('select status from jobs where id = ?').get(id) as { status: string };
-      expect(row.status).toBe('running');
-      other
-        .prepare("update jobs set status = 'succeeded', phase = 'succeeded', percent = null, lease_id = null, lease_owner = null, lease_expires_at = null, settled_at = ?, finished_at = ? where id = ?")
-        .run(new Date().toISOString(), new Date().toISOString(), id);
+      expect(other.query(`select status from jobs where id = '${id}'`)).toBe('running');
+      const t = new Date().toISOString();
+      other.query(
+        `update jobs set status = 'succeeded', phase = 'succeeded', percent = null, lease_id = null, lease_owner = null, lease_expires_at = null, settled_at = '${t}', finished_at = '${t}' where id = '${id}'`,
+      );
     };
     const balance = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance;
     const res = await api('POST', `/v1/automation-jobs/${id}/cancel`);
@@ -110,9 +134,9 @@ describe('cancel of a job that has ended', () => {
   it('a job cancelled between the read and the write (a concurrent cancel): 200 with the cancelled record', async () => {
     const { api } = await h.account('pro', 'twice');
     const { id } = await leasedJob(api);
-    const other = new SQLite(path.join(h.dataDir, 'captionfarm.sqlite'));
+    const other = otherConnection();
     beforeCancelWrite = () => {
-      other.prepare("update jobs set status = 'cancelled', phase = 'cancelled', percent = null, lease_id = null, lease_owner = null where id = ?").run(id);
+      other.query(`update jobs set status = 'cancelled', phase = 'cancelled', percent = null, lease_id = null, lease_owner = null where id = '${id}'`);
     };
     const res = await api('POST', `/v1/automation-jobs/${id}/cancel`);
     other.close();
