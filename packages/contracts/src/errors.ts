@@ -10,6 +10,7 @@ export const API_ERROR_STATUS = {
   upload_already_used: 409,
   job_not_cancellable: 409,
   conflict: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,
