@@ -45,7 +45,6 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '400': errorResponse('invalid_request'),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
-            '413': errorResponse('payload_too_large'),
             '415': errorResponse('unsupported_media_type'),
             '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
             ...common,
