@@ -86,7 +86,16 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         post: {
           operationId: 'previewTemplate',
           parameters: [{ ...idParam, schema: { type: 'string' } }],
-          responses: { '200': { description: 'One rendered frame', content: { 'image/png': {} } }, '400': errorResponse('invalid_request'), '404': errorResponse('not_found'), ...common },
+          description: 'Rendered on a worker thread pool. At most 1 (free), 2 (starter) or 4 (pro) previews of an account in flight; at most 3840x2160 pixels.',
+          responses: {
+            '200': { description: 'One rendered frame', content: { 'image/png': {} } },
+            '400': errorResponse('invalid_request'),
+            '404': errorResponse('not_found'),
+            '422': errorResponse('limit_exceeded (more than 3840x2160 pixels)'),
+            ...common,
+            '429': errorResponse('rate_limited: the plan\'s previews in flight are all busy (Retry-After: 1), or the request limits of every route'),
+            '503': errorResponse('unavailable: the preview pool is full or the render took over 20 s; see Retry-After'),
+          },
         },
       },
       '/v1/automation-jobs/uploads': {

@@ -20,6 +20,7 @@ import { createAuthFailureLimiter } from './http/auth-failures.ts';
 import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId } from './http/middleware.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
@@ -61,6 +62,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -141,6 +143,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
 
+  const previews = createPreviewPool({ threads: config.previewThreads });
   const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
   const app = express();
   app.disable('x-powered-by');
@@ -158,7 +161,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) }),
+    publicRoutes({ jobs, uploads, templates, previews, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',
@@ -268,7 +271,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -296,6 +299,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await webhooks.close();
+      await previews.close();
       await db.destroy();
     },
   };

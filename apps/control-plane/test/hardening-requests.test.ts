@@ -55,6 +55,37 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+describe('template previews (item 1)', () => {
+  const preview = (a: Api, size: { width: number; height: number }) => a('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', ...size });
+
+  it('render on the worker pool; an account gets at most its plan\'s previews in flight (429 with Retry-After past it)', async () => {
+    const before = h.cp.services.previews.stats().completed;
+    const { api: other } = await h.account('free', 'bystander');
+    const big = { width: 1280, height: 720 };
+    // pro: 4 at a time. Five at once: one is refused, the others render.
+    const [results, bystander] = await Promise.all([Promise.all([1, 2, 3, 4, 5].map(() => preview(api, big))), other('GET', '/v1/automation-jobs')]);
+    expect(bystander.status).toBe(200);
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    const refused = results.find((r) => r.status === 429)!;
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(h.cp.services.previews.stats().completed - before).toBe(4);
+    // free: 1 at a time.
+    const [a, b] = await Promise.all([preview(other, { width: 1280, height: 720 }), preview(other, { width: 1280, height: 720 })]);
+    expect([a.status, b.status].sort()).toEqual([200, 429]);
+  });
+
+  it('refuses a preview over 3840x2160 pixels with 422 before rendering it', async () => {
+    const before = h.cp.services.previews.stats().completed;
+    const res = await preview(api, { width: 3840, height: 3840 });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('limit_exceeded');
+    expect(h.cp.services.previews.stats().completed).toBe(before);
+    expect((await preview(api, { width: 2160, height: 3840 })).status).toBe(200);
+  });
+});
+
 describe('request bodies (item 2)', () => {
   it('a declared Content-Length over the limit gets 413 from the headers alone, and the connection closes', async () => {
     const c = rawRequest(h.url, `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 100000000`, '{"a":1,"b"');
