@@ -26,6 +26,7 @@ import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
+import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
@@ -121,6 +122,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
+  const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
@@ -155,13 +157,15 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument(baseUrl));
   });
+  // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+  const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
   app.use(
     '/v1',
-    declaredLengthLimit(config.maxJsonBytes),
+    declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    publicRoutes({ jobs, uploads, templates, previews, extend: (r) => webhooks.mountPublic(r) }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
+    publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',

@@ -98,16 +98,24 @@ export function closeAfterResponse(req: Request, res: Response): void {
   });
 }
 
+/** Per-route body limits: "METHOD /path" relative to the mount point -> bytes. */
+export type RouteLimits = Record<string, number>;
+
+function limitFor(req: Request, limitBytes: number, routes: RouteLimits): number {
+  return routes[`${req.method} ${req.path.replace(/\/+$/, '')}`] ?? limitBytes;
+}
+
 /**
  * 413 from the headers alone: a declared Content-Length over the limit is refused before a byte of
- * the body is read (and before the credential is checked), and the connection is closed.
+ * the body is read (mount it before the credential check), and the connection is closed.
  */
-export function declaredLengthLimit(limitBytes: number): RequestHandler {
+export function declaredLengthLimit(limitBytes: number, routes: RouteLimits = {}): RequestHandler {
   return (req, res, next) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limitBytes) {
+    const limit = limitFor(req, limitBytes, routes);
+    if (declared > limit) {
       closeAfterResponse(req, res);
-      return next(new ApiError('payload_too_large', `The request body is ${declared} bytes; the limit is ${limitBytes} bytes.`));
+      return next(new ApiError('payload_too_large', `The request body is ${declared} bytes; the limit is ${limit} bytes.`));
     }
     next();
   };
@@ -121,15 +129,17 @@ export interface BodyTimeouts {
 }
 
 /**
- * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit,
- * 400 for malformed JSON, 408 `request_timeout` (and the connection closed) for a body that
- * stalls longer than `idleMs` or takes longer than `totalMs`. A request without a body gets
- * `undefined`.
+ * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit
+ * (mount declaredLengthLimit before it for the 413 from the headers alone), 400 for malformed
+ * JSON, 408 `request_timeout` (and the connection closed) for a body that stalls longer than
+ * `idleMs` or takes longer than `totalMs`. A request without a body gets `undefined`. `routes`
+ * gives some routes ("METHOD /path" relative to the mount point) their own limit.
  */
-export function jsonBody(limitBytes: number, timeouts: BodyTimeouts): RequestHandler[] {
-  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
+export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: RouteLimits = {}): RequestHandler[] {
+  const parser = (limit: number) => express.json({ limit, strict: false, type: () => true });
+  const general = parser(limitBytes);
+  const special = new Map(Object.entries(routes).map(([route, limit]) => [route, parser(limit)]));
   return [
-    declaredLengthLimit(limitBytes),
     (req: Request, res: Response, next: NextFunction) => {
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return next();
@@ -159,6 +169,7 @@ export function jsonBody(limitBytes: number, timeouts: BodyTimeouts): RequestHan
       };
       req.on('data', armIdle);
       armIdle();
+      const parse = special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general;
       parse(req, res, (err?: unknown) => {
         if (done) return;
         done = true;
