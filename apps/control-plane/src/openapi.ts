@@ -58,12 +58,12 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             ),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
-            '413': errorResponse(
-              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before the body is read; the connection is closed`,
-            ),
             '415': errorResponse('unsupported_media_type'),
             '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
             ...common,
+            '413': errorResponse(
+              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before the body is read; the connection is closed`,
+            ),
           },
         },
         get: {
