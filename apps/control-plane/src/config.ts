@@ -30,6 +30,8 @@ const EnvSchema = z.object({
   CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
   /** An agent's lease lasts this long without a heartbeat; then the job is queued again. */
   CAPTIONFARM_LEASE_SECONDS: z.coerce.number().positive().default(30),
+  /** An agent whose websocket closed and did not reconnect within this loses its jobs to the queue (before its lease ends). */
+  CAPTIONFARM_AGENT_GRACE_SECONDS: z.coerce.number().nonnegative().default(5),
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
@@ -50,6 +52,7 @@ export interface ControlPlaneConfig {
   maxJsonBytes: number;
   sweepSeconds: number;
   leaseSeconds: number;
+  agentGraceSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
   /**
@@ -94,6 +97,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBytes: e.CAPTIONFARM_MAX_JSON_BYTES,
     sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
+    agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
   });

@@ -7,6 +7,7 @@ import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
+import { createAgentPresence } from './agents/presence.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -107,6 +108,13 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
   const hub = createAgentHub();
+  const timings: AgentTimings = {
+    ...DEFAULT_AGENT_TIMINGS,
+    leaseMs: config.leaseSeconds * 1000,
+    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
+    disconnectGraceMs: config.agentGraceSeconds * 1000,
+    ...opts.agentTimings,
+  };
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
     db,
@@ -114,7 +122,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     hub,
     jobs,
     now,
-    timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
+    timings,
     onEnded: (job) => jobs.events.emit('ended', job),
   });
   jobs.events.on('queued', () => {
@@ -123,7 +131,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
-  const agentRouter = createAgentRouter({ agents, hub });
+  const presence = createAgentPresence({
+    graceMs: timings.disconnectGraceMs,
+    onGone: (nodeId) => {
+      onlineNodes.delete(nodeId);
+      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
+    },
+  });
+  const agentRouter = createAgentRouter({ agents, hub, presence });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
@@ -180,15 +195,18 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.once('close', () => presence.closed(ws));
+      wss.emit('connection', ws, req);
+    });
   });
   const wsHandler = applyWSSHandler({
     wss,
     router: agentRouter,
-    createContext: async ({ info }) => {
+    createContext: async ({ info, res }) => {
       const token = info.connectionParams?.token;
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
-      return { tokenId: auth?.tokenId ?? null };
+      return { tokenId: auth?.tokenId ?? null, conn: res };
     },
     keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
   });
@@ -232,6 +250,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     sweep,
     async close() {
       if (timer) clearInterval(timer);
+      presence.close();
       wsHandler.broadcastReconnectNotification();
       for (const client of wss.clients) client.terminate();
       wss.close();

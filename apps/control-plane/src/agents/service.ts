@@ -28,9 +28,11 @@ export interface AgentTimings {
   /** Deadline = first lease + base + perInputSecond x input seconds (ARCHITECTURE: 15 min + 3x). */
   deadlineBaseMs: number;
   deadlinePerInputSecond: number;
+  /** A node whose last websocket closed loses its leases after this grace (a reconnect within it keeps them). */
+  disconnectGraceMs: number;
 }
 
-export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3 };
+export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3, disconnectGraceMs: 5_000 };
 
 export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
 
@@ -85,6 +87,26 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       frameBudget: PLANS[plan].frameBudget,
       maxSourceBytes: PLANS[plan].maxUploadBytes,
     };
+  }
+
+  /**
+   * A job whose agent is gone (lease expired, or its websocket closed past the grace) goes back
+   * to the queue as a fresh `queued` record, or fails with `internal` after `maxAttempts`
+   * attempts. Guarded by the lease id it had, so a job finished or re-leased meanwhile is left alone.
+   */
+  async function requeueOrFail(job: Job): Promise<void> {
+    if (job.attempts >= timings.maxAttempts) {
+      await end(job, { status: 'failed', failureCode: 'internal', failureReason: `The job lost its agent ${job.attempts} times; retry it.` }, { leaseId: job.lease_id ?? '' });
+      return;
+    }
+    const res = await db
+      .updateTable('jobs')
+      .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: now().toISOString() })
+      .where('id', '=', job.id)
+      .where('lease_id', '=', job.lease_id)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', job.id);
   }
 
   const service = {
@@ -285,20 +307,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       const t = now();
       const iso = t.toISOString();
       const expired = await db.selectFrom('jobs').selectAll().where('status', '=', 'running').where('lease_expires_at', '<', iso).execute();
-      for (const job of expired) {
-        if (job.attempts >= timings.maxAttempts) {
-          await end(job, { status: 'failed', failureCode: 'internal', failureReason: `The job lost its agent ${job.attempts} times; retry it.` }, { leaseId: job.lease_id ?? '' });
-          continue;
-        }
-        const res = await db
-          .updateTable('jobs')
-          .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: iso })
-          .where('id', '=', job.id)
-          .where('lease_id', '=', job.lease_id)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', job.id);
-      }
+      for (const job of expired) await requeueOrFail(job);
       const late = await db.selectFrom('jobs').selectAll().where('status', 'in', ['queued', 'running']).where('deadline_at', '<', iso).execute();
       for (const job of late) {
         const ended = await end(job, { status: 'failed', failureCode: 'timed-out', failureReason: 'Processing took longer than the deadline (15 min + 3x the video duration).' });
@@ -311,6 +320,17 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       }
       const silentBefore = new Date(t.getTime() - 2 * timings.leaseMs).toISOString();
       await db.updateTable('agent_nodes').set({ state: 'offline' }).where('state', '=', 'online').where('last_heartbeat_at', '<', silentBefore).execute();
+    },
+
+    /**
+     * The node's last websocket closed and it did not come back within the grace: it is dead (a
+     * crash, kill -9, a cut cable), so its jobs are queued again now rather than showing their old
+     * phase and percent until the lease expires (30-60 s).
+     */
+    async nodeGone(nodeId: string): Promise<void> {
+      await db.updateTable('agent_nodes').set({ state: 'offline' }).where('id', '=', nodeId).execute();
+      const held = await db.selectFrom('jobs').selectAll().where('status', '=', 'running').where('lease_owner', '=', nodeId).execute();
+      for (const job of held) await requeueOrFail(job);
     },
 
     async setDrain(nodeId: string, drain: boolean) {
