@@ -7,6 +7,7 @@ export function createAgentPresence(opts: { graceMs: number; onGone: (nodeId: st
   const nodesOf = new Map<object, Set<string>>();
   const connsOf = new Map<string, Set<object>>();
   const pending = new Map<string, NodeJS.Timeout>();
+  let stopped = false;
   return {
     /** A call from `nodeId` arrived on `conn`. */
     seen(conn: object, nodeId: string): void {
@@ -23,6 +24,8 @@ export function createAgentPresence(opts: { graceMs: number; onGone: (nodeId: st
     },
     /** `conn` closed. */
     closed(conn: object): void {
+      // Our own shutdown closes every socket: that says nothing about the agents.
+      if (stopped) return;
       for (const nodeId of nodesOf.get(conn) ?? []) {
         const conns = connsOf.get(nodeId);
         conns?.delete(conn);
@@ -39,6 +42,7 @@ export function createAgentPresence(opts: { graceMs: number; onGone: (nodeId: st
       nodesOf.delete(conn);
     },
     close(): void {
+      stopped = true;
       for (const t of pending.values()) clearTimeout(t);
       pending.clear();
     },
