@@ -22,7 +22,9 @@ import { adminRoutes } from './routes/admin.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
+import { createAdmission } from './services/admission.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
+import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
@@ -105,7 +107,22 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const accounts = createAccountsService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
+  const admission = createAdmission({
+    db,
+    now,
+    onReserved: (jobId) => jobs.events.emit('queued', jobId),
+    onEnded: (job) => jobs.events.emit('ended', job),
+  });
+  const jobs = createJobsService({
+    db,
+    store,
+    templates,
+    checkPublicUrl,
+    cursorKey: secrets.cursorKey,
+    now,
+    probeUpload: (key) => probeUpload(store, key),
+    admit: (accountId) => admission.admit(accountId),
+  });
   const uploads = createUploadsService({ db, store, now });
   const hub = createAgentHub();
   const timings: AgentTimings = {
@@ -124,6 +141,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     now,
     timings,
     onEnded: (job) => jobs.events.emit('ended', job),
+    onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
   jobs.events.on('queued', () => {
     for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
@@ -142,6 +160,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
+  // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
+  jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
   const app = express();
   app.disable('x-powered-by');
@@ -216,6 +236,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
     await agents.sweep();
+    await admission.admitAll();
     await webhooks.sweep();
   }
 

@@ -38,7 +38,17 @@ export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job
 
 const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
 
-export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+export function createAgentsService(deps: {
+  db: Db;
+  store: ObjectStore;
+  hub: AgentHub;
+  jobs: JobsService;
+  timings: AgentTimings;
+  now: () => Date;
+  onEnded: (job: Job) => void;
+  /** Minutes came back to an account (a true-up below the reservation): its waiting jobs may run. */
+  onMinutesFreed?: (accountId: string) => void;
+}) {
   const { db, store, hub, timings, now } = deps;
   const concurrencyCase = sql.raw(
     `case a.plan ${Object.values(PLANS)
@@ -142,7 +152,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
 
     /**
      * Leases up to `slots` queued jobs, oldest first, skipping accounts at their plan's
-     * concurrency (their jobs wait in `queued`). One UPDATE ... RETURNING per job, so two agents
+     * concurrency and jobs still waiting for minutes (both wait in `queued`). One UPDATE ... RETURNING per job, so two agents
      * can never take the same one.
      */
     async lease(nodeId: string, slots: number, requestId: string): Promise<LeasedJob[]> {
@@ -163,6 +173,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
             where id = (
               select j.id from jobs j join accounts a on a.id = j.account_id
               where j.status = 'queued'
+                and exists (select 1 from minutes_ledger l where l.job_id = j.id and l.kind = 'reserve')
                 and (select count(*) from jobs r where r.account_id = j.account_id and r.status = 'running') < ${concurrencyCase}
               order by j.created_at, j.id limit 1)
             and status = 'queued'
@@ -245,6 +256,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
         return false;
       });
       if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      deps.onMinutesFreed?.(job.account_id);
       const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).execute();
       return { ok: true };
