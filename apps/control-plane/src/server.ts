@@ -26,6 +26,7 @@ import { createAdmission } from './services/admission.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
+import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
@@ -124,6 +125,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     admit: (accountId) => admission.admit(accountId),
   });
   const uploads = createUploadsService({ db, store, now });
+  const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
   const timings: AgentTimings = {
     ...DEFAULT_AGENT_TIMINGS,
@@ -177,8 +179,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     '/v1',
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
-    ...jsonBody(config.maxJsonBytes),
-    publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) }),
+    // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+    ...jsonBody(config.maxJsonBytes, { 'POST /automation-jobs': config.maxJobJsonBytes }),
+    publicRoutes({ jobs, uploads, templates, transcripts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WHISPER_LANGUAGES } from './languages.ts';
+import { TranscriptInputSchema } from './transcript.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
@@ -30,6 +31,9 @@ export const FAILURE_CODES = [
   'render-failed',
   'timed-out',
   'internal',
+  // Added under the spec's versioning rule (new failure codes may be added): a transcript given at
+  // creation has a word past the end of the source, measured at ingest. Not retryable.
+  'transcript-out-of-range',
 ] as const;
 export const FailureCodeSchema = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
@@ -110,6 +114,8 @@ export const CreateJobRequestSchema = z
       description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES).filter((c) => c.length === 2).join(', ')}. Omit it to detect the language.`,
     }),
     webhookUrl: z.string().min(1).max(2048).optional(),
+    /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
+    transcript: TranscriptInputSchema.optional(),
   })
   .superRefine((body, ctx) => {
     const given = (body.videoUrl !== undefined ? 1 : 0) + (body.uploadId !== undefined ? 1 : 0);

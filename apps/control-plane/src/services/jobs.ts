@@ -15,6 +15,7 @@ import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
+import { insertGivenTranscript } from './transcripts.ts';
 import type { TemplatesService } from './templates.ts';
 import type { ObjectStore } from '@captionfarm/storage';
 
@@ -66,7 +67,10 @@ export function createJobsService(deps: {
   async function create(caller: Caller, body: unknown): Promise<JobRecord> {
     const parsed = CreateJobRequestSchema.safeParse(body);
     if (!parsed.success) {
-      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: issuesToDetails(parsed.error.issues) });
+      // A 20,000-word transcript can be wrong everywhere: the first 100 problems say enough.
+      const details = issuesToDetails(parsed.error.issues);
+      const shown = details.length > 100 ? [...details.slice(0, 100), { path: '', message: `... and ${details.length - 100} more problems` }] : details;
+      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: shown });
     }
     const input = parsed.data;
     const plan = PLANS[caller.plan];
@@ -166,6 +170,7 @@ export function createJobsService(deps: {
           lease_expires_at: null,
         })
         .execute();
+      await insertGivenTranscript(trx, id, input, iso);
       // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
       // cannot cover waits in `queued`. A job that will never run holds nothing.
       if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
