@@ -93,7 +93,8 @@ const adminToken = readAdminToken(dataDir)!;
 const admin = apiFor(server.url, adminToken);
 let accountN = 0;
 async function account(plan: string): Promise<Api> {
-  const a = await admin('POST', '/admin/v1/accounts', { name: `bench-${++accountN}`, plan });
+  // A keep-alive connection the server closed meanwhile resets a POST (undici does not retry it).
+  const a = await admin('POST', '/admin/v1/accounts', { name: `bench-${++accountN}`, plan }).catch(() => admin('POST', '/admin/v1/accounts', { name: `bench-${accountN}`, plan }));
   const k = await admin('POST', `/admin/v1/accounts/${a.body.id}/keys`);
   return apiFor(server.url, k.body.key as string);
 }
@@ -190,26 +191,36 @@ try {
       const b = poll(watcher, '/v1/automation-jobs', 50);
       await sleep(5000);
       const base = await b.end();
-      const g = poll(watcher, '/v1/automation-jobs', 50);
+      // Open the connections at 250 a second, then hold them all until the server cuts them.
+      const ramp = poll(watcher, '/v1/automation-jobs', 50);
+      const closing: Promise<{ status: string; closedAfterMs: number }>[] = [];
+      for (let i = 0; i < connections; i++) {
+        closing.push(stall(target(i).url, target(i).from));
+        if (i % 25 === 24) await sleep(100);
+      }
+      const rampResult = await ramp.end();
+      const open = Promise.all(closing);
+      let firstClosed = false;
+      void Promise.race(closing).then(() => (firstClosed = true));
+      const held = poll(watcher, '/v1/automation-jobs', 50);
       let peakParts = 0;
-      let sampling = true;
-      const sampler = (async () => {
-        while (sampling) {
-          peakParts = Math.max(peakParts, await partFiles());
-          await sleep(250);
-        }
-      })();
-      const all = await Promise.all(Array.from({ length: connections }, (_, i) => stall(target(i).url, target(i).from)));
-      sampling = false;
-      await sampler;
-      const api = await g.end();
+      while (!firstClosed) {
+        peakParts = Math.max(peakParts, await partFiles());
+        await sleep(1000);
+      }
+      const heldResult = await held.end();
+      const all = await open;
+      const t0 = performance.now();
+      while ((await partFiles()) > 0 && performance.now() - t0 < 60_000) await sleep(250);
+      const partsGoneMs = performance.now() - t0;
       const byStatus = new Map<string, number[]>();
       for (const c of all) byStatus.set(c.status, [...(byStatus.get(c.status) ?? []), c.closedAfterMs]);
       console.log(`\nB. ${label}`);
-      for (const [status, times] of byStatus) console.log(`  ${times.length} answered ${status}, cut after ${fmt(times)}`);
-      console.log(`  part files: peak ${peakParts}, after ${await partFiles()}; API errors ${base.errors + api.errors}`);
-      console.log(`  API GET baseline     ${fmt(base.latencies)}`);
-      console.log(`  API GET while held   ${fmt(api.latencies)}   p99 ratio ${(pct(api.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
+      for (const [status, times] of byStatus) console.log(`  ${times.length} answered ${status}, closed ${fmt(times)} after their last byte`);
+      console.log(`  part files: peak ${peakParts}, ${await partFiles()} left ${(partsGoneMs / 1000).toFixed(1)} s after the last close; API errors ${base.errors + rampResult.errors + heldResult.errors}`);
+      console.log(`  API GET baseline            ${fmt(base.latencies)}`);
+      console.log(`  API GET while opening them  ${fmt(rampResult.latencies)}`);
+      console.log(`  API GET while all are held  ${fmt(heldResult.latencies)}   p99 ratio to baseline ${(pct(heldResult.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
     };
     // 16 source addresses x at most 63 connections: under the default 64 per address.
     await runB(`${connections} stalled PUTs over 16 addresses and ${urlCount} upload URLs (all held; documented idle timeout ${UPLOAD_IDLE_SECONDS} s)`, (i) => ({ url: urls[i % urlCount]!, from: `127.0.1.${(i % 16) + 1}` }));
