@@ -23,7 +23,7 @@ type Holder = { nodeId: string; jobId: string; leaseId: string };
  * What a lease holder reports: progress, the measured source, the output, the end. Every write is
  * guarded by the lease: its id (one per attempt) and its owner, on a job still running.
  */
-export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void; onMinutesFreed?: (accountId: string) => void }) {
   const { db, store, timings, now } = deps;
 
   async function end(job: Job, ending: Ending, guard?: { leaseId: string }): Promise<Job | null> {
@@ -80,6 +80,7 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
         return false;
       });
       if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      deps.onMinutesFreed?.(job.account_id);
       const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
       return { ok: true };

@@ -15,10 +15,21 @@ export { DEFAULT_AGENT_TIMINGS, OUTPUT_TTL_SECONDS, type AgentTimings, type Leas
  * leases (lease, heartbeat, release), reports (progress .. complete/fail) and the sweeper. The
  * job-queue statements themselves are in packages/db/src/sql/jobs/.
  */
-export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+export function createAgentsService(deps: {
+  db: Db;
+  store: ObjectStore;
+  hub: AgentHub;
+  jobs: JobsService;
+  timings: AgentTimings;
+  now: () => Date;
+  onEnded: (job: Job) => void;
+  /** Minutes came back to an account (a true-up below the reservation): its waiting jobs may run. */
+  onMinutesFreed?: (accountId: string) => void;
+}) {
   const nodes = createAgentNodes({ ...deps, onRegistered: (nodeId) => service.onRegistered(nodeId) });
   const leases = createAgentLeases({ ...deps, nodes });
   const reports = createAgentReports(deps);
+  const sweeper = createAgentSweeper({ ...deps, nodes });
   const service = {
     /** Called with each node that registers (the server tells online nodes about new work). */
     onRegistered: (_nodeId: string): void => undefined,
@@ -37,7 +48,8 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
     outputUploadUrl: reports.outputUploadUrl,
     complete: reports.complete,
     fail: reports.fail,
-    sweep: createAgentSweeper({ ...deps, nodes }),
+    sweep: sweeper.sweep,
+    nodeGone: sweeper.nodeGone,
   };
   return service;
 }

@@ -27,10 +27,16 @@ export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: Agen
     return ended;
   }
 
-  return async function sweep(): Promise<void> {
+  /** Jobs whose agent is gone (lease expired, or `owner`'s websocket closed past the grace): queued again, or failed after maxAttempts. */
+  async function requeueOrFail(owner?: string): Promise<void> {
     const iso = now().toISOString();
-    for (const id of await requeueExpiredLeases(db, { now: iso, maxAttempts: timings.maxAttempts })) deps.jobs.events.emit('queued', id);
-    await failAll({ kind: 'leases-exhausted', maxAttempts: timings.maxAttempts }, 'internal', `The job lost its agent ${timings.maxAttempts} times; retry it.`);
+    for (const id of await requeueExpiredLeases(db, { now: iso, maxAttempts: timings.maxAttempts, owner })) deps.jobs.events.emit('queued', id);
+    await failAll({ kind: 'leases-exhausted', maxAttempts: timings.maxAttempts, owner }, 'internal', `The job lost its agent ${timings.maxAttempts} times; retry it.`);
+  }
+
+  async function sweep(): Promise<void> {
+    const iso = now().toISOString();
+    await requeueOrFail();
     const late = await failAll({ kind: 'past-deadline' }, 'timed-out', 'Processing took longer than the deadline (15 min + 3x the video duration).');
     for (const job of late) if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
 
@@ -38,5 +44,18 @@ export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: Agen
     for (const job of stale) await store.delete(job.output_key ?? '');
     if (stale.length > 0) await db.updateTable('jobs').set({ output_key: null }).where('id', 'in', stale.map((j) => j.id)).execute();
     await deps.nodes.sweepSilent();
+  }
+
+  return {
+    sweep,
+    /**
+     * The node's last websocket closed and it did not come back within the grace: it is dead (a
+     * crash, kill -9, a cut cable), so its jobs are queued again now rather than showing their old
+     * phase and percent until the lease expires (30-60 s).
+     */
+    async nodeGone(nodeId: string): Promise<void> {
+      await db.updateTable('agent_nodes').set({ state: 'offline' }).where('id', '=', nodeId).execute();
+      await requeueOrFail(nodeId);
+    },
   };
 }

@@ -6,9 +6,11 @@ export interface AgentTimings {
   /** Deadline = first lease + base + perInputSecond x input seconds (ARCHITECTURE: 15 min + 3x). */
   deadlineBaseMs: number;
   deadlinePerInputSecond: number;
+  /** A node whose last websocket closed loses its leases after this grace (a reconnect within it keeps them). */
+  disconnectGraceMs: number;
 }
 
-export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3 };
+export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3, disconnectGraceMs: 5_000 };
 
 /** Answer to a write by a lease holder. */
 export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };

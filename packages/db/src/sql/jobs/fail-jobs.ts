@@ -3,7 +3,7 @@ import type { Database, Job } from '../../schema.ts';
 
 export type FailSweep =
   /** Running jobs whose lease expired with no attempts left. */
-  | { kind: 'leases-exhausted'; maxAttempts: number }
+  | { kind: 'leases-exhausted'; maxAttempts: number; owner?: string }
   /** Queued or running jobs past their deadline. */
   | { kind: 'past-deadline' };
 
@@ -18,7 +18,9 @@ export async function failJobsWhere(db: Kysely<Database>, a: { sweep: FailSweep;
     .updateTable('jobs')
     .set({ status: 'failed', phase: 'failed', percent: null, failure_code: a.failureCode, failure_reason: a.failureReason, lease_id: null, lease_expires_at: null, updated_at: a.now, finished_at: a.now });
   if (a.sweep.kind === 'leases-exhausted') {
-    q = q.where('status', '=', 'running').where('lease_expires_at', '<', a.now).where('attempts', '>=', a.sweep.maxAttempts);
+    const owner = a.sweep.owner;
+    q = q.where('status', '=', 'running').where('attempts', '>=', a.sweep.maxAttempts);
+    q = owner === undefined ? q.where('lease_expires_at', '<', a.now) : q.where('lease_owner', '=', owner);
   } else {
     q = q.where('status', 'in', ['queued', 'running']).where('deadline_at', '<', a.now);
   }

@@ -27,7 +27,8 @@ export type LeasedRow = Job & { plan: string | null };
 const LEASE_LOCK_KEY = 7_313_001;
 
 /**
- * Leases the oldest queued job whose account is below its plan's concurrency, in one statement:
+ * Leases the oldest queued job that holds its minutes (a `reserve` ledger row; jobs waiting for
+ * minutes stay queued) and whose account is below its plan's concurrency, in one statement:
  * `UPDATE jobs ... WHERE id = (SELECT ... LIMIT 1 [FOR UPDATE OF j SKIP LOCKED]) AND status =
  * 'queued' RETURNING *`. The attempt counter, the lease (id, owner, expiry), started_at and, at the
  * first lease, the deadline are set together.
@@ -84,6 +85,7 @@ async function statement(db: Kysely<Database>, a: LeaseNextJobArgs, postgres: bo
         .innerJoin('accounts as a', 'a.id', 'j.account_id')
         .select('j.id')
         .where('j.status', '=', 'queued')
+        .where(({ exists, selectFrom }) => exists(selectFrom('minutes_ledger as l').select('l.id').whereRef('l.job_id', '=', 'j.id').where('l.kind', '=', 'reserve')))
         .where(
           (w) =>
             w

@@ -21,12 +21,14 @@ export async function releaseLease(db: Kysely<Database>, a: { jobId: string; lea
  * left goes back to the queue in one UPDATE. Returns the requeued ids. (Jobs out of attempts are
  * failed by `failJobsWhere`.)
  */
-export async function requeueExpiredLeases(db: Kysely<Database>, a: { now: string; maxAttempts: number }): Promise<string[]> {
+export async function requeueExpiredLeases(db: Kysely<Database>, a: { now: string; maxAttempts: number; owner?: string }): Promise<string[]> {
   const rows = await db
     .updateTable('jobs')
     .set({ ...QUEUED, updated_at: a.now })
     .where('status', '=', 'running')
-    .where('lease_expires_at', '<', a.now)
+    // Expired leases; or, with `owner`, every lease of a node known to be gone.
+    .$if(a.owner === undefined, (q) => q.where('lease_expires_at', '<', a.now))
+    .$if(a.owner !== undefined, (q) => q.where('lease_owner', '=', a.owner ?? ''))
     .where('attempts', '<', a.maxAttempts)
     .returning('id')
     .execute();
