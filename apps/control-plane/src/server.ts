@@ -27,6 +27,9 @@ import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
+import { dashboardApi } from './dashboard/routes.ts';
+import { dashboardPages } from './dashboard/static.ts';
+import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
 
 export interface ControlPlaneOptions {
@@ -40,6 +43,10 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
+  dashboardDir?: string;
+  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
+  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
 }
 
 export interface ControlPlane {
@@ -57,6 +64,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    users: ReturnType<typeof createUsersService>;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -102,6 +110,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
+  const users = createUsersService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
@@ -138,12 +147,26 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument(baseUrl));
   });
+  // One factory per surface: the dashboard mounts the same routes behind a session.
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) });
+  const makeAdminRoutes = () =>
+    adminRoutes({
+      db,
+      accounts,
+      users,
+      now,
+      baseUrl: () => baseUrl,
+      extend(r) {
+        webhooks.mountAdmin(r);
+        mountAgentAdmin(r, agents);
+      },
+    });
   app.use(
     '/v1',
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes),
-    publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) }),
+    makePublicRoutes(),
   );
   app.use(
     '/admin/v1',
@@ -152,14 +175,26 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
     ...jsonBody(config.maxJsonBytes),
-    adminRoutes({
+    makeAdminRoutes(),
+  );
+  app.use(
+    '/app/api',
+    ...jsonBody(config.maxJsonBytes),
+    dashboardApi({
+      db,
+      users,
       accounts,
-      extend(r) {
-        webhooks.mountAdmin(r);
-        mountAgentAdmin(r, agents);
-      },
+      jobs,
+      templates,
+      webhooks,
+      publicUrl: config.publicUrl,
+      now,
+      publicRoutes: makePublicRoutes,
+      adminRoutes: makeAdminRoutes,
+      signInLimits: opts.signInLimits,
     }),
   );
+  app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
@@ -210,7 +245,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, users },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
