@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
-import { apiFor, startHarness, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, apiFor, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
 let h: Harness;
 let api: Api;
@@ -71,12 +72,27 @@ describe('POST /v1/automation-jobs', () => {
     expect(got.body).toEqual(res.body);
   });
 
-  it('keeps the chosen format, quality, resolution and language', async () => {
-    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
+  it('keeps the chosen format, quality, resolution and language (the last two reach the agent)', async () => {
+    // A control plane of its own, so the lease below can only pick this job.
+    const ownHarness = await startHarness();
+    const { api: own } = await ownHarness.account('pro', 'chooser');
+    const res = await own('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
     expect(res.status).toBe(202);
     expect(res.body.format).toBe('webm');
     expect(res.body.quality).toBe('low');
+    // The record's resolution is the output's, so null until the job succeeds...
     expect(res.body.resolution).toBeNull();
+    // ...while the requested one, and the language, are what the agent that leases the job gets.
+    const a = agentClient(ownHarness.url, await agentToken(ownHarness));
+    try {
+      const { nodeId } = await a.agent.register.mutate({ nodeName: 'chooser-node', capabilities: TEST_AGENT_CAPABILITIES });
+      const leased = await a.agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+      expect(leased).toHaveLength(1);
+      expect(leased[0]).toMatchObject({ jobId: res.body.id, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'en' });
+    } finally {
+      a.close();
+      await ownHarness.close();
+    }
   });
 
   it.each([
