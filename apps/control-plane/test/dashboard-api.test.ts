@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './harness.ts';
+import { ensureDashboardBuilt } from '../../dashboard/test/build.ts';
 
 const run = promisify(execFile);
 const cliMain = path.resolve(import.meta.dirname, '../../cli/src/main.ts');
@@ -10,6 +11,7 @@ const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 let h: Harness;
 beforeAll(async () => {
+  await ensureDashboardBuilt();
   h = await startHarness({}, { signInLimits: { perAccount: 3, perIp: 1000 } });
 });
 afterAll(() => h.close());
@@ -153,7 +155,6 @@ describe('dashboard sessions', () => {
 
   it('serves the pages with a strict CSP and falls back to index.html for client routes', async () => {
     const res = await fetch(`${h.url}/jobs/some-id`, { headers: { accept: 'text/html' } });
-    // The build is made by scripts/setup; the pages test needs it.
     expect(res.status).toBe(200);
     const csp = res.headers.get('content-security-policy')!;
     expect(csp).toContain("script-src 'self'");
@@ -163,6 +164,45 @@ describe('dashboard sessions', () => {
     expect(html).not.toMatch(/<script>(?!<\/script>)/);
     expect((await fetch(`${h.url}/v1/nope`)).status).toBe(401);
     expect((await fetch(`${h.url}/assets/missing.js`)).status).toBe(404);
+  });
+});
+
+describe('session expiry', () => {
+  it('ends a session after 2 h idle, and after 24 h even when active', async () => {
+    let t = Date.parse('2026-03-02T08:00:00.000Z');
+    const clock = await startHarness({}, { now: () => new Date(t) });
+    try {
+      const a = await clock.admin('POST', '/accounts', { name: 'Clock', plan: 'free' });
+      const inv = await clock.admin('POST', '/users/invites', { email: 'clock@example.com', accountId: a.body.id });
+      const b = new Browser(clock.url);
+      const call = (m: string, p: string, body?: unknown) => fetch(`${clock.url}/app/api${p}`, { method: m, headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; '), origin: clock.url, 'x-csrf-token': b.csrf, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const accept = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'clock password 1' });
+      expect(accept.status).toBe(403); // no CSRF token yet: the page first asks /session
+      const s = await fetch(`${clock.url}/app/api/session`);
+      b.cookies.set('cf_csrf', /cf_csrf=([^;]+)/.exec(s.headers.get('set-cookie')!)![1]!);
+      b.csrf = ((await s.json()) as { csrfToken: string }).csrfToken;
+      const ok = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'clock password 1' });
+      expect(ok.status).toBe(200);
+      b.cookies.set('cf_session', /cf_session=([^;]+)/.exec(ok.headers.get('set-cookie')!)![1]!);
+      t += 2 * 3600_000 - 60_000;
+      expect((await call('GET', '/keys')).status).toBe(200);
+      t += 2 * 3600_000 - 60_000; // 1 min short of idle since the last request
+      expect((await call('GET', '/keys')).status).toBe(200);
+      t += 2 * 3600_000 + 1000;
+      expect((await call('GET', '/keys')).status).toBe(401);
+
+      const again = await call('POST', '/sign-in', { email: 'clock@example.com', password: 'clock password 1' });
+      expect(again.status).toBe(200);
+      b.cookies.set('cf_session', /cf_session=([^;]+)/.exec(again.headers.get('set-cookie')!)![1]!);
+      for (let i = 0; i < 23; i++) {
+        t += 3600_000;
+        expect((await call('GET', '/keys')).status).toBe(200);
+      }
+      t += 3600_000;
+      expect((await call('GET', '/keys')).status).toBe(401);
+    } finally {
+      await clock.close();
+    }
   });
 });
 
@@ -177,7 +217,7 @@ describe('captionfarm admin users', () => {
     }
   }
 
-  it('invites (a one-time link), lists and removes members; removal ends their sessions', async () => {
+  it('invites (a one-time link), lists and removes members; removal ends their sessions', { timeout: 180_000 }, async () => {
     const { accountId } = await h.account('free', 'Cli');
     const inv = await cli('admin', 'users', 'invite', '--account', accountId, '--email', 'cli@example.com');
     expect(inv.code, inv.stderr).toBe(0);
