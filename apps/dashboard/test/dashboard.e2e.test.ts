@@ -166,6 +166,9 @@ describe('dashboard in chromium', () => {
     const headers = Object.fromEntries(Object.entries(hook!.headers).map(([k, v]) => [k, String(v)]));
     expect(() => new Webhook(newSecret).verify(hook!.body, headers)).not.toThrow();
     await page.locator('.deliveries .badge', { hasText: 'delivered' }).waitFor({ timeout: 15_000 });
+    // A frame with captions on it for the README's screenshot.
+    await page.evaluate('(() => { const v = document.querySelector("video"); v.currentTime = 1.6; })()');
+    await waitInPage(page, '(() => { const v = document.querySelector("video"); return !v.seeking && v.readyState >= 2; })()');
     await shot(page, 'job-page');
 
     // Revoking the key gives 401 at once.
@@ -219,7 +222,7 @@ describe('dashboard in chromium', () => {
     await page.getByLabel('Id', { exact: true }).fill('acme-look');
     await shot(page, 'template-editor');
     await page.getByRole('button', { name: 'Save template' }).click();
-    await page.getByRole('heading', { name: 'Templates' }).waitFor();
+    await page.getByRole('heading', { name: 'Templates', exact: true }).waitFor();
     await page.locator('article.tile', { hasText: 'Acme look' }).waitFor();
   });
 

@@ -117,9 +117,8 @@ function Output({ job }: { job: JobRecord }) {
   return (
     <Card title="Output" className="span-3">
       <div className="player">
-        <video controls preload="auto" src={job.downloadUrl ?? undefined} data-testid="output-video">
-          <track kind="captions" />
-        </video>
+        {/* The captions are burned into the picture: there is no separate track to offer. */}
+        <video controls preload="auto" src={job.downloadUrl ?? undefined} data-testid="output-video" aria-label="Captioned output" />
       </div>
       <div className="actions">
         <a className="btn primary" href={job.downloadUrl ?? undefined} download>
