@@ -23,6 +23,7 @@ import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
+import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
@@ -115,6 +116,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
+  const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
@@ -148,7 +150,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     res.json(buildOpenApiDocument(baseUrl));
   });
   // One factory per surface: the dashboard mounts the same routes behind a session.
-  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) });
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, transcripts, extend: (r) => webhooks.mountPublic(r) });
   const makeAdminRoutes = () =>
     adminRoutes({
       db,
@@ -165,7 +167,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     '/v1',
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
-    ...jsonBody(config.maxJsonBytes),
+    // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+    ...jsonBody(config.maxJsonBytes, { 'POST /automation-jobs': config.maxJobJsonBytes }),
     makePublicRoutes(),
   );
   app.use(
@@ -179,7 +182,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   );
   app.use(
     '/app/api',
-    ...jsonBody(config.maxJsonBytes),
+    ...jsonBody(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
     dashboardApi({
       db,
       users,

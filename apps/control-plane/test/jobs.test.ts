@@ -111,9 +111,11 @@ describe('POST /v1/automation-jobs', () => {
     expectError(await api('POST', '/v1/automation-jobs', 'videoUrl=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
   });
 
-  it('a huge body -> 413', async () => {
-    const big = JSON.stringify({ videoUrl: video, templateId: template, pad: 'x'.repeat(200_000) });
-    expectError(await api('POST', '/v1/automation-jobs', big, { 'content-type': 'application/json' }), 413, 'payload_too_large');
+  it('a huge body -> 413: over 64 KiB on most routes, over 8 MiB on job creation (which may carry a transcript)', async () => {
+    const big = JSON.stringify({ fileName: 'a.mp4', sizeBytes: 1000, pad: 'x'.repeat(200_000) });
+    expectError(await api('POST', '/v1/automation-jobs/uploads', big, { 'content-type': 'application/json' }), 413, 'payload_too_large');
+    const huge = JSON.stringify({ videoUrl: video, templateId: template, pad: 'x'.repeat(8 * 1024 * 1024) });
+    expectError(await api('POST', '/v1/automation-jobs', huge, { 'content-type': 'application/json' }), 413, 'payload_too_large');
   });
 
   it.each([
@@ -128,10 +130,26 @@ describe('POST /v1/automation-jobs', () => {
     ['non-integer resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1.5, height: 720 } }, 'resolution.width'],
     ['negative resolution', { videoUrl: video, templateId: 'x', resolution: { width: -2, height: 720 } }, 'resolution.width'],
     ['uploadId not a uuid', { uploadId: 'abc', templateId: 'x' }, 'uploadId'],
+    // Requests that could never succeed: refused here rather than failing later with a retryable code.
+    ['a 1x1 resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1, height: 1 } }, 'resolution.width'],
+    ['a resolution under 64 px a side', { videoUrl: video, templateId: 'x', resolution: { width: 640, height: 62 } }, 'resolution.height'],
+    ['an odd resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1281, height: 720 } }, 'resolution.width'],
+    ['a resolution wider than 4:1', { videoUrl: video, templateId: 'x', resolution: { width: 2048, height: 500 } }, 'resolution'],
+    ['a language the recognizer does not know', { videoUrl: video, templateId: 'x', language: 'zz' }, 'language'],
+    ['a 2-letter code that is not a language', { videoUrl: video, templateId: 'x', language: 'qq' }, 'language'],
   ])('400 for %s, naming the field', async (_name, body, field) => {
     const res = await api('POST', '/v1/automation-jobs', body);
     expectError(res, 400, 'invalid_request');
     expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+  });
+
+  it('accepts the smallest and the widest resolutions the renderer produces, and every 2-letter whisper language', async () => {
+    for (const resolution of [{ width: 64, height: 64 }, { width: 2048, height: 512 }, { width: 256, height: 1024 }]) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution })).status).toBe(202);
+    }
+    for (const language of ['en', 'DE', 'ja', 'ha', 'jw']) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, language })).status, language).toBe(202);
+    }
   });
 
   it('400 for an unknown templateId', async () => {

@@ -191,6 +191,22 @@ export interface SessionsTable {
   revoked_at: Iso | null;
 }
 
+/** The words a job burns (migration 0010): given at creation, or recognized by the agent. */
+export interface JobTranscriptsTable {
+  job_id: string;
+  /** 'given' (POST body `transcript`) or 'recognized' (speech recognition). */
+  origin: string;
+  /** 2-letter code; null for a given transcript without one. */
+  language: string | null;
+  /** Recognizer's confidence in a detected language; null when given or not measured. */
+  language_probability: number | null;
+  word_count: number;
+  /** JSON: [{ text, start, end }] in seconds. */
+  words: string;
+  created_at: Iso;
+  updated_at: Iso;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -205,6 +221,7 @@ export interface Database {
   users: UsersTable;
   user_invites: UserInvitesTable;
   sessions: SessionsTable;
+  job_transcripts: JobTranscriptsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -218,3 +235,4 @@ export type AgentNode = Selectable<AgentNodesTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type User = Selectable<UsersTable>;
 export type Session = Selectable<SessionsTable>;
+export type JobTranscript = Selectable<JobTranscriptsTable>;
