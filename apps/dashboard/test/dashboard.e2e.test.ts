@@ -160,6 +160,10 @@ describe('dashboard in chromium', () => {
     await waitInPage(page, '(() => { const v = document.querySelector("video"); return v !== null && v.readyState >= 2 && v.duration > 0; })()');
     expect(await video.evaluate((v) => (v as unknown as { duration: number }).duration)).toBeGreaterThan(2);
     await expect(page.getByRole('link', { name: /Download MP4/ }).getAttribute('href')).resolves.toMatch(/\/s3\//);
+    await expect(page.getByTestId('transcript').textContent()).resolves.toMatch(/00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\n\S+/);
+    const vtt = await page.request.get((await page.getByRole('link', { name: 'Transcript (VTT)' }).getAttribute('href'))!);
+    expect(vtt.status()).toBe(200);
+    expect(await vtt.text()).toMatch(/^WEBVTT/);
 
     // The webhook, signed with the rotated secret, verifies with the one the page showed.
     const [hook] = await receiver.waitForRequests(1, 30_000);

@@ -20,20 +20,6 @@ const NEXT_STEP: Record<string, string> = {
   internal: 'Something failed on our side; the minutes were refunded. Retry, and report the job id if it persists.',
 };
 
-function useTranscriptSupport() {
-  // The transcript endpoint may not exist on this control plane: ask its OpenAPI document.
-  return useQuery({
-    queryKey: ['openapi-transcript'],
-    staleTime: Infinity,
-    queryFn: async () => {
-      const res = await fetch('/v1/openapi.json');
-      if (!res.ok) return false;
-      const doc = (await res.json()) as { paths?: Record<string, unknown> };
-      return Object.keys(doc.paths ?? {}).some((p) => p.endsWith('/transcript'));
-    },
-  });
-}
-
 export function JobPage() {
   const { id = '' } = useParams();
   const qc = useQueryClient();
@@ -113,7 +99,6 @@ export function JobPage() {
 }
 
 function Output({ job }: { job: JobRecord }) {
-  const transcript = useTranscriptSupport();
   return (
     <Card title="Output" className="span-3">
       <div className="player">
@@ -124,18 +109,14 @@ function Output({ job }: { job: JobRecord }) {
         <a className="btn primary" href={job.downloadUrl ?? undefined} download>
           Download {job.format.toUpperCase()}
         </a>
-        {transcript.data && (
-          <>
-            <a className="btn" href={`/app/api/v1/automation-jobs/${job.id}/transcript?format=srt`} download>
-              Transcript (SRT)
-            </a>
-            <a className="btn" href={`/app/api/v1/automation-jobs/${job.id}/transcript?format=vtt`} download>
-              Transcript (VTT)
-            </a>
-          </>
-        )}
+        <a className="btn" href={`/app/api/v1/automation-jobs/${job.id}/transcript?format=srt`} download>
+          Transcript (SRT)
+        </a>
+        <a className="btn" href={`/app/api/v1/automation-jobs/${job.id}/transcript?format=vtt`} download>
+          Transcript (VTT)
+        </a>
       </div>
-      {transcript.data && <TranscriptText jobId={job.id} />}
+      <TranscriptText jobId={job.id} />
     </Card>
   );
 }
@@ -155,7 +136,7 @@ function TranscriptText({ jobId }: { jobId: string }) {
   return (
     <details className="transcript">
       <summary>Transcript</summary>
-      <pre>{t.data}</pre>
+      <pre data-testid="transcript">{t.data}</pre>
     </details>
   );
 }
