@@ -52,11 +52,20 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: st
   return (await res.json()) as T;
 }
 
-/** A PNG from a preview route, as an object URL (the caller revokes it). */
-export async function apiImage(path: string, body: unknown): Promise<string> {
-  const res = await fetch(`/app/api${path}`, { method: 'POST', headers: { ...headers('POST', true), accept: 'image/png' }, body: JSON.stringify(body), credentials: 'same-origin' });
-  if (!res.ok) throw await failureOf(res);
-  return URL.createObjectURL(await res.blob());
+// Previews render on the control plane's worker pool, which caps each account's previews in
+// flight (1 on the free plan): the page sends them one at a time instead of collecting 429s.
+let previewChain: Promise<unknown> = Promise.resolve();
+
+/** A PNG from a preview route, as an object URL (the caller revokes it). Previews run one at a time. */
+export function apiImage(path: string, body: unknown): Promise<string> {
+  const run = async () => {
+    const res = await fetch(`/app/api${path}`, { method: 'POST', headers: { ...headers('POST', true), accept: 'image/png' }, body: JSON.stringify(body), credentials: 'same-origin' });
+    if (!res.ok) throw await failureOf(res);
+    return URL.createObjectURL(await res.blob());
+  };
+  const next = previewChain.then(run, run);
+  previewChain = next.catch(() => undefined);
+  return next;
 }
 
 /** PUT a file to a presigned upload URL, reporting progress (0..1). */

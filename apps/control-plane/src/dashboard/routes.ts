@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { ApiError, JobStatusSchema, PLANS, issuesToDetails, type PlanId } from '@captionfarm/contracts';
 import { minutesBalance, type Db } from '@captionfarm/db';
 import { asyncRoute } from '../http/async-route.ts';
-import { callerOf } from '../http/middleware.ts';
-import { renderTemplatePreview } from '../preview.ts';
+import { callerOf, clientIp } from '../http/middleware.ts';
+import { TemplateSchema } from '@captionfarm/captions';
+import type { PreviewPool } from '../preview-pool.ts';
 import type { AccountsService } from '../services/accounts.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TemplatesService } from '../services/templates.ts';
@@ -12,7 +13,6 @@ import type { Webhooks } from '../webhooks/index.ts';
 import {
   SESSION_COOKIE,
   authOf,
-  clientIp,
   createSignInLimiter,
   csrfProtection,
   ensureAnonymousCsrf,
@@ -37,6 +37,7 @@ export interface DashboardApiDeps {
   jobs: JobsService;
   templates: TemplatesService;
   webhooks: Webhooks;
+  previews: PreviewPool;
   publicUrl: string | undefined;
   now: () => Date;
   /** The public API's routes (jobs, uploads, templates, deliveries, ...), mounted again for members. */
@@ -65,7 +66,7 @@ const PreviewBody = z.strictObject({
  * state-changing request passes the CSRF check.
  */
 export function dashboardApi(deps: DashboardApiDeps): Router {
-  const { db, users, accounts, jobs, templates, webhooks, now } = deps;
+  const { db, users, accounts, jobs, templates, webhooks, previews, now } = deps;
   const limiter = createSignInLimiter({ now, ...deps.signInLimits });
   const r = Router();
   r.use((_req, res, next) => {
@@ -202,9 +203,14 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   // The editor's live preview: a template that is not saved yet.
   member.post('/template-preview', asyncRoute(async (req, res) => {
     const body = parse(PreviewBody, req.body);
-    const png = await renderTemplatePreview({ template: body.template, text: body.text, width: body.width, height: body.height, at: body.at }).catch((err: unknown) => {
-      throw new ApiError('invalid_request', `The template is not valid: ${err instanceof Error ? err.message.slice(0, 300) : 'see the fields'}.`);
+    const template = TemplateSchema.safeParse(body.template);
+    if (!template.success) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
+    // Same worker pool and per-account cap as the public preview endpoint.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
     });
+    const png = await previews.render(callerOf(res), { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at }, gone.signal);
     res.type('image/png').send(png);
   }));
   member.use('/v1', deps.publicRoutes());

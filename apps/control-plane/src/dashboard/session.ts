@@ -161,7 +161,3 @@ export function createSignInLimiter(o: { now: () => Date; perAccount?: number; p
   };
 }
 
-export function clientIp(req: Request): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
-
