@@ -108,7 +108,7 @@ describe('dashboard in chromium', () => {
   let apiJobId: string;
   let newSecret: string;
 
-  it('invite, set the password, sign in, create a key, rotate the secret; a job made with the key moves to succeeded, plays, and its signed webhook verifies', async () => {
+  it('invite, set the password, sign in, create a key, rotate the secret; a job made with the key moves to succeeded, plays, and its signed webhook verifies', { timeout: 540_000 }, async () => {
     accountId = (await farm.admin('POST', '/admin/v1/accounts', { name: 'Acme Studio', plan: 'starter' })).body.id;
     const { page } = await open();
     ownerPage = page;
@@ -143,7 +143,7 @@ describe('dashboard in chromium', () => {
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
     const badge = page.locator(`tr[data-job-id="${job.id}"] .badge`);
     const seen: string[] = [];
-    const deadline = Date.now() + 240_000;
+    const deadline = Date.now() + 420_000;
     for (;;) {
       const text = (await badge.textContent()) ?? '';
       if (seen.at(-1) !== text) seen.push(text);
@@ -182,7 +182,7 @@ describe('dashboard in chromium', () => {
     expect((await api('GET', '/v1/automation-jobs')).status).toBe(401);
   });
 
-  it('a drag-and-drop upload goes to the presigned URL and reaches succeeded', async () => {
+  it('a drag-and-drop upload goes to the presigned URL and reaches succeeded', { timeout: 420_000 }, async () => {
     const page = ownerPage;
     const puts: number[] = [];
     page.on('response', (r) => {
@@ -203,7 +203,7 @@ describe('dashboard in chromium', () => {
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
     expect(puts).toEqual([200]);
-    await page.locator('.badge[data-status="succeeded"]').first().waitFor({ timeout: 240_000 });
+    await page.locator('.badge[data-status="succeeded"]').first().waitFor({ timeout: 360_000 });
     await expect(page.locator('.record').textContent()).resolves.toContain('word-pop');
     await page.setViewportSize({ width: 375, height: 800 });
     await fitsWidth(page);
