@@ -9,6 +9,7 @@ const run = promisify(execFile);
 const cliMain = path.resolve(import.meta.dirname, '../../cli/src/main.ts');
 const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
+// Each sign-in runs scrypt (32 MiB, p=3): ~0.2 s on a quiet core, seconds on a loaded shared machine.
 let h: Harness;
 beforeAll(async () => {
   await ensureDashboardBuilt();
@@ -65,7 +66,7 @@ async function member(accountId: string, email: string, password = 'correct hors
 }
 
 describe('dashboard sessions', () => {
-  it('an invite sets a password once; the session cookie is HttpOnly and SameSite=Lax; sign-out ends it on the server', async () => {
+  it('an invite sets a password once; the session cookie is HttpOnly and SameSite=Lax; sign-out ends it on the server', { timeout: 180_000 }, async () => {
     const { accountId } = await h.account('starter', 'Acme');
     const inv = await h.admin('POST', '/users/invites', { email: 'Ana@Example.com', accountId });
     expect(inv.body.link).toMatch(new RegExp(`^${h.url}/invite#cfi_`));
@@ -101,7 +102,7 @@ describe('dashboard sessions', () => {
     expect((await replay.call('GET', '/session')).body.user).toBeNull();
   });
 
-  it('refuses a cross-origin POST and a POST without the CSRF token', async () => {
+  it('refuses a cross-origin POST and a POST without the CSRF token', { timeout: 180_000 }, async () => {
     const { accountId } = await h.account('free', 'Csrf');
     const b = await member(accountId, 'csrf@example.com');
     expect((await b.call('POST', '/keys', { name: 'x' }, { origin: 'https://evil.example' })).status).toBe(403);
@@ -112,7 +113,7 @@ describe('dashboard sessions', () => {
     expect((await b.call('POST', '/keys', { name: 'x' })).status).toBe(201);
   });
 
-  it('rate-limits sign-in per account: after the limit even the right password is refused with 429', async () => {
+  it('rate-limits sign-in per account: after the limit even the right password is refused with 429', { timeout: 180_000 }, async () => {
     const { accountId } = await h.account('free', 'Limits');
     await member(accountId, 'limited@example.com', 'the right password');
     const b = new Browser();
@@ -168,7 +169,7 @@ describe('dashboard sessions', () => {
 });
 
 describe('session expiry', () => {
-  it('ends a session after 2 h idle, and after 24 h even when active', async () => {
+  it('ends a session after 2 h idle, and after 24 h even when active', { timeout: 180_000 }, async () => {
     let t = Date.parse('2026-03-02T08:00:00.000Z');
     const clock = await startHarness({}, { now: () => new Date(t) });
     try {
