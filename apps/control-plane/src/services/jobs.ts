@@ -119,8 +119,9 @@ export function createJobsService(deps: {
       await lockAccount(trx, caller.accountId);
       if (input.uploadId) {
         const upload = await trx.selectFrom('uploads').selectAll().where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
+        // A used upload stays "already used" after its job ended and its file was removed.
+        if (upload?.claimed_by_job_id) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
         if (!upload || upload.deleted_at !== null) throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);
-        if (upload.claimed_by_job_id !== null) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
         const head = await store.head(upload.object_key);
         if (!head || head.sizeBytes !== upload.size_bytes) {
           throw new ApiError('upload_not_completed', `Upload ${input.uploadId} has not been completed: PUT the ${upload.size_bytes} bytes to its uploadUrl first.`);
