@@ -41,6 +41,10 @@ export const WhisperServerResponseSchema = z.object({
   duration: z.number().optional(),
   text: z.string(),
   segments: z.array(ServerSegmentSchema),
+  /** With no_language_probabilities=false: the language whisper finds at the start of the audio. */
+  detected_language: z.string().optional(),
+  detected_language_probability: z.number().optional(),
+  language_probabilities: z.record(z.string(), z.number()).optional(),
 });
 export type WhisperServerResponse = z.infer<typeof WhisperServerResponseSchema>;
 

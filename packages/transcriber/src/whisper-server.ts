@@ -41,7 +41,24 @@ export interface InferenceParams {
   beamSize: number;
   bestOf: number;
   noSpeechThreshold: number;
+  /**
+   * Temperature fallback step: a window whose decoding fails the entropy or log-probability
+   * threshold is decoded again at +0.2, +0.4... up to 1.0 (sampling). 0: no fallback.
+   */
+  temperatureInc: number;
+  /** Only detect the language (no transcription) and report its probability. */
+  detectLanguage?: boolean;
 }
+
+/**
+ * whisper.cpp's decoder-failure thresholds, sent on every request (the server's defaults today,
+ * named here so that a server default changing does not change our decoding): a window fails, and
+ * falls back to the next temperature, when its average token entropy is below 2.4 (whisper.cpp's
+ * stand-in for openai/whisper's compression ratio of 2.4: repetitive output has low entropy) or
+ * its average log-probability is below -1.
+ */
+export const ENTROPY_THRESHOLD = 2.4;
+export const LOGPROB_THRESHOLD = -1;
 
 /**
  * The multipart fields of one /inference request (pure). The server keeps every field it was
@@ -52,9 +69,10 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     response_format: 'verbose_json',
     language: p.language,
     translate: 'false',
+    detect_language: String(p.detectLanguage ?? false),
     // The default (false) re-runs the encoder after the transcription to list language
-    // probabilities we do not use: +1 encoder pass per request.
-    no_language_probabilities: 'true',
+    // probabilities: +1 encoder pass, only worth it when we detect the language.
+    no_language_probabilities: String(!p.detectLanguage),
     token_timestamps: 'true',
     no_timestamps: 'false',
     split_on_word: 'false',
@@ -63,7 +81,9 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     duration: '0',
     prompt: '',
     temperature: '0',
-    temperature_inc: '0.2',
+    temperature_inc: String(p.temperatureInc),
+    entropy_thold: String(ENTROPY_THRESHOLD),
+    logprob_thold: String(LOGPROB_THRESHOLD),
     beam_size: String(p.beamSize > 1 ? p.beamSize : -1),
     best_of: String(p.bestOf),
     no_speech_thold: String(p.noSpeechThreshold),
