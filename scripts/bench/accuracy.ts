@@ -43,40 +43,34 @@ const transcriber = createTranscriber({ model: values.model, threads, binDir: re
 await transcriber.warmUp();
 
 interface Row { wer: number[]; onsets: number[][]; inSilence: number[]; rtf: number[]; language: string[] }
-const rows = new Map<string, Row>(clips.map((c) => [c.name, { wer: [], onsets: [], inSilence: [], rtf: [], language: [] }]));
-for (let run = 0; run < runs; run++) {
-  for (const clip of clips) {
-    const started = performance.now();
-    const result = await transcriber.transcribe({ audioPath: clip.path, ...(values['given-language'] ? { language: clip.language } : {}) });
-    const seconds = (performance.now() - started) / 1000;
-    const row = rows.get(clip.name)!;
-    row.rtf.push(seconds / clip.duration);
-    row.wer.push(wordErrorRate(clip.text, result.words.map((w) => w.text).join(' ')));
-    row.onsets.push(onsetErrorsMs(clip.onsets, result.words));
-    row.inSilence.push(wordsInSilence(result.words, clip.silences));
-    const probability = (result as { languageProbability?: number }).languageProbability;
-    row.language.push(probability === undefined ? result.language : `${result.language} ${probability.toFixed(2)}`);
-    if (run === 0) console.error(`${clip.name}: ${result.words.map((w) => w.text).join(' ')}`);
-  }
-}
-await transcriber.close();
-rmSync(work, { recursive: true, force: true });
-
 const range = (xs: number[], digits: number, scale = 1) => {
   const s = [...xs].sort((a, b) => a - b).map((x) => (x * scale).toFixed(digits));
-  return s[0] === s.at(-1) ? s[0]! : `${percentile(xs, 50) * scale > 0 ? (percentile(xs, 50) * scale).toFixed(digits) : s[0]} (${s[0]}-${s.at(-1)})`;
+  return s[0] === s.at(-1) ? s[0]! : `${(percentile(xs, 50) * scale).toFixed(digits)} (${s[0]}-${s.at(-1)})`;
 };
-console.log(`model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}`);
+console.log(`model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}`);
 console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF median (min-max) | language |');
 console.log('|---|---|---|---|---|---|---|---|');
 const all: number[] = [];
+// Clip by clip, all rounds of one clip in a row, so that each row prints as soon as it is measured.
 for (const clip of clips) {
-  const r = rows.get(clip.name)!;
-  const medians = r.onsets.map((o) => percentile(o, 50));
-  const p90s = r.onsets.map((o) => percentile(o, 90));
+  const r: Row = { wer: [], onsets: [], inSilence: [], rtf: [], language: [] };
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const result = await transcriber.transcribe({ audioPath: clip.path, ...(values['given-language'] ? { language: clip.language } : {}) });
+    const seconds = (performance.now() - started) / 1000;
+    r.rtf.push(seconds / clip.duration);
+    r.wer.push(wordErrorRate(clip.text, result.words.map((w) => w.text).join(' ')));
+    r.onsets.push(onsetErrorsMs(clip.onsets, result.words));
+    r.inSilence.push(wordsInSilence(result.words, clip.silences));
+    const probability = (result as { languageProbability?: number }).languageProbability;
+    r.language.push(probability === undefined ? result.language : `${result.language} ${probability.toFixed(2)}`);
+    if (run === 0) console.error(`${clip.name}: ${result.words.map((w) => w.text).join(' ')}`);
+  }
   all.push(...r.onsets.flat());
   console.log(
-    `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(medians, 0)} | ${range(p90s, 0)} | ${range(r.inSilence, 0)} | ${range(r.rtf, 3)} | ${[...new Set(r.language)].join(', ')} |`,
+    `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(r.onsets.map((o) => percentile(o, 50)), 0)} | ${range(r.onsets.map((o) => percentile(o, 90)), 0)} | ${range(r.inSilence, 0)} | ${range(r.rtf, 3)} | ${[...new Set(r.language)].join(', ')} |`,
   );
 }
+await transcriber.close();
+rmSync(work, { recursive: true, force: true });
 console.log(`all clips, all rounds: onset median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);

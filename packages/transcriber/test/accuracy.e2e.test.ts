@@ -1,7 +1,9 @@
 /**
  * Accuracy with real Whisper base weights (scripts/fetch-test-model) on real and synthetic
- * speech, and the hallucination gate on silence, room tone and music. Without the weights every
- * test here is skipped with a loud SKIPPED line. The figures are printed for the README.
+ * speech: word error rate, word onsets against espeak-ng's word events, words around pauses,
+ * music and noise beds, decoding loops, and nothing written on silence, room tone or music.
+ * Without the weights or the whisper.cpp build the suite fails with what to run. The figures are
+ * printed for the README (npm run bench:accuracy measures the same clips over several rounds).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,20 +13,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate, type Transcriber, type TranscribeResult,
 } from '../src/index.ts';
+import { loopReason } from '../src/loops.ts';
+import { CLIPS, makeClip, MUSIC_LAVFI, sharedEnClip, wordsInSilence, type Clip } from './clips.ts';
 import { MEDIA, realModel, whisperBinDir } from './helpers.ts';
 
 const model = realModel();
-const binDir = model ? whisperBinDir() : null;
+const binDir = whisperBinDir();
 const text = (r: TranscribeResult) => r.words.map((w) => w.text).join(' ');
 
-describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (real weights)', () => {
+describe('transcription accuracy with Whisper base (real weights)', () => {
   let dir: string;
   let transcriber: Transcriber;
   const ffmpeg = (...args: string[]) => execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...args]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcriber-e2e-'));
-    transcriber = createTranscriber({ model: model!, threads: 2, binDir: binDir! });
+    transcriber = createTranscriber({ model, threads: 2, binDir });
     await transcriber.warmUp();
   });
 
@@ -42,18 +46,18 @@ describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (re
     expect(r.words.find((w) => w.text === 'you,')).toBeDefined(); // punctuation stays on its word
   });
 
-  it('en.wav (espeak): WER <= 12%, word onsets median <= 150 ms and p90 <= 400 ms', async () => {
+  it('en.wav (espeak): WER <= 10%, word onsets median <= 150 ms and p90 <= 400 ms', async () => {
     const r = await transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' });
     const wer = wordErrorRate(readFileSync(join(MEDIA, 'en.txt'), 'utf8'), text(r));
     const errors = onsetErrorsMs(parseReferenceOnsets(readFileSync(join(MEDIA, 'en.words'), 'utf8')), r.words);
     const [median, p90] = [percentile(errors, 50), percentile(errors, 90)];
     console.log(`en.wav: WER ${(wer * 100).toFixed(1)}%, onset error median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms over ${errors.length} words`);
     expect(r.language).toBe('en');
-    // Measured (portable build, beam 5, 8 runs): WER 4.4-10.6%, onset median 80-124 ms, p90
-    // 297-348 ms. Beam search falls back to sampling on this voice, and whisper-server's random
-    // generator runs on from request to request, so the result depends on what came before;
-    // the 10.6% run writes "Northwind" (1 word for 2, three times) and is otherwise the best.
-    expect(wer).toBeLessThanOrEqual(0.12);
+    // Beam search falls back to sampling on parts of this voice. Upstream whisper-server seeds its
+    // first decoder's sampler once per server, so a result depended on the requests before it
+    // (WER 4.4-10.6% over 8 runs); our build reseeds it per request
+    // (scripts/whisper-patches/0001-reseed-first-decoder.patch), same words every run.
+    expect(wer).toBeLessThanOrEqual(0.1);
     expect(errors.length).toBeGreaterThan(90);
     expect(median).toBeLessThanOrEqual(150);
     expect(p90).toBeLessThanOrEqual(400);
@@ -92,16 +96,95 @@ describe.skipIf(!model || !binDir)('transcription accuracy with Whisper base (re
 
   it('fails the job with transcription-failed on a truncated copy of the real model', async () => {
     const truncated = join(dir, 'ggml-base-truncated.bin');
-    const fd = openSync(model!, 'r');
+    const fd = openSync(model, 'r');
     const head = Buffer.alloc(70_000_000);
     readSync(fd, head, 0, head.length, 0);
     closeSync(fd);
     writeFileSync(truncated, head);
-    const bad = createTranscriber({ model: truncated, threads: 2, binDir: binDir! });
+    const bad = createTranscriber({ model: truncated, threads: 2, binDir });
     const err = await bad.transcribe({ audioPath: join(MEDIA, 'jfk.wav') }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/could not load model .*ggml-base-truncated\.bin: whisper\.cpp exited \(code 3\)/) });
     await bad.close();
     expect(existsSync(truncated)).toBe(true);
     expect(text(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }))).toMatch(/ask not what your country/);
+  });
+
+  describe('speech around pauses, beds and loops (clips made with espeak-ng and sox)', () => {
+    const clips = new Map<string, Clip>();
+    const results = new Map<string, TranscribeResult>();
+    const clip = (name: string) => clips.get(name)!;
+    const transcribe = async (name: string) => {
+      if (!results.has(name)) results.set(name, await transcriber.transcribe({ audioPath: clip(name).path, language: clip(name).language }));
+      return results.get(name)!;
+    };
+
+    beforeAll(() => {
+      clips.set('en.wav', sharedEnClip(MEDIA));
+      for (const spec of CLIPS) clips.set(spec.name, makeClip(spec, dir));
+    });
+
+    it('the same read with and without three 2.5 s pauses: WER differs by at most 2 points', async () => {
+      const plain = wordErrorRate(clip('en-read').text, text(await transcribe('en-read')));
+      const paused = wordErrorRate(clip('en-pauses').text, text(await transcribe('en-pauses')));
+      console.log(`en-read WER ${(plain * 100).toFixed(1)}%, en-pauses WER ${(paused * 100).toFixed(1)}%: ${text(await transcribe('en-pauses'))}`);
+      expect(Math.abs(paused - plain)).toBeLessThanOrEqual(0.02);
+      expect(paused).toBeLessThanOrEqual(0.1);
+    });
+
+    it.each(['en-pauses', 'es-pause-6s', 'fr-noise'])('%s: no word starts inside a pause, every sentence is there', async (name) => {
+      const r = await transcribe(name);
+      const wer = wordErrorRate(clip(name).text, text(r));
+      console.log(`${name}: WER ${(wer * 100).toFixed(1)}%, ${wordsInSilence(r.words, clip(name).silences)} words in pauses: ${text(r)}`);
+      expect(wordsInSilence(r.words, clip(name).silences)).toBe(0);
+      expect(wer).toBeLessThanOrEqual(0.2);
+      // Words on both sides of every pause.
+      for (const s of clip(name).silences) {
+        expect(r.words.some((w) => w.end <= s.start + 0.1)).toBe(true);
+        expect(r.words.some((w) => w.start >= s.end - 0.1)).toBe(true);
+      }
+    });
+
+    it(`word onsets on ${CLIPS.length + 1} clips in 4 languages: median <= 40 ms, p90 <= 120 ms`, async () => {
+      const all: number[] = [];
+      for (const name of clips.keys()) {
+        const errors = onsetErrorsMs(clip(name).onsets, (await transcribe(name)).words);
+        console.log(`${name}: onset error median ${percentile(errors, 50).toFixed(0)} ms, p90 ${percentile(errors, 90).toFixed(0)} ms over ${errors.length} words`);
+        expect(errors.length).toBeGreaterThan(clip(name).onsets.length * 0.8);
+        all.push(...errors);
+      }
+      console.log(`all clips: onset error median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);
+      expect(percentile(all, 50)).toBeLessThanOrEqual(40);
+      expect(percentile(all, 90)).toBeLessThanOrEqual(120);
+    });
+
+    it('detects French on speech only, with its probability (it was once detected as Thai and looped)', async () => {
+      const r = await transcriber.transcribe({ audioPath: clip('fr-noise').path });
+      console.log(`fr-noise, no language given: ${r.language} p=${r.languageProbability}`);
+      expect(r.language).toBe('fr');
+      expect(r.languageProbability).toBeGreaterThan(0.5);
+      expect(r.languageProbability).toBeLessThanOrEqual(1);
+    });
+
+    it('a forced decoding loop yields no looping captions, within 1.5x the audio duration on 2 threads', async () => {
+      // Music with no VAD (every second of it goes to whisper) and a language forced: base loops.
+      const music = join(dir, 'loop-music.wav');
+      ffmpeg('-f', 'lavfi', '-t', '30', '-i', MUSIC_LAVFI, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', music);
+      const logged: string[] = [];
+      const noVad = createTranscriber({ model, threads: 2, binDir, vadModel: false, log: (m) => logged.push(m) });
+      try {
+        for (const [path, language] of [[music, 'en'], [clip('fr-noise').path, 'th']] as const) {
+          const started = performance.now();
+          const r = await noVad.transcribe({ audioPath: path, language });
+          const seconds = (performance.now() - started) / 1000;
+          const duration = path === music ? 30 : clip('fr-noise').duration;
+          console.log(`forced loop ${language}: ${seconds.toFixed(1)} s for ${duration.toFixed(1)} s of audio, ${r.words.length} words: ${text(r).slice(0, 200)}; log: ${logged.join(' | ')}`);
+          expect(loopReason(text(r))).toBeNull();
+          // The issue's bound, kept generous on purpose: a loop used to take 3x the audio.
+          expect(seconds).toBeLessThanOrEqual(duration * 1.5);
+        }
+      } finally {
+        await noVad.close();
+      }
+    });
   });
 });

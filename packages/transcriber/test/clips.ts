@@ -75,9 +75,10 @@ export const MUSIC_LAVFI =
 const BEDS = {
   // Music about 12 dB under the voice, noise about 25 dB under: a talk over a music bed, a noisy room.
   music: { lavfi: MUSIC_LAVFI, gain: 0.25 },
-  noise: { lavfi: 'anoisesrc=r=16000:a=0.02:c=pink', gain: 1 },
+  noise: { lavfi: 'anoisesrc=r=16000:a=0.02:c=pink:seed=1', gain: 1 },
 };
 
+// sox -R: repeatable (seeded) noise; -D: no dither. The same spec gives the same samples every time.
 const wavSeconds = (path: string) => Number(execFileSync('soxi', ['-D', path], { encoding: 'utf8' }));
 
 /** Builds a clip into `dir` (deterministic: same spec, same samples). */
@@ -91,13 +92,13 @@ export function makeClip(spec: ClipSpec, dir: string): Clip {
     const out = join(dir, `${spec.name}-${i}.wav`);
     if ('quiet' in part) {
       // Quiet room noise (pink, about -50 dBFS), not digital silence: what a real pause sounds like.
-      execFileSync('sox', ['-n', '-r', '16000', '-c', '1', '-b', '16', out, 'synth', String(part.quiet), 'pinknoise', 'vol', '0.003']);
+      execFileSync('sox', ['-R', '-n', '-r', '16000', '-c', '1', '-b', '16', out, 'synth', String(part.quiet), 'pinknoise', 'vol', '0.003']);
       silences.push({ start: offset, end: offset + part.quiet });
     } else {
       const raw = join(dir, `${spec.name}-${i}-espeak.wav`);
       const words = join(dir, `${spec.name}-${i}.words`);
       execFileSync('python3', [ESPEAK_WORDS, spec.language, '150', raw, words], { input: part.say });
-      execFileSync('sox', [raw, '-r', '16000', '-b', '16', out]);
+      execFileSync('sox', ['-R', '-D', raw, '-r', '16000', '-b', '16', out]);
       for (const o of parseReferenceOnsets(readFileSync(words, 'utf8'))) onsets.push({ word: o.word, onset: offset + o.onset });
       texts.push(part.say);
     }

@@ -50,7 +50,7 @@ describe('pure pieces', () => {
 
 const binDir = whisperBinDir();
 
-describe.skipIf(!binDir)('createTranscriber with whisper.cpp (weightless fixture model)', () => {
+describe('createTranscriber with whisper.cpp (weightless fixture model)', () => {
   let dir: string;
   let longWav: string;
   let transcriber: Transcriber;
