@@ -49,9 +49,10 @@ export interface TranscriberOptions {
   vadModel?: string | false;
   /**
    * Time a chunk of speech may take: `fixedSeconds + perAudioSecond * seconds of audio` for the
-   * first try, half that for the greedy retry; then the chunk is dropped. `perAudioSecond` grows
-   * to 3x the real-time factor this transcriber measured, so a slow machine or model does not
-   * drop good speech. Default { fixedSeconds: 1, perAudioSecond: 0.6 }.
+   * first try, 3x that for the greedy retry; then the chunk is dropped. `perAudioSecond` grows
+   * to 3x the real-time factor this transcriber measured, so a slower machine or model, or cores
+   * shared with other work, retry more rather than drop speech. Default { fixedSeconds: 1,
+   * perAudioSecond: 0.6 } (base on 2 threads: real-time factor 0.17-0.25 on a quiet machine).
    */
   budget?: { fixedSeconds: number; perAudioSecond: number };
   /** Below this language probability, more speech windows vote. Default 0.5. */
@@ -203,13 +204,16 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
 
   /**
    * One chunk: beam search with whisper's temperature fallback, under a time budget tied to the
-   * chunk's length; a loop or a blown budget is retried once greedily without fallback (cheap and
-   * deterministic), then the chunk is dropped with a logged reason.
+   * chunk's length (a loop makes the fallback decode a window up to 6 times over: 52 s for 18 s
+   * of French). A loop or a blown budget is retried once greedily without fallback: at most 224
+   * tokens a window, deterministic, so bounded by itself; its budget is 3x the first one and
+   * only stops a machine that is far slower than measured. A chunk that still loops is dropped
+   * with a logged reason: no captions there rather than looping ones.
    */
   const transcribeChunk = async (whisper: WhisperServer, wav: string, chunk: Chunk, language: string, signal?: AbortSignal): Promise<Word[]> => {
     const attempts = [
       { fields: inferenceFields({ language, beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 }), share: 1 },
-      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0 }), share: 0.5 },
+      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0 }), share: 3 },
     ];
     const reasons: string[] = [];
     for (const attempt of attempts) {
