@@ -48,11 +48,12 @@ export interface TranscriberOptions {
    */
   vadModel?: string | false;
   /**
-   * Time a chunk of speech may take: `fixedSeconds + perAudioSecond * seconds of audio` for the
+   * Time a chunk of speech may take, in whisper.cpp CPU seconds per thread (wall seconds where
+   * the CPU time cannot be read): `fixedSeconds + perAudioSecond * seconds of audio` for the
    * first try, 3x that for the greedy retry; then the chunk is dropped. `perAudioSecond` grows
-   * to 3x the real-time factor this transcriber measured, so a slower machine or model, or cores
-   * shared with other work, retry more rather than drop speech. Default { fixedSeconds: 1,
-   * perAudioSecond: 0.6 } (base on 2 threads: real-time factor 0.17-0.25 on a quiet machine).
+   * to 3x what this transcriber measured on clean chunks, so a slower machine or model retries
+   * rather than drops speech. Default { fixedSeconds: 1, perAudioSecond: 0.6 } (base on 2
+   * threads: real-time factor 0.17-0.25 on a quiet machine).
    */
   budget?: { fixedSeconds: number; perAudioSecond: number };
   /** Below this language probability, more speech windows vote. Default 0.5. */
@@ -163,16 +164,30 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     return server;
   };
 
-  /** POSTs one request under a time budget; 'timeout' when the budget ran out first. */
-  const inferWithin = async (whisper: WhisperServer, wav: string, fields: Record<string, string>, budgetMs: number, signal?: AbortSignal): Promise<unknown> => {
-    const budget = AbortSignal.timeout(Math.max(1, Math.round(budgetMs)));
-    const both = signal ? AbortSignal.any([signal, budget]) : budget;
+  /**
+   * POSTs one request under a budget of whisper.cpp CPU seconds (`threads` x budget seconds);
+   * 'timeout' when it ran out first. CPU time, not wall time: on cores shared with other work a
+   * normal chunk takes several times longer by the clock (load 37 on this 2-core box: RTF 5.5)
+   * but not by the CPU, so only a loop runs out. Where the CPU time cannot be read, wall time.
+   */
+  const inferWithin = async (whisper: WhisperServer, wav: string, fields: Record<string, string>, budgetSeconds: number, signal?: AbortSignal): Promise<unknown> => {
+    const budget = new AbortController();
+    const cpuAtStart = whisper.cpuSeconds();
+    const started = performance.now();
+    const timer = setInterval(() => {
+      const cpu = whisper.cpuSeconds();
+      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+      if (spent > budgetSeconds) budget.abort();
+    }, 200);
+    const both = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
     try {
       return await whisper.infer(wav, fields, both);
     } catch (err) {
       signal?.throwIfAborted();
-      if (budget.aborted) return TIMED_OUT;
+      if (budget.signal.aborted) return TIMED_OUT;
       throw err;
+    } finally {
+      clearInterval(timer);
     }
   };
 
@@ -217,11 +232,12 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     ];
     const reasons: string[] = [];
     for (const attempt of attempts) {
-      const budgetMs = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share * 1000;
+      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share;
+      const cpuAtStart = whisper.cpuSeconds();
       const started = performance.now();
-      const payload = await inferWithin(whisper, wav, attempt.fields, budgetMs, signal);
+      const payload = await inferWithin(whisper, wav, attempt.fields, budgetSeconds, signal);
       if (payload === TIMED_OUT) {
-        reasons.push(`no answer within ${(budgetMs / 1000).toFixed(1)} s`);
+        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${threads} threads`);
         continue;
       }
       const { words } = toWords(payload, { timing, language, duration: chunk.duration });
@@ -230,7 +246,9 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         reasons.push(`loop: ${loop}`);
         continue;
       }
-      observeRtf((performance.now() - started) / 1000 / chunk.duration);
+      const cpu = whisper.cpuSeconds();
+      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+      observeRtf(spent / chunk.duration);
       return words.map((w) => {
         const start = toSourceTime(chunk, w.start, 'start');
         return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -121,12 +121,29 @@ export interface WhisperServer {
   readonly port: number;
   /** False once the child has exited (crashed or closed). */
   readonly alive: boolean;
+  /**
+   * CPU seconds the child has used so far (Linux /proc; null elsewhere). Unlike wall time it
+   * does not grow when other work shares the cores, so time budgets are counted in it.
+   */
+  cpuSeconds(): number | null;
   /** POSTs a 16 kHz mono WAV; resolves with the parsed JSON answer. */
   infer(wavPath: string, fields: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
 }
 
 const STDERR_KEEP = 8000;
+
+/** utime + stime of a process from /proc/PID/stat, in seconds (USER_HZ is 100 on Linux). */
+export function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined || process.platform !== 'linux') return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The command that runs whisper-server so that it dies with this process. Node kills no child
@@ -265,6 +282,7 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
 
   return {
     port,
+    cpuSeconds: () => processCpuSeconds(child.pid),
     get alive() {
       return exit === null;
     },
