@@ -87,6 +87,18 @@ export function toSourceTime(chunk: Chunk, t: number, kind: 'start' | 'end'): nu
   return spans.at(-1)!.end;
 }
 
+/** The chunk without its first `seconds` of audio (pure). */
+export function skipStart(chunk: Chunk, seconds: number): Chunk {
+  const spans: Span[] = [];
+  for (const s of chunk.spans) {
+    const end = s.at + (s.end - s.start);
+    if (end <= seconds) continue;
+    const cut = Math.max(0, seconds - s.at);
+    spans.push({ start: s.start + cut, end: s.end, at: Math.max(0, s.at - seconds) });
+  }
+  return { spans, duration: Math.max(0, chunk.duration - seconds) };
+}
+
 const SAMPLE_RATE = 16_000;
 
 /** Writes the chunk's audio (16 kHz mono s16 WAV) from the source WAV. */

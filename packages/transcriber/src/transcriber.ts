@@ -13,7 +13,7 @@ import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
 import { languageCode } from './languages.ts';
 import { loopReason } from './loops.ts';
-import { planChunks, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
+import { planChunks, skipStart, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
@@ -192,17 +192,20 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   };
 
   /**
-   * The language of the speech: whisper's language detection on speech-only audio (chunks),
-   * with its probability. Below `languageVoteBelow`, up to 3 more chunks spread over the file
-   * are asked too and their probabilities summed: the most probable language overall wins.
+   * The language of the speech: whisper's language detection on speech-only audio (the first
+   * chunk), with its probability. Below `languageVoteBelow`, up to 3 more windows vote (their
+   * probabilities summed, the most probable language overall wins): the first chunk started
+   * 0.6 s and 1.5 s later, then other chunks spread over the file. Whisper detects on the first
+   * 30 s window only, and on short reads its answer hangs on where that window starts: the
+   * espeak German read gave en 0.37 from its start (flash attention off, as DTW needs), de 0.48
+   * and 0.45 from 0.6 s and 1.5 s in.
    */
-  const detectLanguage = async (whisper: WhisperServer, chunkWavs: string[], signal?: AbortSignal): Promise<{ language: string; probability: number }> => {
+  const detectLanguage = async (whisper: WhisperServer, windows: (() => Promise<string>)[], signal?: AbortSignal): Promise<{ language: string; probability: number }> => {
     const totals = new Map<string, number>();
-    const picks = [0, ...spread(chunkWavs.length, 3)];
     let asked = 0;
-    for (const i of picks) {
+    for (const window of windows.slice(0, 4)) {
       const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true });
-      const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(chunkWavs[i]!, fields, signal));
+      const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
       if (!payload.success) throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
       asked++;
       const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
@@ -291,7 +294,17 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         return out;
       }));
       signal?.throwIfAborted();
-      const { language, probability } = req.language ? { language: req.language, probability: 1 } : await detectLanguage(whisper, wavs, signal);
+      const shifted = (seconds: number) => async () => {
+        const out = join(workDir, `window-${seconds}.wav`);
+        await writeChunkWav(audio.path, skipStart(chunks[0]!, seconds), out);
+        return out;
+      };
+      const windows = [
+        async () => wavs[0]!,
+        ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
+        ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
+      ];
+      const { language, probability } = req.language ? { language: req.language, probability: 1 } : await detectLanguage(whisper, windows, signal);
       const words: Word[] = [];
       for (const [i, chunk] of chunks.entries()) {
         for (const w of await transcribeChunk(whisper, wavs[i]!, chunk, language, signal)) {

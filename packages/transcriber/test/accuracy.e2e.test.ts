@@ -111,7 +111,8 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     expect(text(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }))).toMatch(/ask not what your country/);
   });
 
-  describe('speech around pauses, beds and loops (clips made with espeak-ng and sox)', () => {
+  // Each test here transcribes up to six clips (2 minutes of audio): minutes on a shared 2-core box.
+  describe('speech around pauses, beds and loops (clips made with espeak-ng and sox)', { timeout: 900_000 }, () => {
     const clips = new Map<string, Clip>();
     const results = new Map<string, TranscribeResult>();
     const clip = (name: string) => clips.get(name)!;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
 import { compressionRatio, loopReason } from '../src/loops.ts';
-import { planChunks, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
+import { planChunks, skipStart, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
 const params = { pad: 0.2, mergeGap: 0.5, joinGap: 0.3, maxChunk: 10 };
@@ -87,5 +87,13 @@ describe('spread', () => {
     expect(spread(1, 3)).toEqual([]);
     expect(spread(2, 3)).toEqual([1]);
     expect(spread(10, 3)).toEqual([3, 6, 9]);
+  });
+});
+
+describe('skipStart', () => {
+  it('drops the first seconds of a chunk, spans shifted accordingly', () => {
+    const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: 3.7 }], duration: 8.1 };
+    expect(skipStart(chunk, 1)).toEqual({ spans: [{ start: 1.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: expect.closeTo(2.7, 6) }], duration: expect.closeTo(7.1, 6) });
+    expect(skipStart(chunk, 3.5).spans).toEqual([{ start: 9.8, end: 14.2, at: expect.closeTo(0.2, 6) }]);
   });
 });
