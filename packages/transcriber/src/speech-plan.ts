@@ -37,6 +37,8 @@ export interface Span {
   end: number;
   /** Where the span begins in its chunk's audio, seconds. */
   at: number;
+  /** The VAD's own regions inside the span (unpadded), source seconds. */
+  voiced: SpeechRegion[];
 }
 
 export interface Chunk {
@@ -47,14 +49,17 @@ export interface Chunk {
 
 /** Pads, merges and packs speech regions into chunks (pure). */
 export function planChunks(regions: SpeechRegion[], sourceDuration: number, p: PlanParams = DEFAULT_PLAN): Chunk[] {
-  const spans: { start: number; end: number }[] = [];
+  const spans: { start: number; end: number; voiced: SpeechRegion[] }[] = [];
   for (const r of [...regions].sort((a, b) => a.start - b.start)) {
     const start = Math.max(0, r.start - p.pad);
     const end = Math.min(sourceDuration, r.end + p.pad);
     if (end <= start) continue;
+    const voiced = { start: Math.max(0, r.start), end: Math.min(sourceDuration, r.end) };
     const last = spans.at(-1);
-    if (last && start - last.end < p.mergeGap) last.end = Math.max(last.end, end);
-    else spans.push({ start, end });
+    if (last && start - last.end < p.mergeGap) {
+      last.end = Math.max(last.end, end);
+      last.voiced.push(voiced);
+    } else spans.push({ start, end, voiced: [voiced] });
   }
   const chunks: Chunk[] = [];
   for (const s of spans) {
@@ -87,6 +92,21 @@ export function toSourceTime(chunk: Chunk, t: number, kind: 'start' | 'end'): nu
   return spans.at(-1)!.end;
 }
 
+/**
+ * Onset refinement from the VAD (pure): a word start that whisper put where the VAD hears no
+ * voice (the padding around a region, or a short pause merged into a span) moves to where the
+ * voice resumes; one put after the last voice of its span, to 50 ms before that voice ends.
+ * Nobody starts a word in silence; whisper's times drift there by 100-300 ms around pauses.
+ */
+export function snapToVoice(chunk: Chunk, start: number): number {
+  const span = chunk.spans.find((s) => start >= s.start && start <= s.end);
+  if (!span || span.voiced.some((v) => start >= v.start && start < v.end)) return start;
+  const next = span.voiced.find((v) => v.start > start);
+  if (next) return next.start;
+  const last = span.voiced.at(-1)!;
+  return Math.max(last.start, last.end - 0.05);
+}
+
 /** The chunk without its first `seconds` of audio (pure). */
 export function skipStart(chunk: Chunk, seconds: number): Chunk {
   const spans: Span[] = [];
@@ -94,7 +114,7 @@ export function skipStart(chunk: Chunk, seconds: number): Chunk {
     const end = s.at + (s.end - s.start);
     if (end <= seconds) continue;
     const cut = Math.max(0, seconds - s.at);
-    spans.push({ start: s.start + cut, end: s.end, at: Math.max(0, s.at - seconds) });
+    spans.push({ start: s.start + cut, end: s.end, at: Math.max(0, s.at - seconds), voiced: s.voiced });
   }
   return { spans, duration: Math.max(0, chunk.duration - seconds) };
 }

@@ -13,7 +13,7 @@ import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
 import { languageCode } from './languages.ts';
 import { loopReason } from './loops.ts';
-import { planChunks, skipStart, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
+import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
@@ -253,7 +253,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
       observeRtf(spent / chunk.duration);
       return words.map((w) => {
-        const start = toSourceTime(chunk, w.start, 'start');
+        const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
         return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
       });
     }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
 import { compressionRatio, loopReason } from '../src/loops.ts';
-import { planChunks, skipStart, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
+import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
 const params = { pad: 0.2, mergeGap: 0.5, joinGap: 0.3, maxChunk: 10 };
@@ -15,19 +15,19 @@ describe('planChunks', () => {
     const chunks = planChunks([{ start: 1, end: 3 }, { start: 3.5, end: 4 }, { start: 10, end: 14 }, { start: 20, end: 27 }], 30, params);
     // 1-3 and 3.5-4 are 0.1 s apart once padded: one span. 10-14 fits in the same chunk, 20-27 does not.
     expect(chunks).toEqual([
-      { spans: [{ start: 0.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: 3.7 }], duration: expect.closeTo(8.1, 6) },
-      { spans: [{ start: 19.8, end: 27.2, at: 0 }], duration: expect.closeTo(7.4, 6) },
+      { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: expect.closeTo(8.1, 6) },
+      { spans: [{ start: 19.8, end: 27.2, at: 0, voiced: [{ start: 20, end: 27 }] }], duration: expect.closeTo(7.4, 6) },
     ]);
   });
 
   it('clamps padding to the audio and keeps a span longer than maxChunk whole', () => {
-    expect(planChunks([{ start: 0.05, end: 25 }], 25.1, params)).toEqual([{ spans: [{ start: 0, end: 25.1, at: 0 }], duration: 25.1 }]);
+    expect(planChunks([{ start: 0.05, end: 25 }], 25.1, params)).toEqual([{ spans: [{ start: 0, end: 25.1, at: 0, voiced: [{ start: 0.05, end: 25 }] }], duration: 25.1 }]);
     expect(planChunks([], 10, params)).toEqual([]);
   });
 });
 
 describe('toSourceTime', () => {
-  const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: 3.7 }], duration: 8.1 };
+  const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: 8.1 };
   it('shifts times inside a span by its offset', () => {
     expect(toSourceTime(chunk, 1, 'start')).toBeCloseTo(1.8, 6);
     expect(toSourceTime(chunk, 4, 'start')).toBeCloseTo(10.1, 6);
@@ -36,6 +36,16 @@ describe('toSourceTime', () => {
     expect(toSourceTime(chunk, 3.5, 'start')).toBe(9.8);
     expect(toSourceTime(chunk, 3.5, 'end')).toBe(4.2);
     expect(toSourceTime(chunk, 9, 'end')).toBe(14.2);
+  });
+});
+
+describe('snapToVoice', () => {
+  const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }], duration: 3.4 };
+  it('moves a start where the VAD hears no voice to where the voice resumes', () => {
+    expect(snapToVoice(chunk, 2)).toBe(2); // voiced
+    expect(snapToVoice(chunk, 0.85)).toBe(1); // in the padding before
+    expect(snapToVoice(chunk, 3.2)).toBe(3.5); // in a short pause merged into the span
+    expect(snapToVoice(chunk, 4.1)).toBeCloseTo(3.95, 6); // after the last voice
   });
 });
 
@@ -52,7 +62,7 @@ describe('writeChunkWav', () => {
       header.writeUInt32LE(32_000, 28); header.writeUInt16LE(2, 32); header.writeUInt16LE(16, 34); header.write('data', 36, 'ascii');
       header.writeUInt32LE(pcm.length, 40);
       writeFileSync(join(dir, 'src.wav'), Buffer.concat([header, pcm]));
-      await writeChunkWav(join(dir, 'src.wav'), { spans: [{ start: 0.1, end: 0.2, at: 0 }, { start: 0.5, end: 0.6, at: 0.15 }], duration: 0.25 }, join(dir, 'out.wav'));
+      await writeChunkWav(join(dir, 'src.wav'), { spans: [{ start: 0.1, end: 0.2, at: 0, voiced: [] }, { start: 0.5, end: 0.6, at: 0.15, voiced: [] }], duration: 0.25 }, join(dir, 'out.wav'));
       const out = readFileSync(join(dir, 'out.wav'));
       const info = parseWavHeader(out)!;
       expect(info).toMatchObject({ sampleRate: 16_000, channels: 1, bitsPerSample: 16, dataBytes: 4000 * 2 });
@@ -92,8 +102,8 @@ describe('spread', () => {
 
 describe('skipStart', () => {
   it('drops the first seconds of a chunk, spans shifted accordingly', () => {
-    const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: 3.7 }], duration: 8.1 };
-    expect(skipStart(chunk, 1)).toEqual({ spans: [{ start: 1.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: expect.closeTo(2.7, 6) }], duration: expect.closeTo(7.1, 6) });
-    expect(skipStart(chunk, 3.5).spans).toEqual([{ start: 9.8, end: 14.2, at: expect.closeTo(0.2, 6) }]);
+    const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: 8.1 };
+    expect(skipStart(chunk, 1)).toMatchObject({ spans: [{ start: 1.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: expect.closeTo(2.7, 6) }], duration: expect.closeTo(7.1, 6) });
+    expect(skipStart(chunk, 3.5).spans).toMatchObject([{ start: 9.8, end: 14.2, at: expect.closeTo(0.2, 6) }]);
   });
 });
