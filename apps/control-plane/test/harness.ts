@@ -2,8 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
+import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
+import WebSocket from 'ws';
 import type { LookupFn } from '@captionfarm/webhooks';
-import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
+import { createFakeLookup } from '@captionfarm/webhooks/testing';
+import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {
   cp: ControlPlane;
@@ -43,22 +46,25 @@ export function apiFor(url: string, key: string | undefined): Api {
 
 /**
  * This machine has no internet DNS. Names under example.com resolve to a public address (as they
- * do on the internet); *.rebind.test resolves to loopback and *.private.test to a private address,
- * so the URL policy's DNS checks run for real against these answers.
+ * do on the internet); *.rebind.test resolves to loopback and *.private.test to a private address
+ * (as a hosts file or nss would map them), so the URL policy's DNS checks run for real against
+ * these answers. The one fake resolver of the project answers like the system's: a trailing-dot
+ * name is not found in such a table.
  */
-export const testLookup: LookupFn = async (hostname) => {
-  if (hostname.endsWith('.rebind.test')) return [{ address: '127.0.0.1', family: 4 }];
-  if (hostname.endsWith('.private.test')) return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }];
-  if (hostname === 'example.com' || hostname.endsWith('.example.com')) return [{ address: '93.184.215.14', family: 4 }];
-  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-};
+export const testLookup: LookupFn = createFakeLookup({
+  '*.rebind.test': [{ address: '127.0.0.1', family: 4 }],
+  '*.private.test': [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }],
+  'example.com': [{ address: '93.184.215.14', family: 4 }],
+  '*.example.com': [{ address: '93.184.215.14', family: 4 }],
+});
 
 export async function startHarness(env: Record<string, string> = {}, opts: ControlPlaneOptions = {}): Promise<Harness> {
   opts = { lookup: testLookup, ...opts };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cp-'));
   const config = loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env });
   const cp = await createControlPlane(config, opts);
-  const url = await cp.listen(0, '127.0.0.1');
+  // Port 0 (any free port) unless the test chose one with PORT (e.g. to sit behind a proxy).
+  const url = await cp.listen(env.PORT ? Number(env.PORT) : 0, '127.0.0.1');
   const adminApi = apiFor(url, cp.adminToken);
   const h: Harness = {
     cp,
@@ -92,3 +98,17 @@ export async function until<T>(check: () => Promise<T | undefined | null | false
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A raw agent client over the real websocket protocol, for tests that play the agent's part. */
+export function agentClient(url: string, token: string): { agent: TRPCClient<AgentRouter>; close(): void } {
+  const ws = createWSClient({ url: `${url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
+  return { agent: createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] }), close: () => ws.close() };
+}
+
+/** A fresh agent token from the admin API. */
+export async function agentToken(h: Harness, name = 'test-agent'): Promise<string> {
+  return (await h.admin('POST', '/agents/tokens', { name })).body.token as string;
+}
+
+/** Capabilities of a CPU-only test agent. */
+export const TEST_AGENT_CAPABILITIES = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };

@@ -74,8 +74,11 @@ export interface TranscribeRequest {
 
 export interface TranscribeResult {
   language: string;
-  /** Whisper's probability for `language`, on the speech (1 when the language was given). */
-  languageProbability: number;
+  /**
+   * Whisper's probability (0..1) for the detected `language`, measured on the speech; null when
+   * the language was given (nothing measured), as the transcript API returns it.
+   */
+  languageProbability: number | null;
   words: Word[];
 }
 
@@ -274,7 +277,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
       // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
-      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? 1 : 0, words: [] };
+      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [] };
       if (!audio) return nothing;
       const whisper = await ensureServer();
       let speech: SpeechRegion[] = [{ start: 0, end: audio.duration }];
@@ -304,7 +307,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
         ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
       ];
-      const { language, probability } = req.language ? { language: req.language, probability: 1 } : await detectLanguage(whisper, windows, signal);
+      const { language, probability } = req.language ? { language: req.language, probability: null } : await detectLanguage(whisper, windows, signal);
       const words: Word[] = [];
       for (const [i, chunk] of chunks.entries()) {
         for (const w of await transcribeChunk(whisper, wavs[i]!, chunk, language, signal)) {

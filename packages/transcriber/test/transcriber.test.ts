@@ -77,8 +77,8 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
       transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }),
       transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' }),
     ]);
-    expect(a).toEqual({ language: 'en', languageProbability: 1, words: [] });
-    expect(b).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(a).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(b).toEqual({ language: 'en', languageProbability: null, words: [] });
     expect(childPids('whisper-server')).toEqual([pid]); // same process: the model was not reloaded
   });
 
@@ -115,7 +115,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     } finally {
       await bad.close();
     }
-    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
   it('fails the job when whisper.cpp crashes mid-transcription, and restarts it for the next job', async () => {
@@ -128,7 +128,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     process.kill(pid!, 'SIGSEGV');
     const err = await job;
     expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/whisper\.cpp crashed.*SIGSEGV/s) });
-    expect(await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
     await t.close();
   });
 
@@ -140,7 +140,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     setTimeout(() => ac.abort(reason), 300);
     expect(await job).toBe(reason);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
   it('rejects a job cancelled while it waits in the queue at once', async () => {
@@ -152,13 +152,13 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     ac.abort(reason);
     expect(await waiting).toBe(reason);
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(await first).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(await first).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
   it('converts non-WAV input with ffmpeg', async () => {
     const mp3 = join(dir, 'jfk.mp3');
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3]);
-    expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', languageProbability: 1, words: [] });
+    expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
   it('does not outlive an agent that is killed', async () => {

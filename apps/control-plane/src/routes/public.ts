@@ -1,9 +1,10 @@
 import { Router, type Request } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
-import { renderTemplatePreview } from '../preview.ts';
+import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
+import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
 import { asyncRoute } from '../http/async-route.ts';
@@ -27,6 +28,8 @@ export interface PublicRoutesDeps {
   jobs: JobsService;
   uploads: UploadsService;
   templates: TemplatesService;
+  previews: PreviewPool;
+  transcripts: TranscriptsService;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
   extend?: (router: Router) => void;
 }
@@ -45,6 +48,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   }));
   r.get('/automation-jobs/:id', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
+  }));
+  r.get('/automation-jobs/:id/transcript', asyncRoute(async (req, res) => {
+    const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
+    if (out.kind === 'json') {
+      res.status(200).json(out.body);
+      return;
+    }
+    res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);
   }));
   r.post('/automation-jobs/:id/cancel', asyncRoute(async (req, res) => {
     noBody(req);
@@ -67,8 +78,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.post('/templates/:id/preview', asyncRoute(async (req, res) => {
     const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
-    const { template } = await deps.templates.get(callerOf(res).accountId, String(req.params.id));
-    const png = await renderTemplatePreview({ template, ...parsed.data });
+    const caller = callerOf(res);
+    const { template } = await deps.templates.get(caller.accountId, String(req.params.id));
+    // A client that goes away stops its render (its worker turn goes to someone else).
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const png = await deps.previews.render(caller, { template, ...parsed.data }, gone.signal);
     res.status(200).type('image/png').send(png);
   }));
   deps.extend?.(r);
