@@ -8,11 +8,12 @@ import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
+import { createAgentPresence } from './agents/presence.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
-import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
+import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
@@ -24,13 +25,18 @@ import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
+import { createAdmission } from './services/admission.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
+import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
+import { dashboardApi } from './dashboard/routes.ts';
+import { dashboardPages } from './dashboard/static.ts';
+import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
 
 export interface ControlPlaneOptions {
@@ -44,6 +50,10 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
+  dashboardDir?: string;
+  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
+  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
   /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
   log?: (msg: string, extra?: unknown) => void;
 }
@@ -63,6 +73,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    users: ReturnType<typeof createUsersService>;
     previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
@@ -71,9 +82,13 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/** A part file nobody wrote to for this long is debris (the store cuts a stalled PUT long before). */
+const PART_FILE_MAX_IDLE_MS = 60 * 60_000;
+
 export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const now = opts.now ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
+  const objectsDir = path.join(config.dataDir, 'objects');
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
@@ -91,7 +106,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (!builtin) {
       if (!baseUrl) throw new Error('the control plane is not listening yet');
       builtin = createBuiltinStore({
-        dir: path.join(config.dataDir, 'objects'),
+        dir: objectsDir,
         publicUrl: baseUrl,
         bucket: config.bucket,
         accessKeyId: secrets.storeAccessKeyId,
@@ -118,12 +133,35 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
+  const users = createUsersService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
+  const admission = createAdmission({
+    db,
+    now,
+    onReserved: (jobId) => jobs.events.emit('queued', jobId),
+    onEnded: (job) => jobs.events.emit('ended', job),
+  });
+  const jobs = createJobsService({
+    db,
+    store,
+    templates,
+    checkPublicUrl,
+    cursorKey: secrets.cursorKey,
+    now,
+    probeUpload: (key) => probeUpload(store, key),
+    admit: (accountId) => admission.admit(accountId),
+  });
   const uploads = createUploadsService({ db, store, now });
   const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
+  const timings: AgentTimings = {
+    ...DEFAULT_AGENT_TIMINGS,
+    leaseMs: config.leaseSeconds * 1000,
+    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
+    disconnectGraceMs: config.agentGraceSeconds * 1000,
+    ...opts.agentTimings,
+  };
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
     db,
@@ -131,8 +169,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     hub,
     jobs,
     now,
-    timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
+    timings,
     onEnded: (job) => jobs.events.emit('ended', job),
+    onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
   jobs.events.on('queued', () => {
     for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
@@ -140,10 +179,21 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
-  const agentRouter = createAgentRouter({ agents, hub });
+  const presence = createAgentPresence({
+    graceMs: timings.disconnectGraceMs,
+    onGone: (nodeId) => {
+      onlineNodes.delete(nodeId);
+      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
+    },
+  });
+  const agentRouter = createAgentRouter({ agents, hub, presence });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
+  // Debris: an ended job's uploaded source can never be used again.
+  jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
+  // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
+  jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
   const previews = createPreviewPool({ threads: config.previewThreads });
   const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
@@ -159,13 +209,27 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
   const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
+  // One factory per surface: the dashboard mounts the same routes behind a session.
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) });
+  const makeAdminRoutes = () =>
+    adminRoutes({
+      db,
+      accounts,
+      users,
+      now,
+      baseUrl: () => baseUrl,
+      extend(r) {
+        webhooks.mountAdmin(r);
+        mountAgentAdmin(r, agents);
+      },
+    });
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
-    publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) }),
+    makePublicRoutes(),
   );
   app.use(
     '/admin/v1',
@@ -180,31 +244,49 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
     ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    adminRoutes({
+    makeAdminRoutes(),
+  );
+  app.use(
+    '/app/api',
+    declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    dashboardApi({
+      db,
+      users,
       accounts,
-      extend(r) {
-        webhooks.mountAdmin(r);
-        mountAgentAdmin(r, agents);
-      },
+      jobs,
+      templates,
+      webhooks,
+      previews,
+      publicUrl: config.publicUrl,
+      now,
+      publicRoutes: makePublicRoutes,
+      adminRoutes: makeAdminRoutes,
+      signInLimits: opts.signInLimits,
     }),
   );
+  app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
-  // Checks headersTimeout/requestTimeout every second (Node's default is every 30 s).
-  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
+  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
+  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
+  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h). Given to the
+  // constructor: assigned afterwards, Node 20 did not enforce headersTimeout (measured), and it is
+  // checked every second instead of every 30 s.
+  const server = createServer({ connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    // A request has started: the connection's first-request deadline (below) no longer applies;
+    // the request's own limits do.
+    req.socket.setTimeout(0);
     if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
       getBuiltin().handle(req, res);
       return;
     }
     app(req, res);
   });
-  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
-  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
-  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h).
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 3 * 3600_000;
-  server.keepAliveTimeout = 5_000;
+  // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held
+  // for ever), so a connection must start its first request within the same time.
+  server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));
 
   // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
   // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most
@@ -238,6 +320,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       ws.once('close', () => {
         clearTimeout(deadline);
         unauthenticated.delete(ws);
+        presence.closed(ws);
       });
       wss.emit('connection', ws, req);
     });
@@ -250,7 +333,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
       if (auth) unauthenticated.delete(ws);
       else if (token !== undefined) authFailures.failed(clientIp(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' });
-      return { tokenId: auth?.tokenId ?? null };
+      return { tokenId: auth?.tokenId ?? null, conn: ws };
     },
     onError: ({ error }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') log('agent procedure failed', error.cause ?? error);
@@ -260,9 +343,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
 
   let timer: NodeJS.Timeout | undefined;
+  // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
+  if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await uploads.deleteEndedSources();
+    if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
     await agents.sweep();
+    await admission.admitAll();
     await webhooks.sweep();
   }
 
@@ -275,7 +363,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -297,6 +385,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     sweep,
     async close() {
       if (timer) clearInterval(timer);
+      presence.close();
       wsHandler.broadcastReconnectNotification();
       for (const client of wss.clients) client.terminate();
       wss.close();

@@ -178,10 +178,26 @@ describe('jobs: create, get, cancel, list', () => {
   it('answers 409 job_not_cancellable for a failed job', async () => {
     const { client, accountId: id } = await clientFor('free');
     await h.admin('POST', `/accounts/${id}/minutes`, { minutes: -30 });
-    const job = await client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke' });
+    const created = await client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke' });
+    expect(created).toMatchObject({ status: 'queued' });
+    const job = await client.getJob(created.id);
     expect(job).toMatchObject({ status: 'failed', failureCode: 'automation-minutes-exhausted' });
     expect(job.failureReason).toMatch(/minutes/);
     await expectApiError(client.cancelJob(job.id), 409, 'job_not_cancellable');
+  });
+
+  it('creates a job with a transcript; getTranscript answers 409 transcript_not_available until it succeeded, 400 for a bad transcript', async () => {
+    const words = [{ text: 'Captionfarm', start: 0.2, end: 0.8 }];
+    const job = await c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words } });
+    expect(job).toMatchObject({ status: 'queued' });
+    for (const format of ['json', 'srt', 'vtt'] as const) {
+      const err = await expectApiError(c.getTranscript(job.id, { format }), 409, 'transcript_not_available');
+      expect(err.message).toMatch(/once it has succeeded/);
+    }
+    await expectApiError(c.getTranscript(crypto.randomUUID()), 404, 'not_found');
+    const bad = await expectApiError(c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words: [{ text: 'x', start: 1, end: 1 }] } }), 400, 'invalid_request');
+    expect(bad.details).toEqual([expect.objectContaining({ path: 'transcript.words.0.end' })]);
+    await c.cancelJob(job.id);
   });
 
   it('iterates every job newest first over pages, and pages by hand', async () => {

@@ -70,6 +70,8 @@ export interface TranscribeRequest {
   /** A whisper language code ('en', 'de'...); omitted: detected and reported. */
   language?: string;
   signal?: AbortSignal;
+  /** Where temp files (the 16 kHz WAV) go; default the OS temp dir. An agent passes its job dir, so a killed attempt's debris is swept with it. */
+  workDir?: string;
 }
 
 export interface TranscribeResult {
@@ -273,7 +275,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
     }
     const signal = req.signal;
-    const workDir = await mkdtemp(join(tmpdir(), 'captionfarm-transcribe-'));
+    const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
       // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
