@@ -20,6 +20,8 @@ export interface AgentOptions {
   /** Outbound fetch for client video URLs; default: the production safeFetch (public https only). */
   safeFetch?: SafeFetchFn;
   encoder?: 'auto' | 'cpu' | 'nvenc';
+  /** libx264 threads per job (the hardware plan: every core); default x264's own choice. */
+  x264Threads?: number;
   capabilities?: Partial<AgentCapabilities>;
   /** How often leases are extended; default a quarter of the control plane's lease. */
   heartbeatMs?: number;
@@ -149,7 +151,7 @@ export function createAgent(opts: AgentOptions): Agent {
     log(`job ${job.jobId}: leased (attempt ${job.attempt})`);
     const done = (async () => {
       try {
-        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto' }, controller.signal);
+        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto', x264Threads: opts.x264Threads }, controller.signal);
         log(`job ${job.jobId}: succeeded`);
       } catch (err) {
         const reason = controller.signal.reason as unknown;

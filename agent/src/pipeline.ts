@@ -28,6 +28,8 @@ export interface PipelineDeps {
   transcriber: Transcriber;
   safeFetch: SafeFetchFn;
   encoder: 'auto' | 'cpu' | 'nvenc';
+  /** libx264 threads (the hardware plan); default x264's own. */
+  x264Threads?: number | undefined;
 }
 
 const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
@@ -83,6 +85,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         signal,
         onProgress: (p) => channel.percent(p),
         encoder: deps.encoder,
+        threads: deps.x264Threads,
         source: info,
       });
     } catch (err) {

@@ -32,7 +32,7 @@ export interface Farm {
   account(plan: 'free' | 'starter' | 'pro', name?: string): Promise<{ accountId: string; key: string; api: Api }>;
   balance(accountId: string): Promise<number>;
   /** An in-process agent connected over the websocket (the embedded default's path). */
-  startAgent(o?: { model?: string; name?: string; concurrency?: number }): Promise<Agent & { workDir: string }>;
+  startAgent(o?: { model?: string; name?: string; concurrency?: number; threads?: number; encoder?: 'auto' | 'cpu' | 'nvenc'; x264Threads?: number }): Promise<Agent & { workDir: string }>;
   agentToken(): Promise<string>;
   close(): Promise<void>;
 }
@@ -67,7 +67,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
     },
     async startAgent(a = {}) {
       const workDir = await mkdtemp(path.join(dir, 'agent-'));
-      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: 2 });
+      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
       const agent = createAgent({
         controlPlaneUrl: url,
         token: await farm.agentToken(),
@@ -75,7 +75,8 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
         maxConcurrentJobs: a.concurrency ?? 1,
         workDir,
         transcriber,
-        encoder: 'cpu',
+        encoder: a.encoder ?? 'cpu',
+        ...(a.x264Threads ? { x264Threads: a.x264Threads } : {}),
         heartbeatMs: 500,
         pollMs: 500,
         safeFetch: createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca }),
