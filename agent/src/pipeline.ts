@@ -22,7 +22,7 @@ export interface JobChannel {
   /** The recognized words, kept by the control plane for the transcript exports. */
   transcribed(transcript: { language: string; languageProbability: number | null; words: { text: string; start: number; end: number }[] }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
-  complete(result: { resolution: { width: number; height: number }; outputBytes: number }): Promise<LeaseAnswer>;
+  complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
 }
 
 export interface PipelineDeps {
@@ -34,6 +34,14 @@ export interface PipelineDeps {
   x264Threads?: number | undefined;
 }
 
+/** Wall seconds of each stage of one job, reported with complete (the control plane's phase histograms). */
+export interface PhaseSeconds {
+  ingest: number;
+  transcribe: number;
+  render: number;
+  upload: number;
+}
+
 const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
 
 /**
@@ -42,6 +50,14 @@ const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
  */
 export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
   const dir = await mkdtemp(path.join(deps.workDir, `job-${job.jobId.slice(0, 8)}-`));
+  let mark = performance.now();
+  const lap = () => {
+    const t = performance.now();
+    const s = (t - mark) / 1000;
+    mark = t;
+    return Math.round(s * 1000) / 1000;
+  };
+  const phaseSeconds: PhaseSeconds = { ingest: 0, transcribe: 0, render: 0, upload: 0 };
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -62,6 +78,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
 
     // --- transcribe
     // A transcript given at creation replaces recognition: exactly its words are burned.
+    phaseSeconds.ingest = lap();
     await channel.phase('transcribing', null);
     let words: Word[];
     if (job.transcript) {
@@ -85,6 +102,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- render
+    phaseSeconds.transcribe = lap();
     await channel.phase('rendering', 0);
     const template = parseTemplate(job.template);
     const output = path.join(dir, `output.${job.format}`);
@@ -110,10 +128,12 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- upload
+    phaseSeconds.render = lap();
     const size = (await stat(output)).size;
     const url = await channel.outputUploadUrl(size);
     await uploadFile(url, output, size, CONTENT_TYPES[job.format], signal);
-    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size });
+    phaseSeconds.upload = lap();
+    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size, phaseSeconds });
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -36,6 +36,8 @@ const EnvSchema = z.object({
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
+  /** host:port for a second listener serving only GET /metrics without the admin token (for a scraper on a private network). */
+  CAPTIONFARM_METRICS_LISTEN: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port').optional(),
 });
 
 export interface ControlPlaneConfig {
@@ -57,6 +59,8 @@ export interface ControlPlaneConfig {
   leaseSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
+  /** A second listener for GET /metrics without auth; unset: /metrics only on the main port, admin token required. */
+  metricsListen: { host: string; port: number } | undefined;
   /**
    * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
    * present a certificate of this CA. Never read from the environment, so no deployment and no API
@@ -102,5 +106,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
+    metricsListen: e.CAPTIONFARM_METRICS_LISTEN ? splitHostPort(e.CAPTIONFARM_METRICS_LISTEN) : undefined,
   });
+}
+
+function splitHostPort(v: string): { host: string; port: number } {
+  const i = v.lastIndexOf(':');
+  return { host: v.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(v.slice(i + 1)) };
 }

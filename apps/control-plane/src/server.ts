@@ -16,6 +16,7 @@ import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
 import { apiKeyAuth, bearer, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { publicRoutes } from './routes/public.ts';
@@ -51,6 +52,7 @@ export interface ControlPlane {
   readonly url: string;
   readonly store: ObjectStore;
   readonly server: Server;
+  readonly metrics: Metrics;
   readonly services: {
     accounts: ReturnType<typeof createAccountsService>;
     jobs: ReturnType<typeof createJobsService>;
@@ -125,15 +127,43 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
-  const agentRouter = createAgentRouter({ agents, hub });
+  const metrics = createMetrics({ db, now });
+  jobs.events.on('ended', (job: { status: string; failure_code: string | null }) => metrics.jobEnded(job));
+  const agentRouter = createAgentRouter({
+    agents,
+    hub,
+    onCompleted: (input) => {
+      if (!input.phaseSeconds) return;
+      const phaseSeconds = input.phaseSeconds;
+      void Promise.all([
+        db.selectFrom('agent_nodes').select('name').where('id', '=', input.nodeId).executeTakeFirst(),
+        db.selectFrom('jobs').select('quoted_seconds').where('id', '=', input.jobId).executeTakeFirst(),
+      ]).then(
+        ([node, job]) => metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null }),
+        (err: unknown) => log('metrics: job completion lookup failed', err),
+      );
+    },
+  });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
-  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
+  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings, onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }) });
   jobs.events.on('ended', () => webhooks.wake());
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestId());
+  app.use(metrics.http());
+  const adminOnly: express.RequestHandler = (req, _res, next) => {
+    const token = bearer(req);
+    next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+  };
+  const serveMetrics: express.RequestHandler = (_req, res, next) => {
+    metrics.registry.metrics().then((text) => {
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.send(text);
+    }, next);
+  };
+  app.get('/metrics', adminOnly, serveMetrics);
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
@@ -150,10 +180,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   );
   app.use(
     '/admin/v1',
-    (req, _res, next) => {
-      const token = bearer(req);
-      next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
-    },
+    adminOnly,
     ...jsonBody(config.maxJsonBytes),
     adminRoutes({
       accounts,
@@ -197,6 +224,16 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
 
+  // CAPTIONFARM_METRICS_LISTEN: /metrics alone, without the admin token, on an address the operator keeps private.
+  let metricsServer: Server | undefined;
+  if (config.metricsListen) {
+    const metricsApp = express();
+    metricsApp.disable('x-powered-by');
+    metricsApp.get('/metrics', serveMetrics);
+    metricsApp.use((_req, res) => res.status(404).end());
+    metricsServer = createServer(metricsApp);
+  }
+
   let timer: NodeJS.Timeout | undefined;
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
@@ -213,6 +250,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
+    metrics,
     services: { accounts, jobs, uploads, templates, agents, webhooks },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
@@ -229,6 +267,13 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         sweep().catch((err) => log('sweep failed', err));
       }, config.sweepSeconds * 1000);
       timer.unref();
+      if (metricsServer && config.metricsListen) {
+        const { host: mHost, port: mPort } = config.metricsListen;
+        await new Promise<void>((resolve, reject) => {
+          metricsServer!.once('error', reject);
+          metricsServer!.listen(mPort, mHost, () => resolve());
+        });
+      }
       webhooks.start();
       return baseUrl;
     },
@@ -240,6 +285,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
       await webhooks.close();
       await db.destroy();
     },

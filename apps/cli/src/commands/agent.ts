@@ -8,12 +8,12 @@ import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBu
 import { CliError } from '../output.ts';
 
 export const AGENT_USAGE = `captionfarm agent --control-plane URL --token TOKEN [--name NAME] [--concurrency N] [--model NAME|PATH] [--threads N] [--work-dir DIR]
-captionfarm agent --self-test [--model NAME|PATH] [--concurrency N]
+captionfarm agent --self-test [--model NAME|PATH] [--concurrency N] [--seconds N]
 
 --concurrency defaults to the slots this machine's hardware affords (cores, memory, GPUs); --threads
 (whisper) likewise. --self-test prints what this machine will use (whisper build and device, NVENC
-or why not, x264 threads, slots), then runs one 10 s job locally and prints each stage's realtime
-factor; it exits 1 when the job fails.
+or why not, x264 threads, slots), then runs one job locally (10 s of video, --seconds to change) and prints each stage's
+realtime factor; it exits 1 when the job fails.
 
 Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a
 GPU is present). SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM
@@ -90,6 +90,7 @@ export async function agentCommand(argv: string[]): Promise<void> {
       threads: { type: 'string' },
       'work-dir': { type: 'string' },
       'self-test': { type: 'boolean' },
+      seconds: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -99,7 +100,7 @@ export async function agentCommand(argv: string[]): Promise<void> {
     return;
   }
   if (values['self-test']) {
-    await runSelfTest({ model: values.model, concurrency: values.concurrency ? positive(values.concurrency, '--concurrency') : undefined, threads: values.threads ? positive(values.threads, '--threads') : undefined, workDir: values['work-dir'] });
+    await runSelfTest({ model: values.model, concurrency: values.concurrency ? positive(values.concurrency, '--concurrency') : undefined, threads: values.threads ? positive(values.threads, '--threads') : undefined, seconds: values.seconds ? positive(values.seconds, '--seconds') : undefined, workDir: values['work-dir'] });
     return;
   }
   const url = values['control-plane'];
@@ -145,11 +146,11 @@ function positive(v: string, name: string): number {
 }
 
 /** `captionfarm agent --self-test`: the report on stdout; exit 1 when the local job failed. */
-export async function runSelfTest(o: { model?: string | undefined; concurrency?: number | undefined; threads?: number | undefined; workDir?: string | undefined; print?: (l: string) => void }) {
+export async function runSelfTest(o: { model?: string | undefined; concurrency?: number | undefined; threads?: number | undefined; seconds?: number | undefined; workDir?: string | undefined; print?: (l: string) => void }) {
   const { hardware, whisper, plan } = await machinePlan(o);
   const transcriber = whisper.binDir ? createTranscriber({ model: o.model ?? defaultWhisperModel(), threads: plan.whisperThreads }) : null;
   try {
-    const report = await selfTest({ hardware, plan, whisper, transcriber, ...(o.workDir ? { workDir: o.workDir } : {}), ...(o.print ? { print: o.print } : {}) });
+    const report = await selfTest({ hardware, plan, whisper, transcriber, ...(o.seconds ? { seconds: o.seconds } : {}), ...(o.workDir ? { workDir: o.workDir } : {}), ...(o.print ? { print: o.print } : {}) });
     if (report.jobError) throw new CliError(`self-test: the local job failed: ${report.jobError}`, 1);
     return report;
   } finally {
