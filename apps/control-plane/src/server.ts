@@ -30,6 +30,7 @@ import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
+import { createLogger, type Logger } from '@captionfarm/log';
 
 export interface ControlPlaneOptions {
   /** Injectable clock (tests compress time). */
@@ -42,6 +43,8 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Structured logger; default JSON on stdout (pretty on a TTY) at CAPTIONFARM_LOG's level. */
+  logger?: Logger;
 }
 
 export interface ControlPlane {
@@ -53,6 +56,7 @@ export interface ControlPlane {
   readonly store: ObjectStore;
   readonly server: Server;
   readonly metrics: Metrics;
+  readonly logger: Logger;
   readonly services: {
     accounts: ReturnType<typeof createAccountsService>;
     jobs: ReturnType<typeof createJobsService>;
@@ -73,8 +77,11 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
+  const logger = opts.logger ?? createLogger({ name: 'control-plane', level: config.log });
   const log = (msg: string, extra?: unknown) => {
-    if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
+    if (extra instanceof Error) logger.error({ err: extra }, msg);
+    else if (extra !== undefined) logger.info({ detail: extra }, msg);
+    else logger.info(msg);
   };
 
   let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
@@ -128,7 +135,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
   const metrics = createMetrics({ db, now });
-  jobs.events.on('ended', (job: { status: string; failure_code: string | null }) => metrics.jobEnded(job));
+  jobs.events.on('ended', (job: { id: string; account_id: string; lease_owner: string | null; status: string; failure_code: string | null }) => {
+    metrics.jobEnded(job);
+    logger.info({ jobId: job.id, accountId: job.account_id, nodeId: job.lease_owner ?? undefined, status: job.status, failureCode: job.failure_code ?? undefined }, `job ${job.status}`);
+  });
   const agentRouter = createAgentRouter({
     agents,
     hub,
@@ -153,6 +163,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.set('query parser', 'simple');
   app.use(requestId());
   app.use(metrics.http());
+  // One line per request: ids as fields, the route pattern and path without its query string.
+  app.use((req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const caller = res.locals.caller as { accountId?: string } | undefined;
+      const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? req.params.id : undefined);
+      logger.info(
+        { requestId: res.locals.requestId, accountId: caller?.accountId, jobId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) },
+        'request',
+      );
+    });
+    next();
+  });
   const adminOnly: express.RequestHandler = (req, _res, next) => {
     const token = bearer(req);
     next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
@@ -251,6 +274,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     store,
     server,
     metrics,
+    logger,
     services: { accounts, jobs, uploads, templates, agents, webhooks },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {

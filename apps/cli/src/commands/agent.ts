@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAgent, detectHardware, planHardware, selfTest, type Agent, type WhisperBuild } from '@captionfarm/agent';
+import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
 import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBuildInfo, resolveModelPath, resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { CliError } from '../output.ts';
@@ -51,7 +52,7 @@ async function machinePlan(o: { concurrency?: number | undefined; threads?: numb
   return { hardware, nvenc, whisper, plan };
 }
 
-export async function startAgent(o: { controlPlaneUrl: string; token: string; name?: string; concurrency?: number; model?: string; threads?: number; workDir?: string; log?: (m: string) => void }): Promise<{ agent: Agent; close(): Promise<void> }> {
+export async function startAgent(o: { controlPlaneUrl: string; token: string; name?: string; concurrency?: number; model?: string; threads?: number; workDir?: string; log?: (m: string, fields?: Record<string, unknown>) => void }): Promise<{ agent: Agent; close(): Promise<void> }> {
   const model = o.model ?? defaultWhisperModel();
   const { hardware, nvenc, whisper, plan } = await machinePlan(o);
   const transcriber = createTranscriber({ model, threads: plan.whisperThreads });
@@ -106,7 +107,9 @@ export async function agentCommand(argv: string[]): Promise<void> {
   const url = values['control-plane'];
   const token = values.token;
   if (!url || !token) throw new CliError(`--control-plane and --token are required\n\n${AGENT_USAGE}`, 2);
-  const log = (m: string) => process.stderr.write(`[agent] ${m}\n`);
+  // JSON lines on stdout (pretty on a terminal); CAPTIONFARM_LOG=silent|info|debug like the control plane.
+  const logger = createLogger({ name: 'agent', level: (process.env.CAPTIONFARM_LOG as 'silent' | 'info' | 'debug' | undefined) ?? 'info' });
+  const log = (m: string, fields: Record<string, unknown> = {}) => logger.info(fields, m);
   const { agent, close } = await startAgent({
     controlPlaneUrl: url,
     token,
