@@ -76,7 +76,7 @@ try {
   }
 
   // 2. encoders: the agent's own x264 arguments at every core, then fewer threads; NVENC when it works.
-  console.log('\n2. encoder throughput, 1080x1920 60 s re-encode (the agent\'s encoder arguments)');
+  console.log(`\n2. encoder throughput, 1080x1920 ${seconds} s re-encode (the agent's encoder arguments)`);
   const encode = (encoder: 'cpu' | 'nvenc', threads?: number) =>
     run(ffmpeg, ['-y', '-loglevel', 'error', '-i', clip, ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder, threads }), ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }), ...muxerArgs('mp4'), path.join(dir, 'plain.mp4')]);
   const threadCounts = [...new Set([hw.cores, Math.max(1, hw.cores >> 1), Math.max(1, hw.cores >> 2)])];
