@@ -45,6 +45,12 @@ describe('structured logs of a job', () => {
     // A query string with something secret-looking in it: only the path may be logged.
     await api('GET', '/v1/automation-jobs?limit=5&token=sekrit-query-value');
 
+    // The agent logs its success once complete has answered, a moment after the API shows it: wait for that line.
+    const end = Date.now() + 30_000;
+    while (!chunks.join('').split('\n').some((l) => l.includes(`"jobId":"${job.id}"`) && l.includes('"msg":"job succeeded"') && l.includes('"component":"agent"'))) {
+      if (Date.now() > end) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const text = chunks.join('');
     const lines = text.split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(5);
