@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
@@ -33,11 +34,33 @@ const EnvSchema = z.object({
   CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
   /** An agent's lease lasts this long without a heartbeat; then the job is queued again. */
   CAPTIONFARM_LEASE_SECONDS: z.coerce.number().positive().default(30),
+  /** An agent whose websocket closed and did not reconnect within this loses its jobs to the queue (before its lease ends). */
+  CAPTIONFARM_AGENT_GRACE_SECONDS: z.coerce.number().nonnegative().default(5),
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
   /** host:port for a second listener serving only GET /metrics without the admin token (for a scraper on a private network). */
   CAPTIONFARM_METRICS_LISTEN: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port').optional(),
+  /** A connection must send its request headers within this many seconds (the first request too). */
+  CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
+  /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
+  CAPTIONFARM_BODY_TOTAL_SECONDS: z.coerce.number().positive().default(30),
+  /** ... and never stall longer than this between bytes. */
+  CAPTIONFARM_BODY_IDLE_SECONDS: z.coerce.number().positive().default(10),
+  /** A PUT to the built-in store that sends no byte for this long is cut (S3 answers RequestTimeout after 20 s too). */
+  CAPTIONFARM_UPLOAD_IDLE_SECONDS: z.coerce.number().positive().default(20),
+  /** Built-in store: concurrent requests per client address (503 SlowDown above). */
+  CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().positive().default(64),
+  /** Built-in store: concurrent PUTs to one object (one upload URL); 503 SlowDown above. */
+  CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT: z.coerce.number().int().positive().default(4),
+  /** Failed authentications per client address and minute before it gets 429 for the rest of the minute. */
+  CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
+  /** An agent websocket that has not authenticated within this many seconds is closed. */
+  CAPTIONFARM_AGENT_AUTH_SECONDS: z.coerce.number().positive().default(5),
+  /** Open agent websockets at most (authenticated or not); the upgrade gets 503 above. */
+  CAPTIONFARM_MAX_AGENT_CONNECTIONS: z.coerce.number().int().positive().default(256),
+  /** Worker threads that render template previews (default: CPU cores - 1, 1 to 4). */
+  CAPTIONFARM_PREVIEW_THREADS: z.coerce.number().int().min(1).max(64).optional(),
 });
 
 export interface ControlPlaneConfig {
@@ -57,10 +80,21 @@ export interface ControlPlaneConfig {
   maxJobJsonBytes: number;
   sweepSeconds: number;
   leaseSeconds: number;
+  agentGraceSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
   /** A second listener for GET /metrics without auth; unset: /metrics only on the main port, admin token required. */
   metricsListen: { host: string; port: number } | undefined;
+  headersTimeoutSeconds: number;
+  bodyTotalSeconds: number;
+  bodyIdleSeconds: number;
+  uploadIdleSeconds: number;
+  storeMaxConnectionsPerIp: number;
+  storeMaxPutsPerObject: number;
+  authFailuresPerMinute: number;
+  agentAuthSeconds: number;
+  maxAgentConnections: number;
+  previewThreads: number;
   /**
    * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
    * present a certificate of this CA. Never read from the environment, so no deployment and no API
@@ -104,9 +138,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJobJsonBytes: Math.max(e.CAPTIONFARM_MAX_JOB_JSON_BYTES, e.CAPTIONFARM_MAX_JSON_BYTES),
     sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
+    agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
     metricsListen: e.CAPTIONFARM_METRICS_LISTEN ? splitHostPort(e.CAPTIONFARM_METRICS_LISTEN) : undefined,
+    headersTimeoutSeconds: e.CAPTIONFARM_HEADERS_TIMEOUT_SECONDS,
+    bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,
+    bodyIdleSeconds: e.CAPTIONFARM_BODY_IDLE_SECONDS,
+    uploadIdleSeconds: e.CAPTIONFARM_UPLOAD_IDLE_SECONDS,
+    storeMaxConnectionsPerIp: e.CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP,
+    storeMaxPutsPerObject: e.CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT,
+    authFailuresPerMinute: e.CAPTIONFARM_AUTH_FAILURES_PER_MINUTE,
+    agentAuthSeconds: e.CAPTIONFARM_AGENT_AUTH_SECONDS,
+    maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
+    previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
   });
 }
 

@@ -1,12 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import express from 'express';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
+import { createAgentPresence } from './agents/presence.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -15,14 +17,18 @@ import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore 
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
-import { apiKeyAuth, bearer, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { createAuthFailureLimiter } from './http/auth-failures.ts';
+import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId } from './http/middleware.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
+import { createAdmission } from './services/admission.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
+import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
@@ -45,6 +51,8 @@ export interface ControlPlaneOptions {
   webhookTimings?: WebhookTimings;
   /** Structured logger; default JSON on stdout (pretty on a TTY) at CAPTIONFARM_LOG's level. */
   logger?: Logger;
+  /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
+  log?: (msg: string, extra?: unknown) => void;
 }
 
 export interface ControlPlane {
@@ -64,6 +72,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -78,11 +87,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
   const logger = opts.logger ?? createLogger({ name: 'control-plane', level: config.log });
-  const log = (msg: string, extra?: unknown) => {
-    if (extra instanceof Error) logger.error({ err: extra }, msg);
-    else if (extra !== undefined) logger.info({ detail: extra }, msg);
-    else logger.info(msg);
-  };
+  const log =
+    opts.log ??
+    ((msg: string, extra?: unknown) => {
+      if (extra instanceof Error) logger.error({ err: extra }, msg);
+      else if (extra !== undefined) logger.info({ detail: extra }, msg);
+      else logger.info(msg);
+    });
+  const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
 
   let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
   // The built-in store presigns against the URL we listen on, known only after listen().
@@ -97,6 +109,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         accessKeyId: secrets.storeAccessKeyId,
         secretAccessKey: secrets.storeSecretAccessKey,
         now,
+        limits: {
+          maxConnectionsPerIp: config.storeMaxConnectionsPerIp,
+          maxPutsPerObject: config.storeMaxPutsPerObject,
+          putIdleMs: config.uploadIdleSeconds * 1000,
+        },
+        beforePut: (key) => uploads.refusePut(key),
       });
     }
     return builtin;
@@ -114,10 +132,32 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const accounts = createAccountsService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
+  const admission = createAdmission({
+    db,
+    now,
+    onReserved: (jobId) => jobs.events.emit('queued', jobId),
+    onEnded: (job) => jobs.events.emit('ended', job),
+  });
+  const jobs = createJobsService({
+    db,
+    store,
+    templates,
+    checkPublicUrl,
+    cursorKey: secrets.cursorKey,
+    now,
+    probeUpload: (key) => probeUpload(store, key),
+    admit: (accountId) => admission.admit(accountId),
+  });
   const uploads = createUploadsService({ db, store, now });
   const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
+  const timings: AgentTimings = {
+    ...DEFAULT_AGENT_TIMINGS,
+    leaseMs: config.leaseSeconds * 1000,
+    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
+    disconnectGraceMs: config.agentGraceSeconds * 1000,
+    ...opts.agentTimings,
+  };
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
     db,
@@ -125,14 +165,22 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     hub,
     jobs,
     now,
-    timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
+    timings,
     onEnded: (job) => jobs.events.emit('ended', job),
+    onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
   jobs.events.on('queued', () => {
     for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
   });
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
+  });
+  const presence = createAgentPresence({
+    graceMs: timings.disconnectGraceMs,
+    onGone: (nodeId) => {
+      onlineNodes.delete(nodeId);
+      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
+    },
   });
   const metrics = createMetrics({ db, now });
   jobs.events.on('ended', (job: { id: string; account_id: string; lease_owner: string | null; status: string; failure_code: string | null }) => {
@@ -142,6 +190,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const agentRouter = createAgentRouter({
     agents,
     hub,
+    presence,
     onCompleted: (input) => {
       if (!input.phaseSeconds) return;
       const phaseSeconds = input.phaseSeconds;
@@ -157,7 +206,11 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings, onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }) });
   jobs.events.on('ended', () => webhooks.wake());
+  // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
+  jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
+  const previews = createPreviewPool({ threads: config.previewThreads });
+  const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -176,9 +229,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     });
     next();
   });
-  const adminOnly: express.RequestHandler = (req, _res, next) => {
+  const adminOnly: express.RequestHandler = (req, res, next) => {
+    const ip = clientIp(req);
+    const blocked = authFailures.blocked(ip);
+    if (blocked) return next(blocked);
     const token = bearer(req);
-    next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+    if (token && safeEqual(token, adminToken)) return next();
+    authFailures.failed(ip, { kind: 'admin-token', reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
+    next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
   };
   const serveMetrics: express.RequestHandler = (_req, res, next) => {
     metrics.registry.metrics().then((text) => {
@@ -193,18 +251,21 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument(baseUrl));
   });
+  // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+  const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
   app.use(
     '/v1',
-    apiKeyAuth(async (key) => accounts.authenticate(key)),
+    declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
+    apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
-    // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
-    ...jsonBody(config.maxJsonBytes, { 'POST /automation-jobs': config.maxJobJsonBytes }),
-    publicRoutes({ jobs, uploads, templates, transcripts, extend: (r) => webhooks.mountPublic(r) }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
+    publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',
+    declaredLengthLimit(config.maxJsonBytes),
     adminOnly,
-    ...jsonBody(config.maxJsonBytes),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts),
     adminRoutes({
       accounts,
       extend(r) {
@@ -216,32 +277,74 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
-  const server = createServer((req, res) => {
+  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
+  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
+  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h). Given to the
+  // constructor: assigned afterwards, Node 20 did not enforce headersTimeout (measured), and it is
+  // checked every second instead of every 30 s.
+  const server = createServer({ connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    // A request has started: the connection's first-request deadline (below) no longer applies;
+    // the request's own limits do.
+    req.socket.setTimeout(0);
     if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
       getBuiltin().handle(req, res);
       return;
     }
     app(req, res);
   });
-  server.requestTimeout = 0; // uploads of large files take long; the store enforces sizes.
-  server.headersTimeout = 30_000;
+  // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held
+  // for ever), so a connection must start its first request within the same time.
+  server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));
 
   // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
+  // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most
+  // config.maxAgentConnections are open, and at most a quarter of them may be still
+  // unauthenticated, so strangers cannot crowd out agents. Refusals answer the upgrade with a
+  // plain HTTP status (503, or 429 for an address with too many failed authentications).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const unauthenticated = new Set<WebSocket>();
+  const maxUnauthenticated = Math.max(1, Math.floor(config.maxAgentConnections / 4));
+  const refuseUpgrade = (socket: Duplex, status: 429 | 503, retryAfter: number) => {
+    const text = status === 429 ? 'Too Many Requests' : 'Service Unavailable';
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nRetry-After: ${retryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
   server.on('upgrade', (req, socket, head) => {
     if (req.url?.split('?')[0] !== '/agent') {
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    const blocked = authFailures.blocked(clientIp(req));
+    if (blocked) return refuseUpgrade(socket, 429, blocked.retryAfterSeconds ?? 60);
+    if (wss.clients.size >= config.maxAgentConnections || unauthenticated.size >= maxUnauthenticated) return refuseUpgrade(socket, 503, 5);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      unauthenticated.add(ws);
+      const deadline = setTimeout(() => {
+        if (!unauthenticated.has(ws)) return;
+        ws.close(4401, 'authentication required');
+        // A client that never answers the close frame is cut anyway.
+        setTimeout(() => ws.terminate(), 1000).unref();
+      }, config.agentAuthSeconds * 1000);
+      deadline.unref();
+      ws.once('close', () => {
+        clearTimeout(deadline);
+        unauthenticated.delete(ws);
+        presence.closed(ws);
+      });
+      wss.emit('connection', ws, req);
+    });
   });
   const wsHandler = applyWSSHandler({
     wss,
     router: agentRouter,
-    createContext: async ({ info }) => {
+    createContext: async ({ req, res: ws, info }) => {
       const token = info.connectionParams?.token;
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
-      return { tokenId: auth?.tokenId ?? null };
+      if (auth) unauthenticated.delete(ws);
+      else if (token !== undefined) authFailures.failed(clientIp(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' });
+      return { tokenId: auth?.tokenId ?? null, conn: ws };
+    },
+    onError: ({ error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') log('agent procedure failed', error.cause ?? error);
     },
     keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
   });
@@ -261,6 +364,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
     await agents.sweep();
+    await admission.admitAll();
     await webhooks.sweep();
   }
 
@@ -275,7 +379,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -304,6 +408,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     sweep,
     async close() {
       if (timer) clearInterval(timer);
+      presence.close();
       wsHandler.broadcastReconnectNotification();
       for (const client of wss.clients) client.terminate();
       wss.close();
@@ -311,6 +416,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       await new Promise<void>((r) => server.close(() => r()));
       if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
       await webhooks.close();
+      await previews.close();
       await db.destroy();
     },
   };

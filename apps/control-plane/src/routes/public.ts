@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
-import { renderTemplatePreview } from '../preview.ts';
+import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
@@ -28,6 +28,7 @@ export interface PublicRoutesDeps {
   jobs: JobsService;
   uploads: UploadsService;
   templates: TemplatesService;
+  previews: PreviewPool;
   transcripts: TranscriptsService;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
   extend?: (router: Router) => void;
@@ -79,8 +80,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.post('/templates/:id/preview', asyncRoute(async (req, res) => {
     const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
-    const { template } = await deps.templates.get(callerOf(res).accountId, String(req.params.id));
-    const png = await renderTemplatePreview({ template, ...parsed.data });
+    const caller = callerOf(res);
+    const { template } = await deps.templates.get(caller.accountId, String(req.params.id));
+    // A client that goes away stops its render (its worker turn goes to someone else).
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const png = await deps.previews.render(caller, { template, ...parsed.data }, gone.signal);
     res.status(200).type('image/png').send(png);
   }));
   deps.extend?.(r);
