@@ -47,7 +47,7 @@ describe('structured logs of a job', () => {
 
     // The agent logs its success once complete has answered, a moment after the API shows it: wait for that line.
     const end = Date.now() + 30_000;
-    while (!chunks.join('').split('\n').some((l) => l.includes(`"jobId":"${job.id}"`) && l.includes('"msg":"job succeeded"') && l.includes('"component":"agent"'))) {
+    while (!chunks.join('').split('\n').some((l) => l.includes(`"jobId":"${job.id}"`) && l.includes('"msg":"job succeeded"') && l.includes('"component":"agent"')) || !chunks.join('').includes('"msg":"job completed by agent"')) {
       if (Date.now() > end) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -71,8 +71,9 @@ describe('structured logs of a job', () => {
     expect(agentLines.map((p) => p.msg)).toEqual(expect.arrayContaining(['job leased (attempt 1)', 'job succeeded']));
     for (const a of agentLines) expect(a.nodeId, JSON.stringify(a)).toMatch(/^[0-9a-f-]{36}$/);
     for (const a of agentLines) expect(a.nodeId).toBe(nodeId);
-    // The control plane's end-of-job line: account and node.
-    expect(ofJob.find((p) => p.msg === 'job succeeded' && p.component === undefined)).toMatchObject({ accountId, nodeId });
+    // The control plane's lines: the agent's completion (account and node) and the end of the job (account).
+    expect(ofJob.find((p) => p.msg === 'job completed by agent')).toMatchObject({ accountId, nodeId, node: 'logging-node' });
+    expect(ofJob.find((p) => p.msg === 'job succeeded' && p.component === undefined)).toMatchObject({ accountId, status: 'succeeded' });
 
     // No secret on any line.
     const webhookSecret = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/webhook-secret`)).body.secret as string;

@@ -192,13 +192,16 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     hub,
     presence,
     onCompleted: (input) => {
-      if (!input.phaseSeconds) return;
       const phaseSeconds = input.phaseSeconds;
       void Promise.all([
         db.selectFrom('agent_nodes').select('name').where('id', '=', input.nodeId).executeTakeFirst(),
-        db.selectFrom('jobs').select('quoted_seconds').where('id', '=', input.jobId).executeTakeFirst(),
+        db.selectFrom('jobs').select(['quoted_seconds', 'account_id']).where('id', '=', input.jobId).executeTakeFirst(),
       ]).then(
-        ([node, job]) => metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null }),
+        ([node, job]) => {
+          if (phaseSeconds) metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null });
+          // The end-of-job line has no node (the lease is cleared by then): this one ties the job to it.
+          logger.info({ jobId: input.jobId, accountId: job?.account_id, nodeId: input.nodeId, node: node?.name, phaseSeconds }, 'job completed by agent');
+        },
         (err: unknown) => log('metrics: job completion lookup failed', err),
       );
     },
