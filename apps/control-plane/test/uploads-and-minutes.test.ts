@@ -191,6 +191,8 @@ describe('minutes ledger', () => {
     expect(reserved).toBe(3);
     for (const r of first) expect(await ledgerOf(accountId, r.body.id)).toEqual({ reserve: 1, refund: 1 });
     expect(await balance(accountId)).toBe(0);
+    // Leave no leasable jobs behind for the agents of later tests.
+    for (const r of live) await api('POST', `/v1/automation-jobs/${r.body.id}/cancel`);
   });
 
   // Issue 11 item 14: an upload reserved its plan's maximum until ingest; now it is probed when claimed.
@@ -216,6 +218,7 @@ describe('minutes ledger', () => {
       expect(failed).toMatchObject({ status: 'failed', failureCode: 'source-unreadable' });
       expect(failed.failureReason).toMatch(/not a readable media container/);
       expect(await ledgerOf(accountId, junk.body.id)).toEqual({});
+      await api('POST', `/v1/automation-jobs/${good.body.id}/cancel`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
