@@ -6,10 +6,11 @@ import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captio
 import type { SafeFetchFn } from '@captionfarm/webhooks';
 import { JobAborted, JobFailure } from './errors.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
+import { jobDirPrefix } from './work-dir.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
 export interface Transcriber {
-  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
+  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal; workDir?: string }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
 }
 
 export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
@@ -39,7 +40,7 @@ const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
  * lost lease, shutdown). Failures are thrown as JobFailure with the spec's failure code.
  */
 export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
-  const dir = await mkdtemp(path.join(deps.workDir, `job-${job.jobId.slice(0, 8)}-`));
+  const dir = await mkdtemp(path.join(deps.workDir, jobDirPrefix(job.jobId)));
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -67,7 +68,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     } else {
       let recognized;
       try {
-        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal });
+        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal, workDir: dir });
       } catch (err) {
         if (signal.aborted) throw err;
         throw new JobFailure('transcription-failed', firstLine((err as Error).message));

@@ -13,7 +13,7 @@ import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
-import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
+import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
@@ -74,9 +74,13 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/** A part file nobody wrote to for this long is debris (the store cuts a stalled PUT long before). */
+const PART_FILE_MAX_IDLE_MS = 60 * 60_000;
+
 export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const now = opts.now ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
+  const objectsDir = path.join(config.dataDir, 'objects');
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
@@ -94,7 +98,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (!builtin) {
       if (!baseUrl) throw new Error('the control plane is not listening yet');
       builtin = createBuiltinStore({
-        dir: path.join(config.dataDir, 'objects'),
+        dir: objectsDir,
         publicUrl: baseUrl,
         bucket: config.bucket,
         accessKeyId: secrets.storeAccessKeyId,
@@ -177,6 +181,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
+  // Debris: an ended job's uploaded source can never be used again.
+  jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
   // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
   jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
@@ -300,8 +306,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
 
   let timer: NodeJS.Timeout | undefined;
+  // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
+  if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await uploads.deleteEndedSources();
+    if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
     await agents.sweep();
     await admission.admitAll();
     await webhooks.sweep();
