@@ -34,6 +34,9 @@ import { createUploadsService } from './services/uploads.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
+import { dashboardApi } from './dashboard/routes.ts';
+import { dashboardPages } from './dashboard/static.ts';
+import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
 
 export interface ControlPlaneOptions {
@@ -47,6 +50,10 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
+  dashboardDir?: string;
+  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
+  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
   /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
   log?: (msg: string, extra?: unknown) => void;
 }
@@ -66,6 +73,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    users: ReturnType<typeof createUsersService>;
     previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
@@ -125,6 +133,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
+  const users = createUsersService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const admission = createAdmission({
@@ -200,13 +209,27 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
   const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
+  // One factory per surface: the dashboard mounts the same routes behind a session.
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) });
+  const makeAdminRoutes = () =>
+    adminRoutes({
+      db,
+      accounts,
+      users,
+      now,
+      baseUrl: () => baseUrl,
+      extend(r) {
+        webhooks.mountAdmin(r);
+        mountAgentAdmin(r, agents);
+      },
+    });
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
-    publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) }),
+    makePublicRoutes(),
   );
   app.use(
     '/admin/v1',
@@ -221,14 +244,28 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
     ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    adminRoutes({
+    makeAdminRoutes(),
+  );
+  app.use(
+    '/app/api',
+    declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    dashboardApi({
+      db,
+      users,
       accounts,
-      extend(r) {
-        webhooks.mountAdmin(r);
-        mountAgentAdmin(r, agents);
-      },
+      jobs,
+      templates,
+      webhooks,
+      previews,
+      publicUrl: config.publicUrl,
+      now,
+      publicRoutes: makePublicRoutes,
+      adminRoutes: makeAdminRoutes,
+      signInLimits: opts.signInLimits,
     }),
   );
+  app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
@@ -326,7 +363,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
