@@ -25,6 +25,11 @@ export interface BuiltinStoreOptions {
    * the write with 409 (the control plane refuses uploads a job has already claimed).
    */
   beforePut?: (key: string) => Promise<string | null>;
+  /**
+   * The one origin whose pages may call the store from a browser (CORS): the dashboard, served at
+   * `publicUrl`. Default: publicUrl's origin. Other origins get no CORS headers and a 403 preflight.
+   */
+  corsOrigin?: string;
 }
 
 export interface BuiltinStoreLimits {
@@ -65,10 +70,12 @@ function s3Error(res: ServerResponse, status: number, code: string, message: str
   const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message.replace(/[<&>]/g, '')}</Message></Error>`;
   res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), connection: 'close', ...extraHeaders });
   const req = res.req;
+  // Taken now: once the request has been read to its end the server may have detached it.
+  const socket = req.socket as typeof req.socket | null;
   res.once('finish', () => {
-    req.socket.end();
+    socket?.end();
     req.resume();
-    setTimeout(() => req.socket.destroy(), 2000).unref();
+    setTimeout(() => socket?.destroy(), 2000).unref();
   });
   res.end(body);
 }
@@ -93,6 +100,7 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     createS3Client({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }),
   );
   const limits: BuiltinStoreLimits = { ...DEFAULT_BUILTIN_STORE_LIMITS, ...opts.limits };
+  const corsOrigin = opts.corsOrigin ?? new URL(opts.publicUrl).origin;
   const perIp = new Map<string, number>();
   const putsPerObject = new Map<string, number>();
   const root = path.resolve(opts.dir);
@@ -114,6 +122,25 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
     }
     if (!KEY_RE.test(key)) return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
+    // CORS for the dashboard's origin only (uploads from the browser, the job page's player).
+    const origin = req.headers.origin;
+    res.setHeader('Vary', 'Origin');
+    if (origin === corsOrigin) {
+      res.setHeader('Access-Control-Allow-Origin', corsOrigin);
+      res.setHeader('Access-Control-Expose-Headers', 'ETag');
+    }
+    if (method === 'OPTIONS') {
+      const wanted = String(req.headers['access-control-request-method'] ?? '').toUpperCase();
+      if (origin !== corsOrigin || !['PUT', 'GET', 'HEAD'].includes(wanted)) return s3Error(res, 403, 'AccessForbidden', 'CORSResponse: this CORS request is not allowed');
+      res.writeHead(204, {
+        'Access-Control-Allow-Methods': 'GET, HEAD, PUT',
+        'Access-Control-Allow-Headers': 'content-type',
+        'Access-Control-Max-Age': '600',
+        'content-length': 0,
+      });
+      res.end();
+      return;
+    }
     if (req.headers.authorization !== undefined) {
       return s3Error(res, 403, 'AccessDenied', 'a presigned URL must not carry an Authorization header');
     }
@@ -165,8 +192,10 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       });
       try {
         await pipeline(req, counter, createWriteStream(tmp));
-      } catch {
+      } catch (err) {
         await rm(tmp, { force: true });
+        // Our disk, not the client's body: S3's "try again later" (the client keeps its bytes).
+        if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return s3Error(res, 503, 'ServiceUnavailable', "the store's disk is full (ENOSPC); retry later", { 'retry-after': '30' });
         return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
       }
       if (received !== expected) {
