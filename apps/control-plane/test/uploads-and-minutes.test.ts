@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
 import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
 
@@ -333,11 +333,15 @@ describe('rate limit', () => {
 describe('concurrency limit', () => {
   it('jobs past the plan concurrency are accepted and wait in queued while an agent with free slots runs only the plan\'s share', async () => {
     const limit = PLANS.starter.concurrentJobs;
-    const { api } = await h.account('starter', 'busy');
+    // A control plane of its own: the other tests' queued jobs (older, so leased first) would take
+    // the agent's slots.
+    const own = await startHarness();
+    onTestFinished(() => own.close());
+    const { api } = await own.account('starter', 'busy');
     const jobs = await Promise.all(Array.from({ length: limit + 2 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
     expect(jobs.map((j) => [j.status, j.body.status])).toEqual(jobs.map(() => [202, 'queued']));
     // An agent with more free slots than the plan allows asks for work: it gets the plan's share only.
-    const a = agentClient(h.url, await agentToken(h));
+    const a = agentClient(own.url, await agentToken(own));
     try {
       const { nodeId } = await a.agent.register.mutate({ nodeName: 'busy-node', capabilities: { ...TEST_AGENT_CAPABILITIES, maxConcurrentJobs: 8 } });
       const leased = await a.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });
