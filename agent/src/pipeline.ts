@@ -23,7 +23,7 @@ export interface JobChannel {
   /** The recognized words, kept by the control plane for the transcript exports. */
   transcribed(transcript: { language: string; languageProbability: number | null; words: { text: string; start: number; end: number }[] }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
-  complete(result: { resolution: { width: number; height: number }; outputBytes: number }): Promise<LeaseAnswer>;
+  complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
 }
 
 export interface PipelineDeps {
@@ -31,6 +31,16 @@ export interface PipelineDeps {
   transcriber: Transcriber;
   safeFetch: SafeFetchFn;
   encoder: 'auto' | 'cpu' | 'nvenc';
+  /** libx264 threads (the hardware plan); default x264's own. */
+  x264Threads?: number | undefined;
+}
+
+/** Wall seconds of each stage of one job, reported with complete (the control plane's phase histograms). */
+export interface PhaseSeconds {
+  ingest: number;
+  transcribe: number;
+  render: number;
+  upload: number;
 }
 
 const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
@@ -41,6 +51,14 @@ const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
  */
 export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
   const dir = await mkdtemp(path.join(deps.workDir, jobDirPrefix(job.jobId)));
+  let mark = performance.now();
+  const lap = () => {
+    const t = performance.now();
+    const s = (t - mark) / 1000;
+    mark = t;
+    return Math.round(s * 1000) / 1000;
+  };
+  const phaseSeconds: PhaseSeconds = { ingest: 0, transcribe: 0, render: 0, upload: 0 };
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -61,6 +79,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
 
     // --- transcribe
     // A transcript given at creation replaces recognition: exactly its words are burned.
+    phaseSeconds.ingest = lap();
     await channel.phase('transcribing', null);
     let words: Word[];
     if (job.transcript) {
@@ -84,6 +103,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- render
+    phaseSeconds.transcribe = lap();
     await channel.phase('rendering', 0);
     const template = parseTemplate(job.template);
     const output = path.join(dir, `output.${job.format}`);
@@ -100,6 +120,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         signal,
         onProgress: (p) => channel.percent(p),
         encoder: deps.encoder,
+        threads: deps.x264Threads,
         source: info,
       });
     } catch (err) {
@@ -108,10 +129,12 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- upload
+    phaseSeconds.render = lap();
     const size = (await stat(output)).size;
     const url = await channel.outputUploadUrl(size);
     await uploadFile(url, output, size, CONTENT_TYPES[job.format], signal);
-    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size });
+    phaseSeconds.upload = lap();
+    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size, phaseSeconds });
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
     await rm(dir, { recursive: true, force: true });
