@@ -1,5 +1,5 @@
 import type { Word } from '@captionfarm/contracts';
-import { parseTemplate } from '@captionfarm/captions';
+import { parseTemplate, type CustomFontFace } from '@captionfarm/captions';
 import { renderPreviewFrame } from '@captionfarm/renderer';
 
 /**
@@ -19,7 +19,16 @@ function gradientBackground(width: number, height: number): Buffer {
   );
 }
 
-export async function renderTemplatePreview(o: { template: unknown; text: string; width: number; height: number; at?: number; background?: Buffer }): Promise<Buffer> {
+export async function renderTemplatePreview(o: {
+  template: unknown;
+  text: string;
+  width: number;
+  height: number;
+  at?: number;
+  background?: Buffer;
+  /** Uploaded fonts the template names, registered in this process. */
+  fonts?: ReadonlyMap<string, CustomFontFace>;
+}): Promise<Buffer> {
   const at = o.at ?? 2;
   return renderPreviewFrame({
     words: sampleWords(o.text, at),
@@ -28,5 +37,6 @@ export async function renderTemplatePreview(o: { template: unknown; text: string
     height: o.height,
     t: at,
     background: o.background ?? gradientBackground(o.width, o.height),
+    fonts: o.fonts,
   });
 }

@@ -24,6 +24,7 @@ import { createAccountsService } from './services/accounts.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createUploadsService } from './services/uploads.ts';
+import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
@@ -57,6 +58,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    fonts: ReturnType<typeof createFontsService>;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -102,9 +104,11 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
-  const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
+  const fonts = createFontsService({ db, store, now });
+  const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
+  const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const jobs = createJobsService({ db, store, templates, checkPublicUrl, cursorKey: secrets.cursorKey, now });
+  const jobs = createJobsService({ db, store, templates, checkPublicUrl, requireFonts, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
   const hub = createAgentHub();
   const onlineNodes = new Set<string>();
@@ -116,6 +120,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     now,
     timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
     onEnded: (job) => jobs.events.emit('ended', job),
+    leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
   });
   jobs.events.on('queued', () => {
     for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
@@ -143,7 +148,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes),
-    publicRoutes({ jobs, uploads, templates, extend: (r) => webhooks.mountPublic(r) }),
+    publicRoutes({ jobs, uploads, templates, fonts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',
@@ -210,7 +215,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, fonts },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -4,3 +4,4 @@ export * from './upload.ts';
 export * from './errors.ts';
 export * from './plans.ts';
 export * from './agent.ts';
+export * from './fonts.ts';

@@ -34,9 +34,19 @@ export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempt
 
 export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
 
-const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
+const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' };
 
-export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+export function createAgentsService(deps: {
+  db: Db;
+  store: ObjectStore;
+  hub: AgentHub;
+  jobs: JobsService;
+  timings: AgentTimings;
+  now: () => Date;
+  onEnded: (job: Job) => void;
+  /** Presigned GETs of the uploaded fonts a job's template names (FontsService.leasedFonts). */
+  leasedFonts: (accountId: string, template: unknown) => Promise<LeasedJob['fonts']>;
+}) {
   const { db, store, hub, timings, now } = deps;
   const concurrencyCase = sql.raw(
     `case a.plan ${Object.values(PLANS)
@@ -68,6 +78,7 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
     } else {
       source = { kind: 'url', url: job.video_url ?? '' };
     }
+    const template = JSON.parse(job.template_json) as unknown;
     return {
       jobId: job.id,
       leaseId: job.lease_id ?? '',
@@ -76,9 +87,11 @@ export function createAgentsService(deps: { db: Db; store: ObjectStore; hub: Age
       deadlineAt: job.deadline_at,
       source,
       templateId: job.template_id,
-      template: JSON.parse(job.template_json) as unknown,
+      template,
       format: job.format as LeasedJob['format'],
       quality: job.quality as LeasedJob['quality'],
+      overlay: job.overlay === 1,
+      fonts: await deps.leasedFonts(job.account_id, template),
       resolution: job.req_width !== null && job.req_height !== null ? { width: job.req_width, height: job.req_height } : null,
       language: job.language,
       maxInputSeconds: PLANS[plan].maxInputSeconds,
