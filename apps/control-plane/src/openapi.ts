@@ -40,7 +40,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
           responses: {
             '202': json('JobRecord', 'Job created (queued)'),
-            '400': errorResponse('invalid_request'),
+            '400': errorResponse(
+              'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a resolution that is odd, under 64 px a side or wider than 4:1)',
+            ),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
             '413': errorResponse('payload_too_large'),

@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
-import WebSocket from 'ws';
+import type { TRPCClient } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRouter } from '../src/index.ts';
-import { startHarness, type Harness } from './harness.ts';
+import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES as caps, type Harness } from './harness.ts';
 
 let h: Harness;
 const clients: { close(): void }[] = [];
 
 function connect(token: string): TRPCClient<AgentRouter> {
-  const ws = createWSClient({ url: `${h.url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
-  clients.push(ws);
-  return createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] });
+  const c = agentClient(h.url, token);
+  clients.push(c);
+  return c.agent;
 }
-const caps = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };
 
 beforeAll(async () => {
   h = await startHarness({}, { agentTimings: { leaseMs: 60_000 } });
@@ -23,9 +21,7 @@ afterAll(async () => {
   await h.close();
 });
 
-async function token(): Promise<string> {
-  return (await h.admin('POST', '/agents/tokens', { name: 't' })).body.token;
-}
+const token = () => agentToken(h, 't');
 
 describe('agent protocol over the websocket', () => {
   it('refuses unknown tokens and nodes registered with another token', async () => {
@@ -79,8 +75,9 @@ describe('agent protocol over the websocket', () => {
     const agent = connect(await token());
     const { nodeId } = await agent.register.mutate({ nodeName: 'node-c', capabilities: caps });
     const events: unknown[] = [];
-    const sub = agent.events.subscribe({ nodeId, lastEventId: null }, { onData: (e) => events.push((e as { data: unknown }).data) });
-    await new Promise((r) => setTimeout(r, 100));
+    // Resuming from event 0 replays every event of this new node, so the drain below is seen
+    // however late the subscription starts on the server (no sleep to wait for it).
+    const sub = agent.events.subscribe({ nodeId, lastEventId: '0' }, { onData: (e) => events.push((e as { data: unknown }).data) });
     expect((await h.admin('POST', `/nodes/${nodeId}/drain`)).status).toBe(200);
     const job = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/3.mp4', templateId: template })).body;
     expect(await agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() })).toEqual([]);

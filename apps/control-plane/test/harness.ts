@@ -2,8 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
+import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
+import WebSocket from 'ws';
 import type { LookupFn } from '@captionfarm/webhooks';
-import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
+import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {
   cp: ControlPlane;
@@ -92,3 +94,17 @@ export async function until<T>(check: () => Promise<T | undefined | null | false
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A raw agent client over the real websocket protocol, for tests that play the agent's part. */
+export function agentClient(url: string, token: string): { agent: TRPCClient<AgentRouter>; close(): void } {
+  const ws = createWSClient({ url: `${url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
+  return { agent: createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] }), close: () => ws.close() };
+}
+
+/** A fresh agent token from the admin API. */
+export async function agentToken(h: Harness, name = 'test-agent'): Promise<string> {
+  return (await h.admin('POST', '/agents/tokens', { name })).body.token as string;
+}
+
+/** Capabilities of a CPU-only test agent. */
+export const TEST_AGENT_CAPABILITIES = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };

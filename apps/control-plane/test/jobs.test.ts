@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
-import { apiFor, startHarness, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, apiFor, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
 let h: Harness;
 let api: Api;
@@ -71,12 +72,27 @@ describe('POST /v1/automation-jobs', () => {
     expect(got.body).toEqual(res.body);
   });
 
-  it('keeps the chosen format, quality, resolution and language', async () => {
-    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
+  it('keeps the chosen format, quality, resolution and language (the last two reach the agent)', async () => {
+    // A control plane of its own, so the lease below can only pick this job.
+    const ownHarness = await startHarness();
+    const { api: own } = await ownHarness.account('pro', 'chooser');
+    const res = await own('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
     expect(res.status).toBe(202);
     expect(res.body.format).toBe('webm');
     expect(res.body.quality).toBe('low');
+    // The record's resolution is the output's, so null until the job succeeds...
     expect(res.body.resolution).toBeNull();
+    // ...while the requested one, and the language, are what the agent that leases the job gets.
+    const a = agentClient(ownHarness.url, await agentToken(ownHarness));
+    try {
+      const { nodeId } = await a.agent.register.mutate({ nodeName: 'chooser-node', capabilities: TEST_AGENT_CAPABILITIES });
+      const leased = await a.agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+      expect(leased).toHaveLength(1);
+      expect(leased[0]).toMatchObject({ jobId: res.body.id, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'en' });
+    } finally {
+      a.close();
+      await ownHarness.close();
+    }
   });
 
   it.each([
@@ -112,10 +128,26 @@ describe('POST /v1/automation-jobs', () => {
     ['non-integer resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1.5, height: 720 } }, 'resolution.width'],
     ['negative resolution', { videoUrl: video, templateId: 'x', resolution: { width: -2, height: 720 } }, 'resolution.width'],
     ['uploadId not a uuid', { uploadId: 'abc', templateId: 'x' }, 'uploadId'],
+    // Requests that could never succeed: refused here rather than failing later with a retryable code.
+    ['a 1x1 resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1, height: 1 } }, 'resolution.width'],
+    ['a resolution under 64 px a side', { videoUrl: video, templateId: 'x', resolution: { width: 640, height: 62 } }, 'resolution.height'],
+    ['an odd resolution', { videoUrl: video, templateId: 'x', resolution: { width: 1281, height: 720 } }, 'resolution.width'],
+    ['a resolution wider than 4:1', { videoUrl: video, templateId: 'x', resolution: { width: 2048, height: 500 } }, 'resolution'],
+    ['a language the recognizer does not know', { videoUrl: video, templateId: 'x', language: 'zz' }, 'language'],
+    ['a 2-letter code that is not a language', { videoUrl: video, templateId: 'x', language: 'qq' }, 'language'],
   ])('400 for %s, naming the field', async (_name, body, field) => {
     const res = await api('POST', '/v1/automation-jobs', body);
     expectError(res, 400, 'invalid_request');
     expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+  });
+
+  it('accepts the smallest and the widest resolutions the renderer produces, and every 2-letter whisper language', async () => {
+    for (const resolution of [{ width: 64, height: 64 }, { width: 2048, height: 512 }, { width: 256, height: 1024 }]) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution })).status).toBe(202);
+    }
+    for (const language of ['en', 'DE', 'ja', 'ha', 'jw']) {
+      expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, language })).status, language).toBe(202);
+    }
   });
 
   it('400 for an unknown templateId', async () => {

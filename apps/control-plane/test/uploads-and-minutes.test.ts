@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
-import { startHarness, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
 let h: Harness;
 let clockOffsetMs = 0;
@@ -221,9 +222,28 @@ describe('rate limit', () => {
 });
 
 describe('concurrency limit', () => {
-  it('jobs past the plan concurrency are accepted and wait in queued', async () => {
-    const { api } = await h.account('free', 'busy');
-    const jobs = await Promise.all([1, 2, 3].map(() => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
-    expect(jobs.map((j) => [j.status, j.body.status])).toEqual([[202, 'queued'], [202, 'queued'], [202, 'queued']]);
+  it('jobs past the plan concurrency are accepted and wait in queued while an agent with free slots runs only the plan\'s share', async () => {
+    const limit = PLANS.starter.concurrentJobs;
+    const { api } = await h.account('starter', 'busy');
+    const jobs = await Promise.all(Array.from({ length: limit + 2 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
+    expect(jobs.map((j) => [j.status, j.body.status])).toEqual(jobs.map(() => [202, 'queued']));
+    // An agent with more free slots than the plan allows asks for work: it gets the plan's share only.
+    const a = agentClient(h.url, await agentToken(h));
+    try {
+      const { nodeId } = await a.agent.register.mutate({ nodeName: 'busy-node', capabilities: { ...TEST_AGENT_CAPABILITIES, maxConcurrentJobs: 8 } });
+      const leased = await a.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });
+      const mine = new Set(jobs.map((j) => j.body.id as string));
+      expect(leased.filter((l) => mine.has(l.jobId))).toHaveLength(limit);
+      const statuses = await Promise.all(jobs.map(async (j) => (await api('GET', `/v1/automation-jobs/${j.body.id}`)).body.status as string));
+      expect(statuses.filter((s) => s === 'running')).toHaveLength(limit);
+      expect(statuses.filter((s) => s === 'queued')).toHaveLength(2);
+      // A job that ends frees its slot for the next one.
+      const first = leased.find((l) => mine.has(l.jobId))!;
+      await a.agent.fail.mutate({ nodeId, jobId: first.jobId, leaseId: first.leaseId, failureCode: 'render-failed', failureReason: 'test' });
+      const next = await a.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });
+      expect(next.filter((l) => mine.has(l.jobId))).toHaveLength(1);
+    } finally {
+      a.close();
+    }
   });
 });

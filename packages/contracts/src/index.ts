@@ -5,3 +5,4 @@ export * from './errors.ts';
 export * from './plans.ts';
 export * from './agent.ts';
 export * from './fonts.ts';
+export * from './languages.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WHISPER_LANGUAGES } from './languages.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
@@ -48,6 +49,32 @@ export const ResolutionSchema = z.strictObject({
 });
 export type Resolution = z.infer<typeof ResolutionSchema>;
 
+/**
+ * What a client may request: sizes the encoders produce exactly (H.264/VP9 4:2:0 need even
+ * sizes; the renderer would otherwise round down), at least MIN_REQUESTED_SIDE per side (below
+ * that, caption text is a few pixels tall) and at most MAX_REQUESTED_ASPECT:1 (past that the
+ * caption band cannot hold a line of words). Anything else could never succeed, so it is refused
+ * at creation rather than failing later with a retryable render-failed.
+ */
+export const MIN_REQUESTED_SIDE = 64;
+export const MAX_REQUESTED_ASPECT = 4;
+export const RequestedResolutionSchema = ResolutionSchema.superRefine((r, ctx) => {
+  for (const side of ['width', 'height'] as const) {
+    if (r[side] < MIN_REQUESTED_SIDE) ctx.addIssue({ code: 'custom', path: [side], message: `at least ${MIN_REQUESTED_SIDE} pixels` });
+    else if (r[side] % 2 !== 0) ctx.addIssue({ code: 'custom', path: [side], message: `an even number of pixels (the encoders need even sizes), e.g. ${r[side] - 1}` });
+  }
+  if (Math.max(r.width, r.height) > MAX_REQUESTED_ASPECT * Math.min(r.width, r.height)) {
+    ctx.addIssue({ code: 'custom', path: [], message: `an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1` });
+  }
+});
+
+/** The spec's 2-letter codes that whisper.cpp can transcribe (it also knows `haw` and `yue`, which are not 2 letters). */
+export const LanguageSchema = z
+  .string()
+  .regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"')
+  .transform((s) => s.toLowerCase())
+  .refine((code) => Object.hasOwn(WHISPER_LANGUAGES, code), { message: 'a language the speech recognizer knows (ISO 639-1, e.g. "en", "de", "ja"); omit it to detect the language' });
+
 /** Template ids: built-ins are kebab-case words; custom ones are `tpl_` + 24 base62 chars. */
 export const TemplateIdSchema = z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "-" and "_" only');
 
@@ -80,8 +107,12 @@ export const CreateJobRequestSchema = z
     templateId: TemplateIdSchema,
     format: FormatSchema.default('mp4'),
     quality: QualitySchema.default('high'),
-    resolution: ResolutionSchema.optional(),
-    language: z.string().regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"').transform((s) => s.toLowerCase()).optional(),
+    resolution: RequestedResolutionSchema.optional().meta({
+      description: `Output size in pixels: even numbers, at least ${MIN_REQUESTED_SIDE} per side, an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1, within the plan's frame budget (422 limit_exceeded over it).`,
+    }),
+    language: LanguageSchema.optional().meta({
+      description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES).filter((c) => c.length === 2).join(', ')}. Omit it to detect the language.`,
+    }),
     webhookUrl: z.string().min(1).max(2048).optional(),
     /**
      * Overrides of the template's fields for this job (any template field but id, name and

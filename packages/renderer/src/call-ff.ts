@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { dieWithParent } from '@captionfarm/transcriber/die-with-parent';
 import { abortError } from './errors.ts';
 import { ffmpegPaths } from './ffmpeg-path.ts';
 
@@ -43,7 +44,9 @@ export function runFf(opts: FfRunOptions): FfRun {
   if (signal?.aborted) {
     return { input: undefined, done: Promise.reject(abortError(signal)) };
   }
-  const child = spawn(ffmpegPaths()[opts.bin], opts.args, {
+  // In the process group of nobody but us: killed by the kernel when this process dies.
+  const [command, args] = dieWithParent(ffmpegPaths()[opts.bin], opts.args);
+  const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
     windowsHide: true,
   });

@@ -168,12 +168,10 @@ describe('keyAt', () => {
     expect(changes).toBeGreaterThan(0);
   });
 
-  it('keyAt is stable between frames and cheap', () => {
+  // Its cost per call is measured by `npm run bench:paint`, not here: a timed unit test flakes on a loaded machine.
+  it('keyAt is stable between frames', () => {
     const p = createBandPainter({ words: story, template: getBuiltinTemplate('word-pop')!, width: 1080, height: 1920, fps: 60 });
     expect(p.keyAt(1.0)).toBe(p.keyAt(1.0 + 0.01));
-    const t0 = performance.now();
-    for (let i = 0; i < 20000; i++) p.keyAt((i / 20000) * 30);
-    expect((performance.now() - t0) / 20000).toBeLessThan(0.2); // ms per call
   });
 });
 
@@ -258,27 +256,5 @@ describe('renderPreviewFrame', () => {
     const ctx = c.getContext('2d');
     ctx.drawImage(img, 0, 0);
     expect(ctx.getImageData(0, 0, 1, 1).data[3]).toBe(0);
-  });
-});
-
-describe('paint speed', () => {
-  it('paints a 1080x1920 band well above real time for every template', () => {
-    const results: string[] = [];
-    for (const tpl of builtinTemplates as readonly Template[]) {
-      const p = createBandPainter({ words: story, template: tpl, width: 1080, height: 1920 });
-      const c = createCanvas(p.band.width, p.band.height);
-      const ctx = c.getContext('2d');
-      const n = 40;
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) {
-        ctx.clearRect(0, 0, p.band.width, p.band.height);
-        p.paint(ctx, 0.5 + i * 0.11);
-      }
-      const ms = (performance.now() - t0) / n;
-      results.push(`${tpl.id} ${ms.toFixed(2)} ms (${Math.round(1000 / ms)} fps)`);
-      // Only distinct frames are painted (a few per second of speech), so even 10 fps is ample.
-      expect(ms, tpl.id).toBeLessThan(100);
-    }
-    console.info(`paint 1080x1920 band:\n  ${results.join('\n  ')}`);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
 import { CaptionfarmApiError, CaptionfarmNetworkError, DEFAULT_POLL_POLICY, createClient, nextPollDelay, type Job, type PollPolicy } from '../src/index.ts';
 import { pollUntilTerminal } from '../src/wait.ts';
@@ -56,25 +56,36 @@ function job(over: Partial<Job>): Job {
   };
 }
 
-/** Runs pollUntilTerminal over a script of answers and records the gaps between polls. */
+/**
+ * Runs pollUntilTerminal over a script of answers on fake timers and records the gaps between
+ * polls: exact virtual milliseconds, so the backoff is checked to the millisecond without a race
+ * against a loaded machine.
+ */
 async function script(answers: (Job | Error)[], opts: { maxConsecutiveErrors?: number } = {}) {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   const policy = { initialDelayMs: 50, multiplier: 2, maxDelayMs: 400, jitter: 0 };
   const times: number[] = [];
   const updates: Job[] = [];
   let i = 0;
   const result = pollUntilTerminal(
     async () => {
-      times.push(performance.now());
+      times.push(Date.now());
       const a = answers[Math.min(i++, answers.length - 1)]!;
       if (a instanceof Error) throw a;
       return a;
     },
     { poll: policy, onUpdate: (j) => updates.push(j), ...opts },
   );
+  result.catch(() => undefined); // observed by the test; not an unhandled rejection meanwhile
+  await vi.runAllTimersAsync();
   return { result, times, updates, gaps: () => times.slice(1).map((t, k) => t - times[k]!) };
 }
 
 describe('pollUntilTerminal (scripted answers)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('backs off while nothing changes, resets on progress, returns the terminal record', async () => {
     const queued = job({});
     const r = (percent: number) => job({ status: 'running', phase: 'rendering', percent });
@@ -84,10 +95,7 @@ describe('pollUntilTerminal (scripted answers)', () => {
     const g = s.gaps();
     // 50, 100, 200, 400 (unchanged x3, capped), then 50 after a change, 100, 50 after a change.
     const expected = [50, 100, 200, 400, 50, 100, 50];
-    g.forEach((gap, k) => {
-      expect(gap).toBeGreaterThanOrEqual(expected[k]! - 2);
-      expect(gap).toBeLessThan(expected[k]! + 150);
-    });
+    expect(g).toEqual(expected);
   });
 
   it('rides out transient errors (network, 5xx, 429 with Retry-After) and throws others at once', async () => {
@@ -122,11 +130,15 @@ describe('waitForJob against the real control plane', () => {
     const ac = new AbortController();
     const polled: Job[] = [];
     const reason = new Error('stop waiting');
-    setTimeout(() => ac.abort(reason), 1_500);
-    const t = Date.now();
-    await expect(client.waitForJob(created.id, { signal: ac.signal, onUpdate: (j) => polled.push(j), poll: { initialDelayMs: 200 } })).rejects.toBe(reason);
-    expect(Date.now() - t).toBeLessThan(1_500 + 300);
-    expect(polled.length).toBeGreaterThanOrEqual(3);
+    // The second poll comes 100 ms after the first; the third would come 15 minutes later, so the
+    // wait can only end in time if the abort cuts that sleep short (the test would time out).
+    const onUpdate = (j: Job) => {
+      polled.push(j);
+      if (polled.length === 2) setImmediate(() => ac.abort(reason));
+    };
+    const poll = { initialDelayMs: 100, multiplier: 10_000, maxDelayMs: 15 * 60_000, jitter: 0 };
+    await expect(client.waitForJob(created.id, { signal: ac.signal, onUpdate, poll })).rejects.toBe(reason);
+    expect(polled.length).toBe(2);
     expect(polled.every((j) => j.status === 'queued')).toBe(true);
     expect((await client.getJob(created.id)).status).toBe('queued');
     await expect(client.waitForJob(created.id, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);

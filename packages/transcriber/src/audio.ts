@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { dieWithParent } from './die-with-parent.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface WavInfo {
@@ -51,7 +52,8 @@ const NO_AUDIO = /does not contain any stream/;
 /** Runs ffmpeg; resolves false when the input has no audio stream. */
 function runFfmpeg(ffmpegPath: string, args: string[], signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe'], signal });
+    const [command, argv] = dieWithParent(ffmpegPath, args);
+    const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'pipe'], signal });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
     child.on('error', (err) => {

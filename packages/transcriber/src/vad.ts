@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Word } from '@captionfarm/contracts';
+import { dieWithParent } from './die-with-parent.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface SpeechRegion {
@@ -58,7 +59,8 @@ export function parseSpeechSegments(stdout: string): SpeechRegion[] {
 export function detectSpeech(opts: { binDir: string; model: string; wav: string; threads: number; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<SpeechRegion[]> {
   return new Promise((resolve, reject) => {
     const binary = join(opts.binDir, 'whisper-vad-speech-segments');
-    const child = spawn(binary, vadArgs(opts), { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.env ? { env: opts.env } : {}) });
+    const [command, args] = dieWithParent(binary, vadArgs(opts));
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.env ? { env: opts.env } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

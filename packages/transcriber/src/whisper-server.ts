@@ -5,12 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { dieWithParent, killOnExit } from './die-with-parent.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface WhisperServerConfig {
@@ -108,30 +109,6 @@ export interface WhisperServer {
 
 const STDERR_KEEP = 8000;
 
-/**
- * The command that runs whisper-server so that it dies with this process. Node kills no child
- * when it dies (SIGTERM, SIGKILL, a crash), and a whisper-server left behind holds its model
- * (~300 MB for base): agents stopped by the e2e tests here left a dozen. On Linux, util-linux's
- * setpriv (Essential on Debian) sets the parent-death signal and execs the server, same pid.
- */
-const SETPRIV = process.platform === 'linux' && existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : null;
-export function serverCommand(binary: string, args: string[]): [string, string[]] {
-  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, args];
-}
-
-// Elsewhere, children still running when this process exits normally are killed with it.
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function track(child: ChildProcess): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const c of live) c.kill('SIGKILL');
-    });
-  }
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-}
 const tail = (s: string, n = 1500) => (s.length > n ? `...${s.slice(-n)}` : s).trim();
 
 /** Starts whisper-server and resolves once the model is loaded and the port answers. */
@@ -150,9 +127,9 @@ class PortTakenError extends Error {}
 
 async function startOnce(cfg: WhisperServerConfig, port: number): Promise<WhisperServer> {
   const binary = join(cfg.binDir, 'whisper-server');
-  const [command, args] = serverCommand(binary, whisperServerArgs({ ...cfg, port }));
+  const [command, args] = dieWithParent(binary, whisperServerArgs({ ...cfg, port }));
   const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(cfg.env ? { env: cfg.env } : {}) });
-  track(child);
+  killOnExit(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-STDERR_KEEP)));
   let exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null = null;

@@ -81,12 +81,11 @@ describe('deliverWebhook', () => {
   });
 
   it('a receiver slower than the deadline is a timeout failure', async () => {
-    receiver.setHandler((_req, res) => setTimeout(() => res.writeHead(200).end(), 2000));
-    const started = Date.now();
+    // It never answers: only the deadline can end this delivery (the test times out otherwise).
+    receiver.setHandler(() => undefined);
     const result = await deliverWebhook({ url: url(), id: 'msg_6', timestamp: now(), body, secrets: [secret], fetch, timeoutMs: 300 });
     expect(result).toMatchObject({ outcome: 'retry', statusCode: null, error: { code: 'timeout' } });
     expect(result.durationMs).toBeGreaterThanOrEqual(250);
-    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('succeeds on headers without waiting for a slow body', async () => {
@@ -94,9 +93,9 @@ describe('deliverWebhook', () => {
       res.writeHead(200);
       res.write('start'); // never ends
     });
+    // The body never ends, so waiting for it would end in the deadline's timeout, not a success.
     const result = await deliverWebhook({ url: url(), id: 'msg_7', timestamp: now(), body, secrets: [secret], fetch, timeoutMs: 1000 });
-    expect(result.outcome).toBe('success');
-    expect(result.durationMs).toBeLessThan(1000);
+    expect(result).toMatchObject({ outcome: 'success', statusCode: 200, error: null });
   });
 
   it('uses the 10 s spec deadline by default and signs each attempt with its own timestamp', async () => {

@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentClient, startHarness, TEST_AGENT_CAPABILITIES, type Harness } from '../../control-plane/test/harness.ts';
+
+// What operators type: agent tokens, draining nodes, and whisper models, through the real CLI
+// against a real control plane (the agent side is played over the real websocket protocol).
+
+const run = promisify(execFile);
+const main = path.resolve(import.meta.dirname, '../src/main.ts');
+const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+
+let h: Harness;
+const clients: { close(): void }[] = [];
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await h.close();
+});
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(tsx, [main, ...args], {
+      env: { ...process.env, CAPTIONFARM_URL: h.url, CAPTIONFARM_DATA_DIR: h.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('captionfarm admin agents / nodes', () => {
+  it('a token made with the CLI registers an agent; drain and undrain from the CLI reach it', async () => {
+    const made = await cli('admin', 'agents', 'token', 'create', '--name', 'rack-7', '--json');
+    expect(made.code, made.stderr).toBe(0);
+    const { token } = JSON.parse(made.stdout) as { token: string };
+    expect(token).toMatch(/^cf_agent_/);
+
+    const c = agentClient(h.url, token);
+    clients.push(c);
+    const { nodeId } = await c.agent.register.mutate({ nodeName: 'gpu-rack-7', capabilities: { ...TEST_AGENT_CAPABILITIES, gpu: true } });
+
+    const listed = JSON.parse((await cli('admin', 'nodes', 'list', '--json')).stdout) as { id: string; name: string; state: string }[];
+    expect(listed.find((n) => n.id === nodeId)).toMatchObject({ name: 'gpu-rack-7' });
+    const table = await cli('admin', 'nodes', 'list');
+    expect(table.stdout).toContain('gpu-rack-7');
+
+    // By name, as the README shows.
+    const drained = await cli('admin', 'nodes', 'drain', '--node', 'gpu-rack-7', '--json');
+    expect(drained.code, drained.stderr).toBe(0);
+    const afterDrain = JSON.parse((await cli('admin', 'nodes', 'list', '--json')).stdout) as { id: string; state: string }[];
+    expect(afterDrain.find((n) => n.id === nodeId)?.state).toBe('draining');
+    // The agent is told, and gets no work while drained.
+    expect((await c.agent.heartbeat.mutate({ nodeId, leases: [] })).drain).toBe(true);
+
+    expect((await cli('admin', 'nodes', 'undrain', '--node', nodeId, '--json')).code).toBe(0);
+    expect((await c.agent.heartbeat.mutate({ nodeId, leases: [] })).drain).toBe(false);
+    const shown = JSON.parse((await cli('admin', 'nodes', 'show', '--node', 'gpu-rack-7')).stdout) as { id: string; state: string };
+    expect(shown).toMatchObject({ id: nodeId });
+    expect(shown.state).not.toBe('draining');
+  }, 180_000); // eight CLI processes, each a tsx start-up
+
+  it('an unknown node is a clear error with a non-zero exit', async () => {
+    const res = await cli('admin', 'nodes', 'drain', '--node', 'no-such-node');
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/no-such-node|not found|No node/i);
+  });
+});
+
+describe('captionfarm models', () => {
+  let dir: string;
+  let server: Server;
+  let served: Buffer;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'cf-models-'));
+    // A real ggml file, but not the one whisper.cpp publishes for "tiny": its SHA1 does not match.
+    served = await readFile(path.resolve(import.meta.dirname, '../../../../shared/models/for-tests-ggml-tiny.bin'));
+    server = createServer((req, res) => {
+      if (req.url === '/ggml-tiny.bin') res.writeHead(200, { 'content-length': served.length }).end(served);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('list shows the catalogue with nothing installed in an empty dir', async () => {
+    const res = await cli('models', 'list', '--dir', dir, '--json');
+    expect(res.code, res.stderr).toBe(0);
+    const models = JSON.parse(res.stdout) as { name: string; installed: boolean }[];
+    expect(models.map((m) => m.name)).toEqual(expect.arrayContaining(['tiny', 'base', 'small']));
+    expect(models.every((m) => !m.installed)).toBe(true);
+  });
+
+  it('pull refuses a download whose SHA1 is not the published one, and keeps nothing', async () => {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const res = await cli('models', 'pull', 'tiny', '--dir', dir, '--base-url', base);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/sha1/i);
+    expect(await readdir(dir)).toEqual([]);
+    const listed = JSON.parse((await cli('models', 'list', '--dir', dir, '--json')).stdout) as { name: string; installed: boolean }[];
+    expect(listed.find((m) => m.name === 'tiny')?.installed).toBe(false);
+  });
+
+  it('pull of an unknown model name is a usage error', async () => {
+    const res = await cli('models', 'pull', 'gigantic', '--dir', dir);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/gigantic/);
+  });
+});
