@@ -128,6 +128,9 @@ export function createAgent(opts: AgentOptions): Agent {
       async ingested(info) {
         return check(await client.ingested.mutate({ ...ref, ...info }));
       },
+      async transcribed(transcript) {
+        return check(await client.transcribed.mutate({ ...ref, ...transcript }));
+      },
       async outputUploadUrl(sizeBytes) {
         const r = await client.outputUploadUrl.mutate({ ...ref, sizeBytes });
         if (!r.ok) {

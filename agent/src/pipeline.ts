@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
-import type { LeasedJob, Word } from '@captionfarm/contracts';
+import { fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
 import type { SafeFetchFn } from '@captionfarm/webhooks';
 import { JobAborted, JobFailure } from './errors.ts';
@@ -10,7 +10,7 @@ import { loadJobFonts } from './fonts.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
 export interface Transcriber {
-  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal }): Promise<{ language: string; words: Word[] }>;
+  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
 }
 
 export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
@@ -20,6 +20,8 @@ export interface JobChannel {
   phase(phase: 'ingesting' | 'transcribing' | 'rendering', percent: number | null): Promise<void>;
   percent(percent: number): void;
   ingested(info: { durationSeconds: number; width: number; height: number }): Promise<LeaseAnswer>;
+  /** The recognized words, kept by the control plane for the transcript exports. */
+  transcribed(transcript: { language: string; languageProbability: number | null; words: { text: string; start: number; end: number }[] }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
   complete(result: { resolution: { width: number; height: number }; outputBytes: number }): Promise<LeaseAnswer>;
 }
@@ -60,13 +62,27 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     const fonts = await loadJobFonts(job.fonts, path.join(deps.workDir, 'font-cache'), signal);
 
     // --- transcribe
+    // A transcript given at creation replaces recognition: exactly its words are burned.
     await channel.phase('transcribing', null);
     let words: Word[];
-    try {
-      words = (await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal })).words;
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw new JobFailure('transcription-failed', firstLine((err as Error).message));
+    if (job.transcript) {
+      words = job.transcript.words.map((w) => ({ ...w, confidence: 1 }));
+    } else {
+      let recognized;
+      try {
+        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw new JobFailure('transcription-failed', firstLine((err as Error).message));
+      }
+      // Exported words must be valid to send back as a transcript (end > start, within the source).
+      words = fitWords(recognized.words, info.durationSeconds);
+      const kept = await channel.transcribed({
+        language: recognized.language,
+        languageProbability: recognized.languageProbability ?? null,
+        words: words.map(({ text, start, end }) => ({ text, start, end })),
+      });
+      if (!kept.ok) throw new JobAborted(kept.reason);
     }
 
     // --- render

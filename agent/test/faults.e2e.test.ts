@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeClip, startFarm, submitUpload, terminal, testModelPath, watchJob, writeTruncated, type Farm } from './e2e-harness.ts';
+import { makeClip, startFarm, startVideoServer, submitUpload, terminal, testModelPath, watchJob, writeTruncated, type Farm } from './e2e-harness.ts';
 
 let clip: Buffer;
 const farms: Farm[] = [];
@@ -36,10 +36,24 @@ describe('faults the agent must survive', () => {
   it('a job past its deadline fails with timed-out, refunds, and its agent stops working on it', async () => {
     const farm = await startFarm({ opts: { agentTimings: { deadlineBaseMs: 1500, deadlinePerInputSecond: 0 } } });
     farms.push(farm);
+    // The source sends its headers and a first chunk, then stalls for ever: however fast the
+    // machine, only the deadline can end this job (a job that finished in time would race it).
+    const stalled: import('node:http').ServerResponse[] = [];
+    const videos = await startVideoServer(farm.certs, {
+      '/stalls.mp4': (res) => {
+        stalled.push(res);
+        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clip.length }).write(clip.subarray(0, 1024));
+      },
+    });
     const agent = await farm.startAgent();
     const { api, accountId } = await farm.account('pro', 'slowpoke');
     const before = await farm.balance(accountId);
-    const { job } = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
+    const created = await api('POST', '/v1/automation-jobs', { videoUrl: videos.url('/stalls.mp4'), templateId: 'karaoke' });
+    expect(created.status).toBe(202);
+    const { job } = await watchJob(api, created.body.id, terminal).finally(() => {
+      for (const r of stalled) r.destroy();
+      return videos.close();
+    });
     expect(job, JSON.stringify(job)).toMatchObject({ status: 'failed', failureCode: 'timed-out' });
     expect(job.failureReason).toMatch(/deadline/);
     expect(await farm.balance(accountId)).toBe(before);

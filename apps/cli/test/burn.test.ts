@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
+import { startHarness, until, type Harness } from '../../control-plane/test/harness.ts';
 import { JOB_ID, cliInPty, cliPiped } from './burn-helpers.ts';
 
 /**
@@ -90,22 +90,69 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
   });
 
   it('Ctrl-C during the upload leaves no job behind', async () => {
-    const { key, api } = await h.account('pro');
-    // 200 MB of zeros: long enough on loopback to be interrupted midway.
+    // The upload goes through a proxy that passes the first megabyte of the PUT, then stops
+    // reading: the upload can never finish before the Ctrl-C, however fast the machine.
+    const proxy = await startStallingProxy(1 << 20);
+    proxy.target = Number(new URL(await closedPortUrl()).port);
+    const ph = await startHarness({ PORT: String(proxy.target), CAPTIONFARM_PUBLIC_URL: `http://127.0.0.1:${proxy.port}` });
+    const { key, api } = await ph.account('pro');
     const big = path.join(dir, 'big.mp4');
-    await writeFile(big, Buffer.alloc(200_000_000));
+    await writeFile(big, Buffer.alloc(50_000_000));
     try {
-      const run = cliInPty(['burn', big, '--template', 'karaoke'], envFor(key), dir);
+      const run = cliInPty(['burn', big, '--template', 'karaoke'], { CAPTIONFARM_URL: ph.url, CAPTIONFARM_API_KEY: key }, dir);
       await run.waitFor(/upload\s+\[[█░]+\]\s+\d+%/);
+      await until(async () => proxy.stalledPuts === 1, 30_000, 'the upload to stall at the proxy');
       run.type('\x03');
       expect(await run.exit).toBe(130);
       expect(run.text()).toContain('captionfarm: interrupted during the upload: no job was created');
       expect((await api('GET', '/v1/automation-jobs')).body.jobs).toEqual([]);
     } finally {
       await rm(big, { force: true });
+      await proxy.close();
+      await ph.close();
     }
   });
 });
+
+/**
+ * A TCP proxy to 127.0.0.1:`target` that forwards every connection, except that a PUT is cut off
+ * after `passBytes`: the proxy stops reading it, so the client's upload stalls where it is.
+ */
+async function startStallingProxy(passBytes: number) {
+  const sockets = new Set<Socket>();
+  const state = { port: 0, target: 0, stalledPuts: 0, close: async () => {} };
+  const server = createNetServer((client) => {
+    sockets.add(client);
+    const upstream = connect(state.target, '127.0.0.1');
+    sockets.add(upstream);
+    let seen = 0;
+    let isPut: boolean | undefined;
+    client.on('data', (chunk: Buffer) => {
+      isPut ??= chunk.subarray(0, 4).toString('latin1') === 'PUT ';
+      if (isPut && seen + chunk.length > passBytes) {
+        upstream.write(chunk.subarray(0, Math.max(0, passBytes - seen)));
+        seen = passBytes;
+        state.stalledPuts++;
+        client.pause();
+        client.removeAllListeners('data');
+        return;
+      }
+      seen += chunk.length;
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    for (const s of [client, upstream]) s.on('error', () => undefined);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.port = (server.address() as AddressInfo).port;
+  state.close = async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  };
+  return state;
+}
 
 describe('captionfarm burn: what failed, and exit codes', () => {
   it('a job that fails prints its failureCode and failureReason and exits 1', async () => {

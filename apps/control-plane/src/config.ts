@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
 
 /**
  * The one place that reads the environment. Every setting, its default and meaning are here;
@@ -26,6 +27,8 @@ const EnvSchema = z.object({
   CAPTIONFARM_S3_SECRET_ACCESS_KEY: z.string().optional(),
   /** Largest JSON request body. */
   CAPTIONFARM_MAX_JSON_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  /** Largest body of POST /v1/automation-jobs, which may carry a transcript of up to 20,000 words. */
+  CAPTIONFARM_MAX_JOB_JSON_BYTES: z.coerce.number().int().positive().default(CREATE_JOB_MAX_JSON_BYTES),
   /** Seconds between sweeps (expired uploads and outputs, leases, deadlines). */
   CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
   /** An agent's lease lasts this long without a heartbeat; then the job is queued again. */
@@ -48,6 +51,8 @@ export interface ControlPlaneConfig {
     | { kind: 'external'; endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string };
   bucket: string;
   maxJsonBytes: number;
+  /** POST /v1/automation-jobs only (a transcript can be large). */
+  maxJobJsonBytes: number;
   sweepSeconds: number;
   leaseSeconds: number;
   deadlineBaseSeconds: number;
@@ -92,6 +97,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     s3,
     bucket: e.CAPTIONFARM_S3_BUCKET,
     maxJsonBytes: e.CAPTIONFARM_MAX_JSON_BYTES,
+    maxJobJsonBytes: Math.max(e.CAPTIONFARM_MAX_JOB_JSON_BYTES, e.CAPTIONFARM_MAX_JSON_BYTES),
     sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,

@@ -23,6 +23,7 @@ import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
+import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
@@ -110,6 +111,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const jobs = createJobsService({ db, store, templates, checkPublicUrl, requireFonts, cursorKey: secrets.cursorKey, now });
   const uploads = createUploadsService({ db, store, now });
+  const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
@@ -147,8 +149,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     '/v1',
     apiKeyAuth(async (key) => accounts.authenticate(key)),
     rateLimit(now),
-    ...jsonBody(config.maxJsonBytes),
-    publicRoutes({ jobs, uploads, templates, fonts, extend: (r) => webhooks.mountPublic(r) }),
+    // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+    ...jsonBody(config.maxJsonBytes, { 'POST /automation-jobs': config.maxJobJsonBytes }),
+    publicRoutes({ jobs, uploads, templates, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',

@@ -60,7 +60,8 @@ export async function startHarness(env: Record<string, string> = {}, opts: Contr
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cp-'));
   const config = loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env });
   const cp = await createControlPlane(config, opts);
-  const url = await cp.listen(0, '127.0.0.1');
+  // Port 0 (any free port) unless the test chose one with PORT (e.g. to sit behind a proxy).
+  const url = await cp.listen(env.PORT ? Number(env.PORT) : 0, '127.0.0.1');
   const adminApi = apiFor(url, cp.adminToken);
   const h: Harness = {
     cp,

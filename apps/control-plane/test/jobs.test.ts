@@ -111,9 +111,11 @@ describe('POST /v1/automation-jobs', () => {
     expectError(await api('POST', '/v1/automation-jobs', 'videoUrl=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
   });
 
-  it('a huge body -> 413', async () => {
-    const big = JSON.stringify({ videoUrl: video, templateId: template, pad: 'x'.repeat(200_000) });
-    expectError(await api('POST', '/v1/automation-jobs', big, { 'content-type': 'application/json' }), 413, 'payload_too_large');
+  it('a huge body -> 413: over 64 KiB on most routes, over 8 MiB on job creation (which may carry a transcript)', async () => {
+    const big = JSON.stringify({ fileName: 'a.mp4', sizeBytes: 1000, pad: 'x'.repeat(200_000) });
+    expectError(await api('POST', '/v1/automation-jobs/uploads', big, { 'content-type': 'application/json' }), 413, 'payload_too_large');
+    const huge = JSON.stringify({ videoUrl: video, templateId: template, pad: 'x'.repeat(8 * 1024 * 1024) });
+    expectError(await api('POST', '/v1/automation-jobs', huge, { 'content-type': 'application/json' }), 413, 'payload_too_large');
   });
 
   it.each([

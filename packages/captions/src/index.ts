@@ -67,3 +67,13 @@ export {
   hasHangul,
   type Direction,
 } from './text.ts';
+export {
+  subtitleCues,
+  toSrt,
+  toVtt,
+  formatSubtitleTime,
+  displayWidth,
+  type SubtitleCue,
+  type SubtitleOptions,
+  type SubtitleWord,
+} from './subtitles.ts';

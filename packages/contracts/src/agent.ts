@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FailureCodeSchema, FormatSchema, QualitySchema, ResolutionSchema } from './job.ts';
+import { TRANSCRIPT_MAX_WORDS } from './transcript.ts';
 
 /** What an agent node can do, sent at register. */
 export const AgentCapabilitiesSchema = z.strictObject({
@@ -57,6 +58,8 @@ export const LeasedJobSchema = z.strictObject({
   frameBudget: z.number().int().positive(),
   /** Largest source the agent downloads (the plan's upload limit). */
   maxSourceBytes: z.number().int().positive(),
+  /** Words given at creation: the agent skips speech recognition and burns exactly these. */
+  transcript: z.strictObject({ language: z.string().length(2).nullable(), words: z.array(z.strictObject({ text: z.string(), start: z.number(), end: z.number() })) }).nullable(),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -77,6 +80,13 @@ export const AgentCompleteInputSchema = z.strictObject({
   resolution: ResolutionSchema,
   outputBytes: z.number().int().positive(),
 });
+/** The recognized words of a job (before rendering); kept and served once the job succeeds. */
+export const AgentTranscribedInputSchema = z.strictObject({
+  ...leaseRef,
+  language: z.string().length(2),
+  languageProbability: z.number().min(0).max(1).nullable(),
+  words: z.array(z.strictObject({ text: z.string().min(1).max(1024), start: z.number().nonnegative(), end: z.number().nonnegative() })).max(TRANSCRIPT_MAX_WORDS),
+});
 export const AgentFailInputSchema = z.strictObject({
   ...leaseRef,
   failureCode: FailureCodeSchema,
@@ -86,6 +96,7 @@ export type AgentProgressInput = z.infer<typeof AgentProgressInputSchema>;
 export type AgentIngestedInput = z.infer<typeof AgentIngestedInputSchema>;
 export type AgentCompleteInput = z.infer<typeof AgentCompleteInputSchema>;
 export type AgentFailInput = z.infer<typeof AgentFailInputSchema>;
+export type AgentTranscribedInput = z.infer<typeof AgentTranscribedInputSchema>;
 
 /** Events pushed to an agent over its subscription. */
 export const AgentEventSchema = z.discriminatedUnion('type', [

@@ -10,6 +10,8 @@ export const API_ERROR_STATUS = {
   upload_already_used: 409,
   job_not_cancellable: 409,
   conflict: 409,
+  /** GET .../transcript of a job that has not succeeded (yet, or ever). */
+  transcript_not_available: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,

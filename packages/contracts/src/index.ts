@@ -1,5 +1,6 @@
 export * from './word.ts';
 export * from './job.ts';
+export * from './transcript.ts';
 export * from './upload.ts';
 export * from './errors.ts';
 export * from './plans.ts';

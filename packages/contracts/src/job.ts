@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WHISPER_LANGUAGES } from './languages.ts';
+import { TranscriptInputSchema } from './transcript.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
@@ -30,6 +31,9 @@ export const FAILURE_CODES = [
   'render-failed',
   'timed-out',
   'internal',
+  // Added under the spec's versioning rule (new failure codes may be added): a transcript given at
+  // creation has a word past the end of the source, measured at ingest. Not retryable.
+  'transcript-out-of-range',
 ] as const;
 export const FailureCodeSchema = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
@@ -121,6 +125,8 @@ export const CreateJobRequestSchema = z
     style: z.record(z.string(), z.unknown()).optional(),
     /** Only the captions on transparent frames: `webm` (VP9 + alpha) or `mov` (ProRes 4444 + alpha). */
     overlay: z.boolean().default(false),
+    /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
+    transcript: TranscriptInputSchema.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.format === 'mov' && !body.overlay) {

@@ -2,10 +2,16 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
+import * as transcripts from './migrations/0010-transcripts.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import type { Database } from './schema.ts';
 
-const migrations: Record<string, Migration> = { '0001-initial': initial, '0002-webhook-store': webhookStore, '0016-fonts': fonts };
+const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+  '0002-webhook-store': webhookStore,
+  '0010-transcripts': transcripts,
+  '0016-fonts': fonts,
+};
 
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -179,6 +179,22 @@ export interface TemplatesTable {
   created_at: Iso;
 }
 
+/** The words a job burns (migration 0010): given at creation, or recognized by the agent. */
+export interface JobTranscriptsTable {
+  job_id: string;
+  /** 'given' (POST body `transcript`) or 'recognized' (speech recognition). */
+  origin: string;
+  /** 2-letter code; null for a given transcript without one. */
+  language: string | null;
+  /** Recognizer's confidence in a detected language; null when given or not measured. */
+  language_probability: number | null;
+  word_count: number;
+  /** JSON: [{ text, start, end }] in seconds. */
+  words: string;
+  created_at: Iso;
+  updated_at: Iso;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -191,6 +207,7 @@ export interface Database {
   agent_nodes: AgentNodesTable;
   templates: TemplatesTable;
   fonts: FontsTable;
+  job_transcripts: JobTranscriptsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -203,3 +220,4 @@ export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 export type AgentNode = Selectable<AgentNodesTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type FontRow = Selectable<FontsTable>;
+export type JobTranscript = Selectable<JobTranscriptsTable>;

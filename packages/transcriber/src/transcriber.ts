@@ -54,6 +54,8 @@ export interface TranscribeRequest {
 
 export interface TranscribeResult {
   language: string;
+  /** Confidence (0..1) in a detected language; absent or null when the language was given or is not measured. */
+  languageProbability?: number | null;
   words: Word[];
 }
 

@@ -6,6 +6,7 @@ import {
   AgentIngestedInputSchema,
   AgentProgressInputSchema,
   AgentRegisterInputSchema,
+  AgentTranscribedInputSchema,
   type AgentEvent,
 } from '@captionfarm/contracts';
 import type { AgentHub } from './hub.ts';
@@ -41,6 +42,7 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub }
       .mutation(({ ctx, input }) => agents.heartbeat(ctx.nodeId, input.leases)),
     progress: nodeProc.input(AgentProgressInputSchema.extend(leaseRef)).mutation(({ input }) => agents.progress(input)),
     ingested: nodeProc.input(AgentIngestedInputSchema.extend(leaseRef)).mutation(({ input }) => agents.ingested(input)),
+    transcribed: nodeProc.input(AgentTranscribedInputSchema.extend(leaseRef)).mutation(({ input }) => agents.transcribed(input)),
     outputUploadUrl: nodeProc
       .input(z.strictObject({ ...leaseRef, jobId: z.uuid(), leaseId: z.string(), sizeBytes: z.number().int().positive() }))
       .mutation(({ input }) => agents.outputUploadUrl(input)),

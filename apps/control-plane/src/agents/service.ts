@@ -8,6 +8,7 @@ import {
   type AgentFailInput,
   type AgentIngestedInput,
   type AgentProgressInput,
+  type AgentTranscribedInput,
   type LeasedJob,
   type PlanId,
 } from '@captionfarm/contracts';
@@ -16,6 +17,7 @@ import type { ObjectStore } from '@captionfarm/storage';
 import { generateAgentToken, hashSecret } from '../crypto.ts';
 import { finishJob, type Ending } from '../services/finish-job.ts';
 import type { JobsService } from '../services/jobs.ts';
+import { givenTranscript, givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import type { AgentHub } from './hub.ts';
 
 export const OUTPUT_TTL_SECONDS = 7 * 24 * 3600;
@@ -97,6 +99,7 @@ export function createAgentsService(deps: {
       maxInputSeconds: PLANS[plan].maxInputSeconds,
       frameBudget: PLANS[plan].frameBudget,
       maxSourceBytes: PLANS[plan].maxUploadBytes,
+      transcript: await givenTranscript(db, job.id),
     };
   }
 
@@ -227,6 +230,8 @@ export function createAgentsService(deps: {
       if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
         return fail('output-larger-than-source', `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`);
       }
+      const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
+      if (outOfRange) return fail('transcript-out-of-range', outOfRange);
       const needed = billableMinutes(input.durationSeconds);
       const exhausted = await db.transaction().execute(async (trx) => {
         const held = await jobHeldMinutes(trx, job.id);
@@ -238,6 +243,14 @@ export function createAgentsService(deps: {
       if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
       const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).execute();
+      return { ok: true };
+    },
+
+    /** The recognized words, kept before rendering and served once the job succeeds. */
+    async transcribed(input: AgentTranscribedInput): Promise<LeaseCheck> {
+      const { job, check } = await owned(input);
+      if (!check.ok || !job) return check;
+      await saveRecognizedTranscript(db, input, now().toISOString());
       return { ok: true };
     },
 

@@ -67,10 +67,13 @@ export function rateLimit(now: () => Date): RequestHandler {
 
 /**
  * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit,
- * 400 for malformed JSON. A request without a body gets `undefined`.
+ * 400 for malformed JSON. A request without a body gets `undefined`. `routes` gives some routes
+ * ("METHOD /path" relative to the mount point) their own limit.
  */
-export function jsonBody(limitBytes: number): RequestHandler[] {
-  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
+export function jsonBody(limitBytes: number, routes: Record<string, number> = {}): RequestHandler[] {
+  const parser = (limit: number) => express.json({ limit, strict: false, type: () => true });
+  const general = parser(limitBytes);
+  const special = new Map(Object.entries(routes).map(([route, limit]) => [route, parser(limit)]));
   return [
     (req: Request, _res: Response, next: NextFunction) => {
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -79,7 +82,7 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
       if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
         return next(new ApiError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".'));
       }
-      parse(req, _res, next);
+      (special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general)(req, _res, next);
     },
   ];
 }

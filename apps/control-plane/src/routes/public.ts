@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { renderTemplatePreview } from '../preview.ts';
 import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
+import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
 import { fontIdsOf, type FontsService } from '../services/fonts.ts';
@@ -31,6 +32,7 @@ export interface PublicRoutesDeps {
   uploads: UploadsService;
   templates: TemplatesService;
   fonts: FontsService;
+  transcripts: TranscriptsService;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
   extend?: (router: Router) => void;
 }
@@ -52,6 +54,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   }));
   r.get('/automation-jobs/:id/style', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.style(callerOf(res), String(req.params.id)));
+  }));
+  r.get('/automation-jobs/:id/transcript', asyncRoute(async (req, res) => {
+    const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
+    if (out.kind === 'json') {
+      res.status(200).json(out.body);
+      return;
+    }
+    res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);
   }));
   r.post('/automation-jobs/:id/cancel', asyncRoute(async (req, res) => {
     noBody(req);

@@ -17,6 +17,7 @@ import { signToken, verifyToken } from '../crypto.ts';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
+import { insertGivenTranscript } from './transcripts.ts';
 import type { TemplatesService } from './templates.ts';
 import type { ObjectStore } from '@captionfarm/storage';
 
@@ -60,7 +61,10 @@ export function createJobsService(deps: {
   async function create(caller: Caller, body: unknown): Promise<JobRecord> {
     const parsed = CreateJobRequestSchema.safeParse(body);
     if (!parsed.success) {
-      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: issuesToDetails(parsed.error.issues) });
+      // A 20,000-word transcript can be wrong everywhere: the first 100 problems say enough.
+      const details = issuesToDetails(parsed.error.issues);
+      const shown = details.length > 100 ? [...details.slice(0, 100), { path: '', message: `... and ${details.length - 100} more problems` }] : details;
+      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: shown });
     }
     const input = parsed.data;
     const plan = PLANS[caller.plan];
@@ -163,6 +167,7 @@ export function createJobsService(deps: {
           lease_expires_at: null,
         })
         .execute();
+      await insertGivenTranscript(trx, id, input, iso);
       if (reserve > 0) {
         await appendLedger(trx, { accountId: caller.accountId, jobId: id, kind: 'reserve', minutes: -reserve, now: t });
       } else {

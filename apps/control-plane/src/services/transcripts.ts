@@ -1,0 +1,110 @@
+import { toSrt, toVtt } from '@captionfarm/captions';
+import {
+  ApiError,
+  issuesToDetails,
+  TRANSCRIPT_CONTENT_TYPES,
+  TranscriptQuerySchema,
+  type AgentTranscribedInput,
+  type CreateJobInput,
+  type LeasedJob,
+  type TranscriptRecord,
+} from '@captionfarm/contracts';
+import type { Database, Db } from '@captionfarm/db';
+import type { Kysely, Transaction } from 'kysely';
+import type { Caller, JobsService } from './jobs.ts';
+
+type Words = TranscriptRecord['words'];
+type Writer = Kysely<Database> | Transaction<Database>;
+
+const wordsOnly = (words: readonly { text: string; start: number; end: number }[]): Words => words.map(({ text, start, end }) => ({ text, start, end }));
+
+/** Stores the transcript given at creation, in the transaction that inserts the job. */
+export async function insertGivenTranscript(trx: Writer, jobId: string, input: CreateJobInput, iso: string): Promise<void> {
+  const t = input.transcript;
+  if (!t) return;
+  await trx
+    .insertInto('job_transcripts')
+    .values({
+      job_id: jobId,
+      origin: 'given',
+      language: t.language ?? input.language ?? null,
+      language_probability: null,
+      word_count: t.words.length,
+      words: JSON.stringify(wordsOnly(t.words)),
+      created_at: iso,
+      updated_at: iso,
+    })
+    .execute();
+}
+
+/** The given transcript of a job, as the agent receives it with its lease (null: recognize speech). */
+export async function givenTranscript(db: Db, jobId: string): Promise<LeasedJob['transcript']> {
+  const row = await db.selectFrom('job_transcripts').select(['language', 'words']).where('job_id', '=', jobId).where('origin', '=', 'given').executeTakeFirst();
+  return row ? { language: row.language, words: JSON.parse(row.words) as Words } : null;
+}
+
+/**
+ * After ingest: a given transcript must lie within the source. Returns why not (the job then fails
+ * with `transcript-out-of-range`), or null. 1 ms of slack for times rounded to the millisecond.
+ */
+export async function givenTranscriptOutOfRange(db: Db, jobId: string, durationSeconds: number): Promise<string | null> {
+  const given = await givenTranscript(db, jobId);
+  if (!given) return null;
+  const i = given.words.findIndex((w) => w.end > durationSeconds + 0.001);
+  if (i === -1) return null;
+  const w = given.words[i]!;
+  return `Word ${i} ("${w.text.slice(0, 64)}") of the given transcript ends at ${w.end} s, after the end of the ${Math.round(durationSeconds * 1000) / 1000} s video; fix its times and create the job again.`;
+}
+
+/** The agent's recognized words (idempotent: a re-sent or retried attempt replaces them; a given transcript is never replaced). */
+export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedInput, iso: string): Promise<void> {
+  const values = {
+    language: input.language,
+    language_probability: input.languageProbability,
+    word_count: input.words.length,
+    words: JSON.stringify(wordsOnly(input.words)),
+    updated_at: iso,
+  };
+  await db
+    .insertInto('job_transcripts')
+    .values({ job_id: input.jobId, origin: 'recognized', created_at: iso, ...values })
+    .onConflict((oc) => oc.column('job_id').doUpdateSet(values).where('job_transcripts.origin', '=', 'recognized'))
+    .execute();
+}
+
+export type TranscriptExport = { kind: 'json'; body: TranscriptRecord } | { kind: 'text'; contentType: string; fileName: string; body: string };
+
+/** GET /v1/automation-jobs/:id/transcript[?format=json|srt|vtt]. */
+export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService, 'get'> }) {
+  const { db, jobs } = deps;
+  return {
+    async get(caller: Caller, id: string, query: unknown): Promise<TranscriptExport> {
+      // Ownership first: another account's job, or a malformed id, is 404 whatever the query says.
+      const job = await jobs.get(caller, id);
+      const parsed = TranscriptQuerySchema.safeParse(query ?? {});
+      if (!parsed.success) {
+        throw new ApiError('invalid_request', 'Invalid transcript query: format is json, srt or vtt.', { details: issuesToDetails(parsed.error.issues) });
+      }
+      if (job.status !== 'succeeded') {
+        const when = job.status === 'queued' || job.status === 'running' ? 'once it has succeeded; poll the job until then' : 'only for succeeded jobs';
+        throw new ApiError('transcript_not_available', `Job ${job.id} is ${job.status} (phase ${job.phase}); its transcript is available ${when}.`, {
+          details: [{ path: 'status', message: job.status }],
+        });
+      }
+      const row = await db.selectFrom('job_transcripts').selectAll().where('job_id', '=', job.id).executeTakeFirst();
+      if (!row) {
+        throw new ApiError('transcript_not_available', `Job ${job.id} ran before transcripts were kept; run it again to get one.`);
+      }
+      const words = JSON.parse(row.words) as Words;
+      const { format } = parsed.data;
+      if (format === 'json') return { kind: 'json', body: { language: row.language, languageProbability: row.language_probability, words } };
+      return {
+        kind: 'text',
+        contentType: TRANSCRIPT_CONTENT_TYPES[format],
+        fileName: `${job.id}.${format}`,
+        body: format === 'srt' ? toSrt(words) : toVtt(words),
+      };
+    },
+  };
+}
+export type TranscriptsService = ReturnType<typeof createTranscriptsService>;
