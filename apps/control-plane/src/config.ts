@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
@@ -36,6 +37,24 @@ const EnvSchema = z.object({
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
+  /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
+  CAPTIONFARM_BODY_TOTAL_SECONDS: z.coerce.number().positive().default(30),
+  /** ... and never stall longer than this between bytes. */
+  CAPTIONFARM_BODY_IDLE_SECONDS: z.coerce.number().positive().default(10),
+  /** A PUT to the built-in store that sends no byte for this long is cut (S3 answers RequestTimeout after 20 s too). */
+  CAPTIONFARM_UPLOAD_IDLE_SECONDS: z.coerce.number().positive().default(20),
+  /** Built-in store: concurrent requests per client address (503 SlowDown above). */
+  CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().positive().default(64),
+  /** Built-in store: concurrent PUTs to one object (one upload URL); 503 SlowDown above. */
+  CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT: z.coerce.number().int().positive().default(4),
+  /** Failed authentications per client address and minute before it gets 429 for the rest of the minute. */
+  CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
+  /** An agent websocket that has not authenticated within this many seconds is closed. */
+  CAPTIONFARM_AGENT_AUTH_SECONDS: z.coerce.number().positive().default(5),
+  /** Open agent websockets at most (authenticated or not); the upgrade gets 503 above. */
+  CAPTIONFARM_MAX_AGENT_CONNECTIONS: z.coerce.number().int().positive().default(256),
+  /** Worker threads that render template previews (default: CPU cores - 1, 1 to 4). */
+  CAPTIONFARM_PREVIEW_THREADS: z.coerce.number().int().min(1).max(64).optional(),
 });
 
 export interface ControlPlaneConfig {
@@ -57,6 +76,15 @@ export interface ControlPlaneConfig {
   leaseSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
+  bodyTotalSeconds: number;
+  bodyIdleSeconds: number;
+  uploadIdleSeconds: number;
+  storeMaxConnectionsPerIp: number;
+  storeMaxPutsPerObject: number;
+  authFailuresPerMinute: number;
+  agentAuthSeconds: number;
+  maxAgentConnections: number;
+  previewThreads: number;
   /**
    * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
    * present a certificate of this CA. Never read from the environment, so no deployment and no API
@@ -102,5 +130,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
+    bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,
+    bodyIdleSeconds: e.CAPTIONFARM_BODY_IDLE_SECONDS,
+    uploadIdleSeconds: e.CAPTIONFARM_UPLOAD_IDLE_SECONDS,
+    storeMaxConnectionsPerIp: e.CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP,
+    storeMaxPutsPerObject: e.CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT,
+    authFailuresPerMinute: e.CAPTIONFARM_AUTH_FAILURES_PER_MINUTE,
+    agentAuthSeconds: e.CAPTIONFARM_AGENT_AUTH_SECONDS,
+    maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
+    previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
   });
 }

@@ -8,10 +8,12 @@ const schema = (s: z.ZodType, io: 'input' | 'output' = 'output') => {
 
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } });
 const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const idParam = { name: 'id', in: 'path', required: true, description: 'Malformed percent-encoding here gets 400 invalid_request.', schema: { type: 'string', format: 'uuid' } };
 const common = {
-  '401': errorResponse('Missing, unknown or revoked API key (unauthenticated)'),
-  '429': errorResponse('rate_limited; see Retry-After'),
+  '401': errorResponse('Missing, unknown or revoked API key (unauthenticated); each failure counts against the client address'),
+  '408': errorResponse('request_timeout: the body stalled longer than CAPTIONFARM_BODY_IDLE_SECONDS (10 s) or took longer than CAPTIONFARM_BODY_TOTAL_SECONDS (30 s); the connection is closed'),
+  '413': errorResponse('payload_too_large: decided from the declared Content-Length alone, before the body is read; the connection is closed'),
+  '429': errorResponse('rate_limited (the account\'s requests per minute, or more than CAPTIONFARM_AUTH_FAILURES_PER_MINUTE failed authentications from this address this minute); see Retry-After'),
   '500': errorResponse('internal'),
 };
 
@@ -45,7 +47,6 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             ),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
-            '413': errorResponse('payload_too_large'),
             '415': errorResponse('unsupported_media_type'),
             '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
             ...common,
@@ -85,7 +86,16 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         post: {
           operationId: 'previewTemplate',
           parameters: [{ ...idParam, schema: { type: 'string' } }],
-          responses: { '200': { description: 'One rendered frame', content: { 'image/png': {} } }, '400': errorResponse('invalid_request'), '404': errorResponse('not_found'), ...common },
+          description: 'Rendered on a worker thread pool. At most 1 (free), 2 (starter) or 4 (pro) previews of an account in flight; at most 3840x2160 pixels.',
+          responses: {
+            '200': { description: 'One rendered frame', content: { 'image/png': {} } },
+            '400': errorResponse('invalid_request'),
+            '404': errorResponse('not_found'),
+            '422': errorResponse('limit_exceeded (more than 3840x2160 pixels)'),
+            ...common,
+            '429': errorResponse('rate_limited: the plan\'s previews in flight are all busy (Retry-After: 1), or the request limits of every route'),
+            '503': errorResponse('unavailable: the preview pool is full or the render took over 20 s; see Retry-After'),
+          },
         },
       },
       '/v1/automation-jobs/uploads': {
@@ -93,12 +103,17 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           operationId: 'createUpload',
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateUploadRequest' } } } },
           responses: {
-            '201': json('UploadRecord', 'Presigned upload URL'),
+            '201': json(
+              'UploadRecord',
+              'Presigned upload URL. Its PUT (to the built-in store): 200 for exactly sizeBytes; 403 for another size or a tampered/expired URL; 409 UploadAlreadyUsed once a job has claimed the upload (the object can no longer be replaced); 400 RequestTimeout when the body stalls for CAPTIONFARM_UPLOAD_IDLE_SECONDS (20 s; the connection is cut); 503 SlowDown with Retry-After past 4 concurrent PUTs to one URL or 64 concurrent requests from one address.',
+            ),
             '400': errorResponse('invalid_request'),
             '415': errorResponse('unsupported_media_type (file extension)'),
             '422': errorResponse('limit_exceeded (file too big for the plan)'),
             '429': errorResponse('rate_limited | quota_exceeded (uploads per day); see Retry-After'),
             '401': common['401'],
+            '408': common['408'],
+            '413': common['413'],
             '500': common['500'],
           },
         },

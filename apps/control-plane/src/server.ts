@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import express from 'express';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentRouter } from './agents/router.ts';
@@ -15,9 +16,11 @@ import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore 
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
-import { apiKeyAuth, bearer, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { createAuthFailureLimiter } from './http/auth-failures.ts';
+import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId } from './http/middleware.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
@@ -42,6 +45,8 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
+  log?: (msg: string, extra?: unknown) => void;
 }
 
 export interface ControlPlane {
@@ -60,6 +65,7 @@ export interface ControlPlane {
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
     fonts: ReturnType<typeof createFontsService>;
+    previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
   /** One pass of the sweepers (expired uploads, ...); also run on a timer once listening. */
@@ -73,9 +79,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
-  const log = (msg: string, extra?: unknown) => {
-    if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
-  };
+  const log =
+    opts.log ??
+    ((msg: string, extra?: unknown) => {
+      if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
+    });
+  const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
 
   let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
   // The built-in store presigns against the URL we listen on, known only after listen().
@@ -90,6 +99,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         accessKeyId: secrets.storeAccessKeyId,
         secretAccessKey: secrets.storeSecretAccessKey,
         now,
+        limits: {
+          maxConnectionsPerIp: config.storeMaxConnectionsPerIp,
+          maxPutsPerObject: config.storeMaxPutsPerObject,
+          putIdleMs: config.uploadIdleSeconds * 1000,
+        },
+        beforePut: (key) => uploads.refusePut(key),
       });
     }
     return builtin;
@@ -105,7 +120,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
-  const fonts = createFontsService({ db, store, now });
+  const fonts = createFontsService({ db, store, now, cacheDir: path.join(config.dataDir, 'font-cache') });
   const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
@@ -135,6 +150,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
 
+  const previews = createPreviewPool({ threads: config.previewThreads });
+  const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -145,21 +162,29 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument(baseUrl));
   });
+  // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
+  const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
   app.use(
     '/v1',
-    apiKeyAuth(async (key) => accounts.authenticate(key)),
+    declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
+    apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
-    // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
-    ...jsonBody(config.maxJsonBytes, { 'POST /automation-jobs': config.maxJobJsonBytes }),
-    publicRoutes({ jobs, uploads, templates, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
+    publicRoutes({ jobs, uploads, templates, previews, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) }),
   );
   app.use(
     '/admin/v1',
-    (req, _res, next) => {
+    declaredLengthLimit(config.maxJsonBytes),
+    (req, res, next) => {
+      const ip = clientIp(req);
+      const blocked = authFailures.blocked(ip);
+      if (blocked) return next(blocked);
       const token = bearer(req);
-      next(token && safeEqual(token, adminToken) ? undefined : new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+      if (token && safeEqual(token, adminToken)) return next();
+      authFailures.failed(ip, { kind: 'admin-token', reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
+      next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
-    ...jsonBody(config.maxJsonBytes),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts),
     adminRoutes({
       accounts,
       extend(r) {
@@ -171,32 +196,69 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
-  const server = createServer((req, res) => {
+  // Checks headersTimeout/requestTimeout every second (Node's default is every 30 s).
+  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
       getBuiltin().handle(req, res);
       return;
     }
     app(req, res);
   });
-  server.requestTimeout = 0; // uploads of large files take long; the store enforces sizes.
-  server.headersTimeout = 30_000;
+  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
+  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
+  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h).
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 3 * 3600_000;
+  server.keepAliveTimeout = 5_000;
 
   // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
+  // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most
+  // config.maxAgentConnections are open, and at most a quarter of them may be still
+  // unauthenticated, so strangers cannot crowd out agents. Refusals answer the upgrade with a
+  // plain HTTP status (503, or 429 for an address with too many failed authentications).
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const unauthenticated = new Set<WebSocket>();
+  const maxUnauthenticated = Math.max(1, Math.floor(config.maxAgentConnections / 4));
+  const refuseUpgrade = (socket: Duplex, status: 429 | 503, retryAfter: number) => {
+    const text = status === 429 ? 'Too Many Requests' : 'Service Unavailable';
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nRetry-After: ${retryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
   server.on('upgrade', (req, socket, head) => {
     if (req.url?.split('?')[0] !== '/agent') {
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    const blocked = authFailures.blocked(clientIp(req));
+    if (blocked) return refuseUpgrade(socket, 429, blocked.retryAfterSeconds ?? 60);
+    if (wss.clients.size >= config.maxAgentConnections || unauthenticated.size >= maxUnauthenticated) return refuseUpgrade(socket, 503, 5);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      unauthenticated.add(ws);
+      const deadline = setTimeout(() => {
+        if (!unauthenticated.has(ws)) return;
+        ws.close(4401, 'authentication required');
+        // A client that never answers the close frame is cut anyway.
+        setTimeout(() => ws.terminate(), 1000).unref();
+      }, config.agentAuthSeconds * 1000);
+      deadline.unref();
+      ws.once('close', () => {
+        clearTimeout(deadline);
+        unauthenticated.delete(ws);
+      });
+      wss.emit('connection', ws, req);
+    });
   });
   const wsHandler = applyWSSHandler({
     wss,
     router: agentRouter,
-    createContext: async ({ info }) => {
+    createContext: async ({ req, res: ws, info }) => {
       const token = info.connectionParams?.token;
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
+      if (auth) unauthenticated.delete(ws);
+      else if (token !== undefined) authFailures.failed(clientIp(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' });
       return { tokenId: auth?.tokenId ?? null };
+    },
+    onError: ({ error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') log('agent procedure failed', error.cause ?? error);
     },
     keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
   });
@@ -218,7 +280,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, fonts },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, fonts },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -246,6 +308,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await webhooks.close();
+      await previews.close();
       await db.destroy();
     },
   };

@@ -13,6 +13,7 @@ let h: Harness;
 let api: Api;
 let other: Api;
 let accountId: string;
+let mainKey: string;
 let brand: Buffer;
 let brandWoff2: Buffer;
 let corpus: HostileFont[];
@@ -23,7 +24,7 @@ beforeAll(async () => {
   brandWoff2 = await toWoff2(brand);
   corpus = await hostileFontCorpus({ mutants: 12 });
   h = await startHarness();
-  ({ api, accountId } = await h.account('pro'));
+  ({ api, accountId, key: mainKey } = await h.account('pro'));
   ({ api: other } = await h.account('pro', 'other'));
 });
 afterAll(() => h.close());
@@ -63,6 +64,25 @@ describe('/v1/fonts', () => {
     expect(checkSfnt(sfnt).flavor).toBe('truetype');
     expect(createHash('sha256').update(sfnt).digest('hex')).toBe(up.complete.body.sha256);
     expect((await api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
+  });
+
+  it('a preview with the font as style draws with it', async () => {
+    const png = async (body: unknown) => {
+      const res = await fetch(`${h.url}/v1/templates/karaoke/preview`, { method: 'POST', headers: { authorization: `Bearer ${mainKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      const img = await loadImage(Buffer.from(await res.arrayBuffer()));
+      const c = createCanvas(img.width, img.height).getContext('2d');
+      c.drawImage(img, 0, 0);
+      return c.getImageData(0, 0, img.width, img.height).data;
+    };
+    const base = { width: 360, height: 640, text: 'Brand fonts everywhere' };
+    const a = await png(base);
+    const b = await png({ ...base, style: { font: { fontId } } });
+    const again = await png({ ...base, style: { font: { fontId } } });
+    let differ = 0;
+    for (let i = 0; i < a.length; i += 4) if (Math.abs(a[i]! - b[i]!) + Math.abs(a[i + 1]! - b[i + 1]!) > 60) differ++;
+    expect(differ).toBeGreaterThan(500);
+    expect(Buffer.from(again).equals(Buffer.from(b))).toBe(true);
   });
 
   it("another account's font is 404 everywhere, and unusable", async () => {

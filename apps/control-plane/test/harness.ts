@@ -5,6 +5,7 @@ import type { PlanId } from '@captionfarm/contracts';
 import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
 import WebSocket from 'ws';
 import type { LookupFn } from '@captionfarm/webhooks';
+import { createFakeLookup } from '@captionfarm/webhooks/testing';
 import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {
@@ -45,15 +46,17 @@ export function apiFor(url: string, key: string | undefined): Api {
 
 /**
  * This machine has no internet DNS. Names under example.com resolve to a public address (as they
- * do on the internet); *.rebind.test resolves to loopback and *.private.test to a private address,
- * so the URL policy's DNS checks run for real against these answers.
+ * do on the internet); *.rebind.test resolves to loopback and *.private.test to a private address
+ * (as a hosts file or nss would map them), so the URL policy's DNS checks run for real against
+ * these answers. The one fake resolver of the project answers like the system's: a trailing-dot
+ * name is not found in such a table.
  */
-export const testLookup: LookupFn = async (hostname) => {
-  if (hostname.endsWith('.rebind.test')) return [{ address: '127.0.0.1', family: 4 }];
-  if (hostname.endsWith('.private.test')) return [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }];
-  if (hostname === 'example.com' || hostname.endsWith('.example.com')) return [{ address: '93.184.215.14', family: 4 }];
-  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-};
+export const testLookup: LookupFn = createFakeLookup({
+  '*.rebind.test': [{ address: '127.0.0.1', family: 4 }],
+  '*.private.test': [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }],
+  'example.com': [{ address: '93.184.215.14', family: 4 }],
+  '*.example.com': [{ address: '93.184.215.14', family: 4 }],
+});
 
 export async function startHarness(env: Record<string, string> = {}, opts: ControlPlaneOptions = {}): Promise<Harness> {
   opts = { lookup: testLookup, ...opts };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,7 +18,25 @@ export interface BuiltinStoreOptions {
   accessKeyId: string;
   secretAccessKey: string;
   now?: () => Date;
+  /** Connection limits and timeouts (defaults below); see README. */
+  limits?: Partial<BuiltinStoreLimits>;
+  /**
+   * Asked before a PUT reads its body and again before the object is replaced: a string refuses
+   * the write with 409 (the control plane refuses uploads a job has already claimed).
+   */
+  beforePut?: (key: string) => Promise<string | null>;
 }
+
+export interface BuiltinStoreLimits {
+  /** Concurrent requests from one client address; 503 SlowDown above. */
+  maxConnectionsPerIp: number;
+  /** Concurrent PUTs to one object (every presigned URL of one key); 503 SlowDown above. */
+  maxPutsPerObject: number;
+  /** A PUT body that sends nothing for this long is cut (400 RequestTimeout) and its part file removed. */
+  putIdleMs: number;
+}
+
+export const DEFAULT_BUILTIN_STORE_LIMITS: BuiltinStoreLimits = { maxConnectionsPerIp: 64, maxPutsPerObject: 4, putIdleMs: 20_000 };
 
 export interface BuiltinStore extends ObjectStore {
   /** Path prefix the handler serves (`/s3`). */
@@ -34,14 +52,31 @@ const MIME: Record<string, string> = {
   mp4: 'video/mp4', m4v: 'video/x-m4v', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', png: 'image/png', json: 'application/json',
 };
 
-function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
+/**
+ * Answers with an S3 XML error and closes the connection without reading the rest of the request
+ * body: the write side closes first so the client reads the answer, then the socket is destroyed
+ * a moment later (closing at once with unread input would reset it and could lose the answer).
+ */
+function s3Error(res: ServerResponse, status: number, code: string, message: string, extraHeaders: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message.replace(/[<&>]/g, '')}</Message></Error>`;
-  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), connection: 'close', ...extraHeaders });
+  const req = res.req;
+  res.once('finish', () => {
+    req.socket.end();
+    req.resume();
+    setTimeout(() => req.socket.destroy(), 2000).unref();
+  });
   res.end(body);
+}
+
+function count(map: Map<string, number>, k: string, by: 1 | -1): void {
+  const n = (map.get(k) ?? 0) + by;
+  if (n <= 0) map.delete(k);
+  else map.set(k, n);
 }
 
 /**
@@ -57,6 +92,9 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     { endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
     createS3Client({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }),
   );
+  const limits: BuiltinStoreLimits = { ...DEFAULT_BUILTIN_STORE_LIMITS, ...opts.limits };
+  const perIp = new Map<string, number>();
+  const putsPerObject = new Map<string, number>();
   const root = path.resolve(opts.dir);
   const filePath = (key: string) => {
     if (!KEY_RE.test(key)) throw new Error(`invalid object key: ${key}`);
@@ -96,8 +134,25 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       }
       const expected = Number(req.headers['content-length']);
       if (!Number.isSafeInteger(expected) || expected < 0) return s3Error(res, 411, 'MissingContentLength', 'Content-Length is required');
+      if ((putsPerObject.get(key) ?? 0) >= limits.maxPutsPerObject) {
+        return s3Error(res, 503, 'SlowDown', `at most ${limits.maxPutsPerObject} uploads to one object at a time; retry later`, { 'retry-after': '1' });
+      }
+      count(putsPerObject, key, 1);
+      res.once('close', () => count(putsPerObject, key, -1));
+      const refused = await opts.beforePut?.(key);
+      if (refused) return s3Error(res, 409, 'UploadAlreadyUsed', refused);
       await mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.part-${process.pid}-${Date.now()}`;
+      // Unique per attempt: concurrent PUTs to one URL each write their own part file, and the
+      // last to finish replaces the object atomically (a pid+time name collided: issue 11, item 7).
+      const tmp = `${file}.part-${randomBytes(12).toString('hex')}`;
+      // An upload that stalls is cut, so a stalled client holds neither a socket nor a part file.
+      req.setTimeout(limits.putIdleMs, () => {
+        s3Error(res, 400, 'RequestTimeout', `no data received for ${limits.putIdleMs / 1000} s; the upload was cut`);
+        // A stalled client has nothing unread to lose: close at once. Destroying the request (not
+        // only its socket, which the finished response has already let go of) ends the pipeline
+        // below, so the part file is removed.
+        req.destroy(new Error('upload idle timeout'));
+      });
       let received = 0;
       const md5 = createHash('md5');
       const counter = new Transform({
@@ -117,6 +172,11 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       if (received !== expected) {
         await rm(tmp, { force: true });
         return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
+      }
+      const refusedNow = await opts.beforePut?.(key);
+      if (refusedNow) {
+        await rm(tmp, { force: true });
+        return s3Error(res, 409, 'UploadAlreadyUsed', refusedNow);
       }
       await rename(tmp, file);
       res.writeHead(200, { etag: `"${md5.digest('hex')}"`, 'content-length': 0 });
@@ -172,6 +232,13 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     mountPath,
     filePath,
     handle(req, res) {
+      const ip = req.socket.remoteAddress ?? 'unknown';
+      if ((perIp.get(ip) ?? 0) >= limits.maxConnectionsPerIp) {
+        s3Error(res, 503, 'SlowDown', `at most ${limits.maxConnectionsPerIp} requests from one address at a time; retry later`, { 'retry-after': '1' });
+        return;
+      }
+      count(perIp, ip, 1);
+      res.once('close', () => count(perIp, ip, -1));
       handleAsync(req, res).catch(() => s3Error(res, 500, 'InternalError', 'the store failed to serve the request'));
     },
     presignPut: (o) => presigner.presignPut(o),

@@ -124,9 +124,11 @@ export function checkResolvedAddresses(
   for (const { address } of addresses) {
     const result = checkAddressWithPolicy(address, policy);
     if (!result.ok) {
+      // The address itself is never echoed: a client must not learn what internal names resolve
+      // to (an internal-DNS oracle); operators see it in the logs of the fetch, not in the API.
       return new SafeFetchError(
         'blocked_address',
-        `${hostname} resolves to ${result.reason}; use a host with public addresses only.`,
+        `${hostname} resolves to a non-public address; use a host whose addresses are all public.`,
       );
     }
   }
@@ -169,7 +171,10 @@ export async function validatePublicHttpsUrl(
   const policy: AddressPolicy = { allowLoopbackForTests: options.allowLoopbackForTests === true };
   const syntax = validatePublicHttpsUrlSyntax(input, policy);
   if (!syntax.ok || syntax.addresses.length > 0) return syntax;
-  const hostname = syntax.url.hostname;
+  // `name.example.org.` is the same host as `name.example.org`, but the system resolver does not
+  // match a trailing-dot name against the hosts file or nss (glibc `files`), so looking it up as
+  // given could miss a private mapping and let the URL through. Judge the canonical name.
+  const hostname = syntax.url.hostname.replace(/\.+$/, '');
   const lookup = options.lookup ?? defaultLookup;
   let addresses: LookupAddress[];
   try {

@@ -50,6 +50,24 @@ describe('validatePublicHttpsUrl (with DNS)', () => {
     if (!result.ok) expect(result.reason).toContain(name);
   });
 
+  it.each(RESOLVING_TO_BLOCKED)('never echoes the address %s resolves to (no internal-DNS oracle)', async (name) => {
+    const lookup = createFakeLookup();
+    const result = await validatePublicHttpsUrl(`https://${name}/hook`, { lookup });
+    expect(result.ok).toBe(false);
+    const addresses = (await lookup(name)).map((a) => a.address);
+    for (const address of addresses) if (!result.ok) expect(result.reason).not.toContain(address);
+    if (!result.ok) expect(result.reason).toBe(`${name} resolves to a non-public address; use a host whose addresses are all public.`);
+  });
+
+  it.each(RESOLVING_TO_BLOCKED)('judges %s with a trailing dot like the name without it', async (name) => {
+    // The fake answers like the system resolver: a trailing-dot name is not found in the hosts file.
+    const lookup = createFakeLookup();
+    await expect(lookup(`${name}.`)).rejects.toThrow(/ENOTFOUND/);
+    for (const dotted of [`${name}.`, `${name}..`, `${name.toUpperCase()}.`]) {
+      await expect(validatePublicHttpsUrl(`https://${dotted}/v.mp4`, { lookup })).resolves.toMatchObject({ ok: false, code: 'blocked_address' });
+    }
+  });
+
   it('refuses a name resolving to 127.0.0.1 even with a trailing dot', async () => {
     const lookup = createFakeLookup();
     const result = await validatePublicHttpsUrl('https://loopback.example.com./', { lookup });

@@ -16,7 +16,13 @@ export interface AgentContext {
   tokenId: string | null;
 }
 
-const t = initTRPC.context<AgentContext>().create();
+// Production mode always (NODE_ENV is unset under tsx, and tRPC's default would then put server
+// stack traces with install paths into every error frame, for unauthenticated clients too).
+// Unexpected errors keep only a generic message; the server logs the real one (onError).
+const t = initTRPC.context<AgentContext>().create({
+  isDev: false,
+  errorFormatter: ({ shape, error }) => (error.code === 'INTERNAL_SERVER_ERROR' ? { ...shape, message: 'internal error' } : shape),
+});
 
 /** The internal agent protocol. Every mutation is idempotent: wsLink re-sends after a reconnect. */
 export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub }) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS, type PlanId } from '@captionfarm/contracts';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller } from '../services/jobs.ts';
+import type { AuthFailureLimiter } from './auth-failures.ts';
 
 export function requestId(): RequestHandler {
   return (_req, res, next) => {
@@ -19,14 +20,29 @@ export function bearer(req: Request): string | undefined {
   return m?.[1];
 }
 
-/** API key auth: 401 with the error body when the key is missing, unknown or revoked. */
-export function apiKeyAuth(authenticate: (key: string) => Promise<Caller | null>): RequestHandler {
+/** The client's address for per-IP limits (the TCP peer). */
+export function clientIp(req: { socket: { remoteAddress?: string | undefined } }): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/**
+ * API key auth: 401 with the error body when the key is missing, unknown or revoked. Failures are
+ * logged and counted per client address; a blocked address gets 429 before its key is looked at.
+ */
+export function apiKeyAuth(authenticate: (key: string) => Promise<Caller | null>, failures: AuthFailureLimiter): RequestHandler {
   return (req, res, next) => {
+    const ip = clientIp(req);
+    const blocked = failures.blocked(ip);
+    if (blocked) return next(blocked);
     const key = bearer(req);
-    if (!key) return next(new ApiError('unauthenticated', 'Send your API key as "Authorization: Bearer cf_live_...".'));
+    const fail = (reason: string, message: string) => {
+      failures.failed(ip, { kind: 'api-key', reason, requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
+      next(new ApiError('unauthenticated', message));
+    };
+    if (!key) return fail('missing', 'Send your API key as "Authorization: Bearer cf_live_...".');
     authenticate(key)
       .then((caller) => {
-        if (!caller) return next(new ApiError('unauthenticated', 'The API key is unknown or revoked; create a new key.'));
+        if (!caller) return fail('unknown or revoked', 'The API key is unknown or revoked; create a new key.');
         res.locals.caller = caller;
         next();
       })
@@ -66,23 +82,100 @@ export function rateLimit(now: () => Date): RequestHandler {
 }
 
 /**
- * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit,
- * 400 for malformed JSON. A request without a body gets `undefined`. `routes` gives some routes
- * ("METHOD /path" relative to the mount point) their own limit.
+ * Ends the connection once the response is out, without reading the rest of the request body: the
+ * write side closes first (FIN) so the client reads the answer, and the socket is destroyed a
+ * moment later (an immediate close with unread input would reset the connection and could lose
+ * the answer).
  */
-export function jsonBody(limitBytes: number, routes: Record<string, number> = {}): RequestHandler[] {
+export function closeAfterResponse(req: Request, res: Response): void {
+  res.setHeader('Connection', 'close');
+  res.once('finish', () => {
+    const socket = req.socket;
+    socket.end();
+    // Discard what still arrives until then instead of buffering it.
+    req.resume();
+    setTimeout(() => socket.destroy(), 2000).unref();
+  });
+}
+
+/** Per-route body limits: "METHOD /path" relative to the mount point -> bytes. */
+export type RouteLimits = Record<string, number>;
+
+function limitFor(req: Request, limitBytes: number, routes: RouteLimits): number {
+  return routes[`${req.method} ${req.path.replace(/\/+$/, '')}`] ?? limitBytes;
+}
+
+/**
+ * 413 from the headers alone: a declared Content-Length over the limit is refused before a byte of
+ * the body is read (mount it before the credential check), and the connection is closed.
+ */
+export function declaredLengthLimit(limitBytes: number, routes: RouteLimits = {}): RequestHandler {
+  return (req, res, next) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const limit = limitFor(req, limitBytes, routes);
+    if (declared > limit) {
+      closeAfterResponse(req, res);
+      return next(new ApiError('payload_too_large', `The request body is ${declared} bytes; the limit is ${limit} bytes.`));
+    }
+    next();
+  };
+}
+
+export interface BodyTimeouts {
+  /** The whole body must arrive within this (ms). */
+  totalMs: number;
+  /** At most this long (ms) without a byte of the body. */
+  idleMs: number;
+}
+
+/**
+ * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit
+ * (mount declaredLengthLimit before it for the 413 from the headers alone), 400 for malformed
+ * JSON, 408 `request_timeout` (and the connection closed) for a body that stalls longer than
+ * `idleMs` or takes longer than `totalMs`. A request without a body gets `undefined`. `routes`
+ * gives some routes ("METHOD /path" relative to the mount point) their own limit.
+ */
+export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: RouteLimits = {}): RequestHandler[] {
   const parser = (limit: number) => express.json({ limit, strict: false, type: () => true });
   const general = parser(limitBytes);
   const special = new Map(Object.entries(routes).map(([route, limit]) => [route, parser(limit)]));
   return [
-    (req: Request, _res: Response, next: NextFunction) => {
+    (req: Request, res: Response, next: NextFunction) => {
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return next();
       const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
         return next(new ApiError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".'));
       }
-      (special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general)(req, _res, next);
+      let done = false;
+      let idle: NodeJS.Timeout | undefined;
+      const timedOut = (what: string) => {
+        if (done) return;
+        done = true;
+        cleanup();
+        // raw-body is still waiting for the rest; its later abort error is ignored (done).
+        closeAfterResponse(req, res);
+        next(new ApiError('request_timeout', `The request body ${what}; send the whole body promptly.`));
+      };
+      const armIdle = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => timedOut(`stalled for more than ${timeouts.idleMs / 1000} s`), timeouts.idleMs);
+      };
+      const total = setTimeout(() => timedOut(`took longer than ${timeouts.totalMs / 1000} s`), timeouts.totalMs);
+      const cleanup = () => {
+        clearTimeout(total);
+        clearTimeout(idle);
+        req.off('data', armIdle);
+      };
+      req.on('data', armIdle);
+      armIdle();
+      const parse = special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general;
+      parse(req, res, (err?: unknown) => {
+        if (done) return;
+        done = true;
+        cleanup();
+        next(err);
+      });
     },
   ];
 }

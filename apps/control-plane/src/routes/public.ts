@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
-import { renderTemplatePreview } from '../preview.ts';
+import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
@@ -32,6 +32,7 @@ export interface PublicRoutesDeps {
   uploads: UploadsService;
   templates: TemplatesService;
   fonts: FontsService;
+  previews: PreviewPool;
   transcripts: TranscriptsService;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
   extend?: (router: Router) => void;
@@ -84,9 +85,9 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.post('/templates/:id/preview', asyncRoute(async (req, res) => {
     const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
-    const { accountId } = callerOf(res);
+    const caller = callerOf(res);
     const { style, ...opts } = parsed.data;
-    let { template } = await deps.templates.get(accountId, String(req.params.id));
+    let { template } = await deps.templates.get(caller.accountId, String(req.params.id));
     if (style) {
       const styled = deps.templates.catalog.applyStyle(template, style);
       if (!styled.ok) {
@@ -97,8 +98,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
       template = styled.template;
     }
     const fontIds = fontIdsOf(template);
-    await deps.fonts.requireReady(accountId, fontIds, style ? 'style.font.fontId' : 'font.fontId');
-    const png = await renderTemplatePreview({ template, ...opts, fonts: await deps.fonts.faces(accountId, fontIds) });
+    await deps.fonts.requireReady(caller.accountId, fontIds, style ? 'style.font.fontId' : 'font.fontId');
+    const fonts = await deps.fonts.files(caller.accountId, fontIds);
+    // A client that goes away stops its render (its worker turn goes to someone else).
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const png = await deps.previews.render(caller, { template, ...opts, fonts }, gone.signal);
     res.status(200).type('image/png').send(png);
   }));
   r.post('/fonts', asyncRoute(async (req, res) => {

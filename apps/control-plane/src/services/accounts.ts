@@ -8,6 +8,8 @@ import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts'
 type Q = Db | Transaction<Database>;
 
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** lastUsedAt of an API key is exact to this much (one write per key and minute at most). */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 
@@ -136,10 +138,16 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-        .select(['api_keys.id as keyId', 'api_keys.revoked_at', 'accounts.id', 'accounts.plan'])
+        .select(['api_keys.id as keyId', 'api_keys.revoked_at', 'api_keys.last_used_at', 'accounts.id', 'accounts.plan'])
         .where('api_keys.hash', '=', hashSecret(key))
         .executeTakeFirst();
       if (!row || row.revoked_at !== null) return null;
+      // lastUsedAt lets operators find stale keys; written at most once a minute per key, so a
+      // busy key costs one small write a minute, not one per request.
+      const t = now();
+      if (row.last_used_at === null || t.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+        await db.updateTable('api_keys').set({ last_used_at: t.toISOString() }).where('id', '=', row.keyId).execute();
+      }
       return { accountId: row.id, plan: row.plan as PlanId, keyId: row.keyId };
     },
   };

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -16,8 +16,7 @@ import {
 } from '@captionfarm/contracts';
 import type { Db, FontRow } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { FontRejectedError, inspectFont, registerCustomFont } from '@captionfarm/renderer';
-import type { CustomFontFace } from '@captionfarm/captions';
+import { FontRejectedError, inspectFont } from '@captionfarm/renderer';
 import type { Caller } from './jobs.ts';
 
 export const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
@@ -46,10 +45,16 @@ export function toFontRecord(row: FontRow): FontRecord {
  * sandboxed font checker (packages/renderer inspectFont) and keeps it only if it passes. Only
  * 'ready' fonts can be named by a style or template, so no unchecked font reaches an agent.
  */
-export function createFontsService(deps: { db: Db; store: ObjectStore; now: () => Date }) {
+/** A checked font on this machine's disk, for the preview workers to register. */
+export interface LocalFont {
+  id: string;
+  sha256: string;
+  weight: number;
+  path: string;
+}
+
+export function createFontsService(deps: { db: Db; store: ObjectStore; now: () => Date; /** Where checked fonts are cached for previews, by sha256. */ cacheDir: string }) {
   const { db, store, now } = deps;
-  /** Fonts drawn by this process (previews), by sha256. */
-  const faces = new Map<string, CustomFontFace>();
 
   async function getOwned(accountId: string, id: string): Promise<FontRow> {
     const row = UUID_RE.test(id)
@@ -193,20 +198,23 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
       return out;
     },
 
-    /** Registers an account's ready fonts for drawing in this process (template previews). */
-    async faces(accountId: string, fontIds: readonly string[]): Promise<Map<string, CustomFontFace>> {
-      const out = new Map<string, CustomFontFace>();
+    /** An account's ready fonts as local files (fetched once per content hash), for template previews. */
+    async files(accountId: string, fontIds: readonly string[]): Promise<LocalFont[]> {
+      const out: LocalFont[] = [];
       for (const f of await service.leasedFonts(accountId, fontIds)) {
-        let face = faces.get(f.sha256);
-        if (!face) {
+        const file = join(deps.cacheDir, `${f.sha256}.sfnt`);
+        const cached = await stat(file).then((s) => s.size === f.sizeBytes, () => false);
+        if (!cached) {
           const res = await fetch(f.url);
           if (!res.ok) throw new Error(`font ${f.id}: object store answered ${res.status}`);
           const bytes = Buffer.from(await res.arrayBuffer());
           if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw new Error(`font ${f.id}: stored bytes do not match their hash`);
-          face = registerCustomFont({ bytes, sha256: f.sha256, weight: f.weight });
-          faces.set(f.sha256, face);
+          await mkdir(deps.cacheDir, { recursive: true });
+          const tmp = `${file}.${randomUUID().slice(0, 8)}.partial`;
+          await writeFile(tmp, bytes);
+          await rename(tmp, file);
         }
-        out.set(f.id, face);
+        out.push({ id: f.id, sha256: f.sha256, weight: f.weight, path: file });
       }
       return out;
     },

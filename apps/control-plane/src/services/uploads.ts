@@ -54,6 +54,15 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
       return { uploadId: id, uploadUrl, contentType, sizeBytes, expiresAt: expiresAt.toISOString() };
     },
 
+    /**
+     * The store's write guard: once a job has claimed an upload, its URL can no longer replace the
+     * object (the queued job must process the bytes it was created with). 409 from the store.
+     */
+    async refusePut(key: string): Promise<string | null> {
+      const row = await db.selectFrom('uploads').select('claimed_by_job_id').where('object_key', '=', key).executeTakeFirst();
+      return row?.claimed_by_job_id ? 'this upload was already used by a job and can no longer be replaced; create a new upload' : null;
+    },
+
     /** Removes uploaded files not turned into a job within 24 hours. Returns how many were removed. */
     async sweepUnclaimed(): Promise<number> {
       const cutoff = new Date(now().getTime() - UNCLAIMED_UPLOAD_TTL_MS).toISOString();

@@ -1,9 +1,10 @@
 import type { LookupAddress, LookupFn } from '../../src/url-policy.ts';
+import { createFakeLookup as createTableLookup, lookupNotFound } from '../../src/testing/fake-lookup.ts';
 
 const v4 = (address: string): LookupAddress => ({ address, family: 4 });
 const v6 = (address: string): LookupAddress => ({ address, family: 6 });
 
-/** Simulated DNS: names used by the tests and what they "resolve" to. */
+/** Simulated DNS: names used by the tests and what they "resolve" to (see src/testing/fake-lookup.ts). */
 export const FAKE_DNS: Record<string, LookupAddress[]> = {
   'receiver.test': [v4('127.0.0.1')],
   'loopback.example.com': [v4('127.0.0.1')],
@@ -24,19 +25,9 @@ export const FAKE_DNS: Record<string, LookupAddress[]> = {
   'empty.example.com': [],
 };
 
-export function notFound(hostname: string): Error {
-  return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-}
+export const notFound = lookupNotFound;
 
-/** Lookup over FAKE_DNS (plus `extra`), counting calls per name. */
+/** Lookup over FAKE_DNS (plus `extra`), counting calls per name; behaves like the system resolver. */
 export function createFakeLookup(extra: Record<string, LookupAddress[]> = {}): LookupFn & { calls: string[] } {
-  const calls: string[] = [];
-  const fn = async (hostname: string): Promise<LookupAddress[]> => {
-    calls.push(hostname);
-    const name = hostname.replace(/\.+$/, '');
-    const found = extra[name] ?? FAKE_DNS[name];
-    if (!found) throw notFound(hostname);
-    return found;
-  };
-  return Object.assign(fn, { calls });
+  return createTableLookup({ ...FAKE_DNS, ...extra });
 }
