@@ -59,7 +59,7 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     expect(run.raw()).toContain('\r\x1b[2K'); // redrawn in place, not scrolled
     const queued = (await api('GET', `/v1/automation-jobs/${jobId}`)).body;
     expect(queued).toMatchObject({ status: 'queued', quality: 'medium', templateId: 'karaoke' });
-    expect((await minutes(accountId)).balance).toBe(before - 10); // the pro plan reserves 10 minutes
+    expect((await minutes(accountId)).balance).toBe(before - 1); // the 2 s upload is probed when claimed: it reserves its 1 minute
 
     run.type('\x03');
     expect(await run.exit).toBe(130);
@@ -70,8 +70,8 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     const after = await minutes(accountId);
     expect(after.balance).toBe(before);
     expect(after.ledger.filter((l) => l.jobId === jobId).map((l) => [l.kind, l.minutes])).toEqual([
-      ['refund', 10],
-      ['reserve', -10],
+      ['refund', 1],
+      ['reserve', -1],
     ]);
   });
 

@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   CAPTIONFARM_SWEEP_SECONDS: z.coerce.number().positive().default(30),
   /** An agent's lease lasts this long without a heartbeat; then the job is queued again. */
   CAPTIONFARM_LEASE_SECONDS: z.coerce.number().positive().default(30),
+  /** An agent whose websocket closed and did not reconnect within this loses its jobs to the queue (before its lease ends). */
+  CAPTIONFARM_AGENT_GRACE_SECONDS: z.coerce.number().nonnegative().default(5),
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
@@ -74,6 +76,7 @@ export interface ControlPlaneConfig {
   maxJobJsonBytes: number;
   sweepSeconds: number;
   leaseSeconds: number;
+  agentGraceSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
   bodyTotalSeconds: number;
@@ -128,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJobJsonBytes: Math.max(e.CAPTIONFARM_MAX_JOB_JSON_BYTES, e.CAPTIONFARM_MAX_JSON_BYTES),
     sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
     leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
+    agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
     bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,

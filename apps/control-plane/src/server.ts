@@ -8,6 +8,7 @@ import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
+import { createAgentPresence } from './agents/presence.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -24,7 +25,9 @@ import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
 import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
+import { createAdmission } from './services/admission.ts';
 import { createJobsService, type UrlPolicy } from './services/jobs.ts';
+import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
@@ -124,10 +127,33 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const jobs = createJobsService({ db, store, templates, checkPublicUrl, requireFonts, cursorKey: secrets.cursorKey, now });
+  const admission = createAdmission({
+    db,
+    now,
+    onReserved: (jobId) => jobs.events.emit('queued', jobId),
+    onEnded: (job) => jobs.events.emit('ended', job),
+  });
+  const jobs = createJobsService({
+    db,
+    store,
+    templates,
+    checkPublicUrl,
+    requireFonts,
+    cursorKey: secrets.cursorKey,
+    now,
+    probeUpload: (key) => probeUpload(store, key),
+    admit: (accountId) => admission.admit(accountId),
+  });
   const uploads = createUploadsService({ db, store, now });
   const transcripts = createTranscriptsService({ db, jobs });
   const hub = createAgentHub();
+  const timings: AgentTimings = {
+    ...DEFAULT_AGENT_TIMINGS,
+    leaseMs: config.leaseSeconds * 1000,
+    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
+    disconnectGraceMs: config.agentGraceSeconds * 1000,
+    ...opts.agentTimings,
+  };
   const onlineNodes = new Set<string>();
   const agents = createAgentsService({
     db,
@@ -135,9 +161,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     hub,
     jobs,
     now,
-    timings: { ...DEFAULT_AGENT_TIMINGS, leaseMs: config.leaseSeconds * 1000, deadlineBaseMs: config.deadlineBaseSeconds * 1000, ...opts.agentTimings },
+    timings,
     onEnded: (job) => jobs.events.emit('ended', job),
     leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
+    onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
   jobs.events.on('queued', () => {
     for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
@@ -145,10 +172,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
-  const agentRouter = createAgentRouter({ agents, hub });
+  const presence = createAgentPresence({
+    graceMs: timings.disconnectGraceMs,
+    onGone: (nodeId) => {
+      onlineNodes.delete(nodeId);
+      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
+    },
+  });
+  const agentRouter = createAgentRouter({ agents, hub, presence });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
+  // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
+  jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
   const previews = createPreviewPool({ threads: config.previewThreads });
   const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
@@ -243,6 +279,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       ws.once('close', () => {
         clearTimeout(deadline);
         unauthenticated.delete(ws);
+        presence.closed(ws);
       });
       wss.emit('connection', ws, req);
     });
@@ -255,7 +292,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
       if (auth) unauthenticated.delete(ws);
       else if (token !== undefined) authFailures.failed(clientIp(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' });
-      return { tokenId: auth?.tokenId ?? null };
+      return { tokenId: auth?.tokenId ?? null, conn: ws };
     },
     onError: ({ error }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') log('agent procedure failed', error.cause ?? error);
@@ -268,6 +305,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
     await agents.sweep();
+    await admission.admitAll();
     await webhooks.sweep();
   }
 
@@ -302,6 +340,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     sweep,
     async close() {
       if (timer) clearInterval(timer);
+      presence.close();
       wsHandler.broadcastReconnectNotification();
       for (const client of wss.clients) client.terminate();
       wss.close();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TRPCClient } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRouter } from '../src/index.ts';
-import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES as caps, type Harness } from './harness.ts';
+import { agentClient, agentToken, startHarness, until, TEST_AGENT_CAPABILITIES as caps, type Harness } from './harness.ts';
 
 let h: Harness;
 const clients: { close(): void }[] = [];
@@ -12,9 +12,15 @@ function connect(token: string): TRPCClient<AgentRouter> {
   clients.push(c);
   return c.agent;
 }
+function connectWs(token: string) {
+  const c = agentClient(h.url, token);
+  clients.push(c);
+  return { ws: c, client: c.agent };
+}
 
 beforeAll(async () => {
-  h = await startHarness({}, { agentTimings: { leaseMs: 60_000 } });
+  // Leases of a minute: anything a test sees sooner than that is not lease expiry.
+  h = await startHarness({}, { agentTimings: { leaseMs: 60_000, disconnectGraceMs: 300 } });
 });
 afterAll(async () => {
   for (const c of clients) c.close();
@@ -93,5 +99,49 @@ describe('agent protocol over the websocket', () => {
     expect(await agent.complete.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, resolution: { width: 2, height: 2 }, outputBytes: 1 })).toEqual({ ok: false, reason: 'job-ended' });
     expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body.status).toBe('cancelled');
     sub.unsubscribe();
+  });
+
+  // Issue 11 item 17: a crashed agent's job showed `running/rendering <old %>` until its lease expired.
+  it('a node whose websocket closes loses its jobs to the queue after the grace; 3 losses fail it with internal, one reserve and one refund', async () => {
+    const { api, accountId } = await h.account('pro', 'crashy');
+    const template = (await api('GET', '/v1/templates')).body.templates[0].id;
+    const job = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/crash.mp4', templateId: template })).body;
+    const agentToken = await token();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const { ws, client } = connectWs(agentToken);
+      const { nodeId } = await client.register.mutate({ nodeName: 'crashy-node', capabilities: caps });
+      const [leased] = await client.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+      expect(leased).toMatchObject({ jobId: job.id, attempt });
+      await client.progress.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, phase: 'rendering', percent: 40 });
+      expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body).toMatchObject({ status: 'running', phase: 'rendering', percent: 40 });
+      ws.close(); // the agent dies: its socket closes, no release is sent
+      const seen = await until(async () => {
+        const r = (await api('GET', `/v1/automation-jobs/${job.id}`)).body;
+        return r.status !== 'running' && r;
+      }, 10_000, 'the job to leave running');
+      if (attempt < 3) expect(seen).toMatchObject({ status: 'queued', phase: 'queued', percent: null, failureCode: null });
+      else expect(seen).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'internal' });
+      const nodes = (await h.admin('GET', '/nodes')).body;
+      expect(nodes.nodes.find((n: { id: string }) => n.id === nodeId)?.state).toBe('offline');
+    }
+    const ledger = (await h.admin("GET", `/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === job.id);
+    expect(ledger.map((l: { kind: string }) => l.kind).sort()).toEqual(['refund', 'reserve']);
+  });
+
+  it('a node that reconnects within the grace keeps its jobs', async () => {
+    const { api } = await h.account('pro', 'blippy');
+    const template = (await api('GET', '/v1/templates')).body.templates[0].id;
+    const job = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/blip.mp4', templateId: template })).body;
+    const agentToken = await token();
+    const first = connectWs(agentToken);
+    const { nodeId } = await first.client.register.mutate({ nodeName: 'blippy-node', capabilities: caps });
+    const [leased] = await first.client.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+    const second = connectWs(agentToken);
+    first.ws.close();
+    expect(await second.client.heartbeat.mutate({ nodeId, leases: [{ jobId: job.id, leaseId: leased!.leaseId }] })).toEqual({ lost: [], drain: false });
+    // Well past the grace: the node spoke on its new socket, so nothing was taken from it.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body).toMatchObject({ status: 'running' });
+    expect(await second.client.heartbeat.mutate({ nodeId, leases: [{ jobId: job.id, leaseId: leased!.leaseId }] })).toEqual({ lost: [], drain: false });
   });
 });

@@ -236,8 +236,11 @@ describe('POST /v1/automation-jobs/:id/cancel', () => {
     const { api: broke, accountId: brokeId } = await h.account('free', 'broke');
     const balance = (await h.admin('GET', `/accounts/${brokeId}/minutes`)).body.balance;
     expect((await h.admin('POST', `/accounts/${brokeId}/minutes`, { minutes: -balance })).status).toBe(200);
-    const job = await broke('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
-    expect(job.status).toBe(202);
+    const created = await broke('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    // The spec's 202 carries `queued`; the exhaustion is a job failure right after it.
+    expect(created.status).toBe(202);
+    expect(created.body).toMatchObject({ status: 'queued', phase: 'queued', failureCode: null });
+    const job = await broke('GET', `/v1/automation-jobs/${created.body.id}`);
     expect(job.body).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'automation-minutes-exhausted' });
     expect(job.body.failureReason).toMatch(/minutes/);
     const res = await broke('POST', `/v1/automation-jobs/${job.body.id}/cancel`);

@@ -3,6 +3,7 @@ import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
 import * as transcripts from './migrations/0010-transcripts.ts';
+import * as uploadDuration from './migrations/0011-upload-duration.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import type { Database } from './schema.ts';
 
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-webhook-store': webhookStore,
   '0010-transcripts': transcripts,
+  '0011-upload-duration': uploadDuration,
   '0016-fonts': fonts,
 };
 

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /** Timestamps are ISO 8601 strings from Date#toISOString (fixed width, so text order = time order). */
 type Iso = string;
@@ -80,6 +80,8 @@ export interface UploadsTable {
   completed_at: Iso | null;
   claimed_by_job_id: string | null;
   deleted_at: Iso | null;
+  /** Probed when a job claims the upload (0011); null until then or when the probe failed. Optional on insert. */
+  duration_seconds: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Every change of an account's minutes. The balance is the sum of `minutes`. */

@@ -20,10 +20,15 @@ export interface MediaInfo {
 /** ffmpeg's AVERROR_INVALIDDATA and AVERROR_EOF: the bytes are there but are not a media container. */
 const NOT_MEDIA_ERRORS = new Set([-1094995529, -541478725]);
 
+const HTTP_URL = /^https?:\/\//i;
+
+/** A local path, or an http(s) URL (the control plane probes a presigned GET of an upload: ffprobe reads only what it needs, with ranges). */
 export function ffprobeArgs(path: string): string[] {
   // `-show_error` puts ffprobe's error code into the JSON, so failures are classified by
   // number, never by message text. `file:` keeps a path like `a:b.mp4` from being read as a protocol.
-  return ['-v', 'error', '-print_format', 'json', '-show_error', '-show_format', '-show_streams', toFileUrl(path)];
+  // A URL gets a 15 s read/write timeout, so a stalled store cannot hold the probe.
+  const input = HTTP_URL.test(path) ? ['-rw_timeout', '15000000', path] : [toFileUrl(path)];
+  return ['-v', 'error', '-print_format', 'json', '-show_error', '-show_format', '-show_streams', ...input];
 }
 
 /** ffmpeg treats `scheme:rest` as a protocol; absolute or `./` paths are always files. */
@@ -108,7 +113,7 @@ function rate(value: string | undefined): number | undefined {
   return Number.isFinite(r) && r > 0 ? r : undefined;
 }
 
-/** Probes a local file with ffprobe. Rejects with RenderError 'source-unreadable' (not media) or 'ingest-failed' (the probe itself failed). */
+/** Probes a local file (or an http(s) URL) with ffprobe. Rejects with RenderError 'source-unreadable' (not media) or 'ingest-failed' (the probe itself failed). */
 export async function probeMedia(path: string, opts: { signal?: AbortSignal } = {}): Promise<MediaInfo> {
   let result;
   try {

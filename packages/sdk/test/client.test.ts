@@ -178,7 +178,9 @@ describe('jobs: create, get, cancel, list', () => {
   it('answers 409 job_not_cancellable for a failed job', async () => {
     const { client, accountId: id } = await clientFor('free');
     await h.admin('POST', `/accounts/${id}/minutes`, { minutes: -30 });
-    const job = await client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke' });
+    const created = await client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke' });
+    expect(created).toMatchObject({ status: 'queued' });
+    const job = await client.getJob(created.id);
     expect(job).toMatchObject({ status: 'failed', failureCode: 'automation-minutes-exhausted' });
     expect(job.failureReason).toMatch(/minutes/);
     await expectApiError(client.cancelJob(job.id), 409, 'job_not_cancellable');

@@ -10,10 +10,13 @@ import {
   type AgentEvent,
 } from '@captionfarm/contracts';
 import type { AgentHub } from './hub.ts';
+import type { AgentPresence } from './presence.ts';
 import type { AgentsService } from './service.ts';
 
 export interface AgentContext {
   tokenId: string | null;
+  /** The websocket the call came on (presence: a node whose last one closes is gone). */
+  conn?: object | undefined;
 }
 
 // Production mode always (NODE_ENV is unset under tsx, and tRPC's default would then put server
@@ -25,8 +28,11 @@ const t = initTRPC.context<AgentContext>().create({
 });
 
 /** The internal agent protocol. Every mutation is idempotent: wsLink re-sends after a reconnect. */
-export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub }) {
-  const { agents, hub } = deps;
+export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; presence?: AgentPresence }) {
+  const { agents, hub, presence } = deps;
+  const seen = (conn: object | undefined, nodeId: string) => {
+    if (conn) presence?.seen(conn, nodeId);
+  };
   const authed = t.procedure.use(({ ctx, next }) => {
     if (!ctx.tokenId) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'unknown or revoked agent token' });
     return next({ ctx: { tokenId: ctx.tokenId } });
@@ -34,12 +40,17 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub }
   const nodeProc = authed.input(z.object({ nodeId: z.uuid() }).loose()).use(async ({ ctx, input, next }) => {
     const node = await agents.nodeOf(ctx.tokenId, (input as { nodeId: string }).nodeId);
     if (!node) throw new TRPCError({ code: 'FORBIDDEN', message: 'this node is not registered with this token' });
+    seen(ctx.conn, node.id);
     return next({ ctx: { ...ctx, nodeId: node.id } });
   });
   const leaseRef = { nodeId: z.uuid() };
 
   return t.router({
-    register: authed.input(AgentRegisterInputSchema).mutation(({ ctx, input }) => agents.register(ctx.tokenId, input.nodeName, input.capabilities)),
+    register: authed.input(AgentRegisterInputSchema).mutation(async ({ ctx, input }) => {
+      const reg = await agents.register(ctx.tokenId, input.nodeName, input.capabilities);
+      seen(ctx.conn, reg.nodeId);
+      return reg;
+    }),
     lease: nodeProc
       .input(z.strictObject({ ...leaseRef, slots: z.number().int().min(1).max(64), requestId: z.string().min(8).max(64) }))
       .mutation(({ ctx, input }) => agents.lease(ctx.nodeId, input.slots, input.requestId)),

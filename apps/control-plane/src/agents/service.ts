@@ -30,9 +30,11 @@ export interface AgentTimings {
   /** Deadline = first lease + base + perInputSecond x input seconds (ARCHITECTURE: 15 min + 3x). */
   deadlineBaseMs: number;
   deadlinePerInputSecond: number;
+  /** A node whose last websocket closed loses its leases after this grace (a reconnect within it keeps them). */
+  disconnectGraceMs: number;
 }
 
-export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3 };
+export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3, disconnectGraceMs: 5_000 };
 
 export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
 
@@ -48,6 +50,8 @@ export function createAgentsService(deps: {
   onEnded: (job: Job) => void;
   /** Presigned GETs of the uploaded fonts a job's template names (FontsService.leasedFonts). */
   leasedFonts: (accountId: string, template: unknown) => Promise<LeasedJob['fonts']>;
+  /** Minutes came back to an account (a true-up below the reservation): its waiting jobs may run. */
+  onMinutesFreed?: (accountId: string) => void;
 }) {
   const { db, store, hub, timings, now } = deps;
   const concurrencyCase = sql.raw(
@@ -103,6 +107,26 @@ export function createAgentsService(deps: {
     };
   }
 
+  /**
+   * A job whose agent is gone (lease expired, or its websocket closed past the grace) goes back
+   * to the queue as a fresh `queued` record, or fails with `internal` after `maxAttempts`
+   * attempts. Guarded by the lease id it had, so a job finished or re-leased meanwhile is left alone.
+   */
+  async function requeueOrFail(job: Job): Promise<void> {
+    if (job.attempts >= timings.maxAttempts) {
+      await end(job, { status: 'failed', failureCode: 'internal', failureReason: `The job lost its agent ${job.attempts} times; retry it.` }, { leaseId: job.lease_id ?? '' });
+      return;
+    }
+    const res = await db
+      .updateTable('jobs')
+      .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: now().toISOString() })
+      .where('id', '=', job.id)
+      .where('lease_id', '=', job.lease_id)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', job.id);
+  }
+
   const service = {
     /** Called with each node that registers (the server tells online nodes about new work). */
     onRegistered: (_nodeId: string): void => undefined,
@@ -136,7 +160,7 @@ export function createAgentsService(deps: {
 
     /**
      * Leases up to `slots` queued jobs, oldest first, skipping accounts at their plan's
-     * concurrency (their jobs wait in `queued`). One UPDATE ... RETURNING per job, so two agents
+     * concurrency and jobs still waiting for minutes (both wait in `queued`). One UPDATE ... RETURNING per job, so two agents
      * can never take the same one.
      */
     async lease(nodeId: string, slots: number, requestId: string): Promise<LeasedJob[]> {
@@ -157,6 +181,7 @@ export function createAgentsService(deps: {
             where id = (
               select j.id from jobs j join accounts a on a.id = j.account_id
               where j.status = 'queued'
+                and exists (select 1 from minutes_ledger l where l.job_id = j.id and l.kind = 'reserve')
                 and (select count(*) from jobs r where r.account_id = j.account_id and r.status = 'running') < ${concurrencyCase}
               order by j.created_at, j.id limit 1)
             and status = 'queued'
@@ -241,6 +266,7 @@ export function createAgentsService(deps: {
         return false;
       });
       if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      deps.onMinutesFreed?.(job.account_id);
       const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).execute();
       return { ok: true };
@@ -311,20 +337,7 @@ export function createAgentsService(deps: {
       const t = now();
       const iso = t.toISOString();
       const expired = await db.selectFrom('jobs').selectAll().where('status', '=', 'running').where('lease_expires_at', '<', iso).execute();
-      for (const job of expired) {
-        if (job.attempts >= timings.maxAttempts) {
-          await end(job, { status: 'failed', failureCode: 'internal', failureReason: `The job lost its agent ${job.attempts} times; retry it.` }, { leaseId: job.lease_id ?? '' });
-          continue;
-        }
-        const res = await db
-          .updateTable('jobs')
-          .set({ status: 'queued', phase: 'queued', percent: null, lease_id: null, lease_owner: null, lease_expires_at: null, updated_at: iso })
-          .where('id', '=', job.id)
-          .where('lease_id', '=', job.lease_id)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) deps.jobs.events.emit('queued', job.id);
-      }
+      for (const job of expired) await requeueOrFail(job);
       const late = await db.selectFrom('jobs').selectAll().where('status', 'in', ['queued', 'running']).where('deadline_at', '<', iso).execute();
       for (const job of late) {
         const ended = await end(job, { status: 'failed', failureCode: 'timed-out', failureReason: 'Processing took longer than the deadline (15 min + 3x the video duration).' });
@@ -337,6 +350,17 @@ export function createAgentsService(deps: {
       }
       const silentBefore = new Date(t.getTime() - 2 * timings.leaseMs).toISOString();
       await db.updateTable('agent_nodes').set({ state: 'offline' }).where('state', '=', 'online').where('last_heartbeat_at', '<', silentBefore).execute();
+    },
+
+    /**
+     * The node's last websocket closed and it did not come back within the grace: it is dead (a
+     * crash, kill -9, a cut cable), so its jobs are queued again now rather than showing their old
+     * phase and percent until the lease expires (30-60 s).
+     */
+    async nodeGone(nodeId: string): Promise<void> {
+      await db.updateTable('agent_nodes').set({ state: 'offline' }).where('id', '=', nodeId).execute();
+      const held = await db.selectFrom('jobs').selectAll().where('status', '=', 'running').where('lease_owner', '=', nodeId).execute();
+      for (const job of held) await requeueOrFail(job);
     },
 
     async setDrain(nodeId: string, drain: boolean) {

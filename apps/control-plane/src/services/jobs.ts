@@ -3,7 +3,6 @@ import { EventEmitter } from 'node:events';
 import {
   ApiError,
   PLANS,
-  billableMinutes,
   issuesToDetails,
   CreateJobRequestSchema,
   ListJobsQuerySchema,
@@ -12,10 +11,10 @@ import {
   type JobStyle,
   type PlanId,
 } from '@captionfarm/contracts';
-import { appendLedger, minutesBalance, type Db, type Job } from '@captionfarm/db';
+import type { Db, Job } from '@captionfarm/db';
 import { signToken, verifyToken } from '../crypto.ts';
-import { ensureMonthlyAllowance } from './accounts.ts';
-import { finishJob } from './finish-job.ts';
+import { reserveWaiting } from './admission.ts';
+import { finishJob, type Ending } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
 import { insertGivenTranscript } from './transcripts.ts';
 import type { TemplatesService } from './templates.ts';
@@ -35,6 +34,12 @@ export interface JobEvents {
 
 export type UrlPolicy = (url: string) => Promise<string | null>;
 
+/**
+ * ffprobe of an uploaded object: its duration, a verdict that it can never be processed, or null
+ * when the probe itself could not run (then the plan's maximum is reserved and ingest probes again).
+ */
+export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: number } | { unreadable: string } | null>;
+
 export function createJobsService(deps: {
   db: Db;
   store: ObjectStore;
@@ -45,6 +50,10 @@ export function createJobsService(deps: {
   requireFonts: (accountId: string, template: unknown, path: string) => Promise<void>;
   cursorKey: string;
   now: () => Date;
+  /** Probes an upload when a job claims it (default: none, the plan's maximum is reserved). */
+  probeUpload?: UploadProbe;
+  /** Admission of an account's jobs waiting for minutes (services/admission.ts). */
+  admit?: (accountId: string) => Promise<void>;
 }) {
   const { db, store, templates, checkPublicUrl, cursorKey, now } = deps;
   const events = new EventEmitter<JobEvents>();
@@ -102,9 +111,23 @@ export function createJobsService(deps: {
       );
     }
 
+    // Probed before the transaction (ffprobe takes 50-300 ms; a transaction holds the database).
+    let probe: Awaited<ReturnType<UploadProbe>> = null;
+    if (input.uploadId && deps.probeUpload) {
+      const upload = await db.selectFrom('uploads').select(['object_key', 'claimed_by_job_id']).where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
+      if (upload && upload.claimed_by_job_id === null && (await store.head(upload.object_key))) probe = await deps.probeUpload(upload.object_key);
+    }
+    const probeEnding: Ending | null =
+      probe && 'unreadable' in probe
+        ? { status: 'failed', failureCode: 'source-unreadable', failureReason: probe.unreadable }
+        : probe && probe.durationSeconds > plan.maxInputSeconds
+          ? { status: 'failed', failureCode: 'source-too-long', failureReason: `The video is ${Math.ceil(probe.durationSeconds)} s long; the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.` }
+          : null;
+
     const id = randomUUID();
     const t = now();
     const iso = t.toISOString();
+    let reserved: string[] = [];
     await db.transaction().execute(async (trx) => {
       if (input.uploadId) {
         const upload = await trx.selectFrom('uploads').selectAll().where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
@@ -121,11 +144,8 @@ export function createJobsService(deps: {
           .where('claimed_by_job_id', 'is', null)
           .executeTakeFirst();
         if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used; create a new upload.`);
+        if (probe && 'durationSeconds' in probe) await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
       }
-      await ensureMonthlyAllowance(trx, caller.accountId, caller.plan, t);
-      const balance = await minutesBalance(trx, caller.accountId);
-      // Reserve the plan's longest input, at most the balance; the agent trues it up after ingest.
-      const reserve = Math.min(billableMinutes(plan.maxInputSeconds), Math.max(0, balance));
       await trx
         .insertInto('jobs')
         .values({
@@ -168,16 +188,25 @@ export function createJobsService(deps: {
         })
         .execute();
       await insertGivenTranscript(trx, id, input, iso);
-      if (reserve > 0) {
-        await appendLedger(trx, { accountId: caller.accountId, jobId: id, kind: 'reserve', minutes: -reserve, now: t });
-      } else {
-        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-        await finishJob(trx, job, { status: 'failed', failureCode: 'automation-minutes-exhausted', failureReason: 'The account has no automation minutes left; buy or wait for more minutes, then retry.' }, t);
-      }
+      // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
+      // cannot cover waits in `queued`. A job that will never run holds nothing.
+      if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
     });
+    // The spec's 202 always carries `queued`. What can be known only now ends the job right
+    // after, as a failure with its webhook: an unreadable or too long upload, no minutes left.
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    if (row.status === 'queued') events.emit('queued', id);
-    else events.emit('ended', row);
+    for (const jobId of reserved) events.emit('queued', jobId);
+    if (probeEnding) {
+      const ended = await db.transaction().execute(async (trx) => {
+        // What the probe measured, as ingest would have reported it.
+        if (probe && 'durationSeconds' in probe) await trx.updateTable('jobs').set({ quoted_seconds: Math.ceil(probe.durationSeconds) }).where('id', '=', id).execute();
+        return finishJob(trx, row, probeEnding, now());
+      });
+      if (ended) events.emit('ended', ended);
+    } else if (!reserved.includes(id)) {
+      // The sweeper runs admission again should this fail.
+      await deps.admit?.(caller.accountId).catch(() => undefined);
+    }
     return toJobRecord(row);
   }
 

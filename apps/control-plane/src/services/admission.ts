@@ -1,0 +1,130 @@
+import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
+import { appendLedger, minutesBalance, type Database, type Db, type Job } from '@captionfarm/db';
+import type { Transaction } from 'kysely';
+import { ensureMonthlyAllowance } from './accounts.ts';
+import { finishJob } from './finish-job.ts';
+
+type Trx = Transaction<Database>;
+
+/**
+ * What a job reserves: an upload its probed duration (exact, so `floor` = `need`); a URL source
+ * its plan's longest input until ingest trues it up, but it can start with as little as one
+ * minute (a short video needs no more; a long one fails at ingest if the balance lacks the rest).
+ */
+async function needOf(trx: Trx, job: Job, plan: PlanId): Promise<{ need: number; floor: number }> {
+  const max = billableMinutes(PLANS[plan].maxInputSeconds);
+  if (job.upload_id) {
+    const upload = await trx.selectFrom('uploads').select('duration_seconds').where('id', '=', job.upload_id).executeTakeFirst();
+    const need = upload?.duration_seconds != null ? Math.min(max, billableMinutes(upload.duration_seconds)) : max;
+    return { need, floor: need };
+  }
+  return { need: max, floor: 1 };
+}
+
+/** Queued jobs of an account that hold no reservation yet, oldest first. */
+function waitingJobs(trx: Trx, accountId: string) {
+  return trx
+    .selectFrom('jobs')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'queued')
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve'))),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Active jobs of an account that hold minutes: each may still give some back (true-up, failure, cancel). */
+async function holders(trx: Trx, accountId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', 'in', ['queued', 'running'])
+    .where(({ exists, selectFrom }) =>
+      exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve')),
+    )
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Reserves minutes for the account's waiting jobs, oldest first, each exactly once (one
+ * `reserve` ledger row per job). Returns the jobs that got their reservation. A job that cannot
+ * be covered stays `queued` (agents skip it) while another job of the account holds minutes that
+ * may come back; `failExhausted` then fails it, which only admit() does, never a create.
+ */
+export async function reserveWaiting(trx: Trx, accountId: string, plan: PlanId, now: Date, failExhausted: boolean): Promise<{ reserved: string[]; ended: Job[] }> {
+  const reserved: string[] = [];
+  const ended: Job[] = [];
+  const waiting = await waitingJobs(trx, accountId);
+  if (waiting.length === 0) return { reserved, ended };
+  await ensureMonthlyAllowance(trx, accountId, plan, now);
+  let balance = await minutesBalance(trx, accountId);
+  for (const job of waiting) {
+    const { need, floor } = await needOf(trx, job, plan);
+    if (balance >= floor) {
+      const minutes = Math.min(need, balance);
+      await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now });
+      balance -= minutes;
+      reserved.push(job.id);
+      continue;
+    }
+    if (!failExhausted || (await holders(trx, accountId)) > 0) continue;
+    const needs = job.upload_id ? `${floor} minute${floor === 1 ? '' : 's'}` : 'at least 1 minute';
+    const reason = `The video needs ${needs} of automation and the account has ${balance} left; add minutes, then retry.`;
+    const row = await finishJob(trx, job, { status: 'failed', failureCode: 'automation-minutes-exhausted', failureReason: reason }, now);
+    if (row) ended.push(row);
+  }
+  return { reserved, ended };
+}
+
+/**
+ * Admission: gives waiting jobs their minutes when minutes come back (a job ended or was trued
+ * up, a new month, a grant), and fails them with `automation-minutes-exhausted` once nothing can
+ * give minutes back. Runs after each create (so a create always answers 202 `queued`, and the
+ * failure, with its webhook, comes after), after each job end and true-up, and on every sweep.
+ * One pass per account at a time in this process.
+ */
+export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jobId: string) => void; onEnded: (job: Job) => void }) {
+  const { db, now } = deps;
+  const chains = new Map<string, Promise<void>>();
+
+  async function pass(accountId: string): Promise<void> {
+    const account = await db.selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirst();
+    if (!account) return;
+    const { reserved, ended } = await db.transaction().execute((trx) => reserveWaiting(trx, accountId, account.plan as PlanId, now(), true));
+    for (const id of reserved) deps.onReserved(id);
+    for (const job of ended) deps.onEnded(job);
+  }
+
+  function admit(accountId: string): Promise<void> {
+    const next = (chains.get(accountId) ?? Promise.resolve()).then(() => pass(accountId));
+    const settled = next.catch(() => undefined);
+    chains.set(accountId, settled);
+    void settled.then(() => {
+      if (chains.get(accountId) === settled) chains.delete(accountId);
+    });
+    return next;
+  }
+
+  return {
+    admit,
+    /** Every account with a job waiting for minutes (the sweeper: grants and new months). */
+    async admitAll(): Promise<void> {
+      const accounts = await db
+        .selectFrom('jobs')
+        .select('account_id')
+        .distinct()
+        .where('status', '=', 'queued')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve'))),
+        )
+        .execute();
+      for (const a of accounts) await admit(a.account_id);
+    },
+  };
+}
+export type Admission = ReturnType<typeof createAdmission>;
