@@ -1,13 +1,14 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseSync } from 'subtitle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TranscriptRecordSchema, type TranscriptRecord } from '@captionfarm/contracts';
+import { TranscriptRecordSchema, type TranscriptInput, type TranscriptRecord } from '@captionfarm/contracts';
+import { createClient, type CaptionfarmClient } from '@captionfarm/sdk';
 import { createTranscriber, type Transcriber } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/webhooks';
 import { createAgent, type Agent } from '../src/index.ts';
-import { run, startFarm, submitUpload, terminal, testModelPath, watchJob, type Farm } from './e2e-harness.ts';
+import { run, startFarm, testModelPath, type Farm } from './e2e-harness.ts';
 import type { Api } from '../../apps/control-plane/test/harness.ts';
 
 /**
@@ -23,8 +24,9 @@ let farm: Farm;
 let agent: Agent;
 let transcriber: Transcriber;
 let recognitions = 0;
-let clip: Buffer;
+let clip: string;
 let api: Api;
+let cf: CaptionfarmClient;
 const phases = new Map<string, string[]>();
 const SPEECH = 'Captions make every video easier to follow, even with the sound off.';
 const W = 360;
@@ -37,7 +39,7 @@ beforeAll(async () => {
   await run('espeak-ng', ['-s', '140', '-w', wav, SPEECH]);
   const file = path.join(farm.dir, 'talk.mp4');
   await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=0x303030:s=${W}x${H}:r=25:d=6`, '-i', wav, '-map', '0:v', '-map', '1:a', '-af', 'apad', '-t', '6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', file]);
-  clip = await readFile(file);
+  clip = file;
 
   // Every phase an agent reports, per job (the API is polled too coarsely to see a short phase).
   const agents = farm.cp.services.agents;
@@ -68,7 +70,9 @@ beforeAll(async () => {
     safeFetch: createSafeFetch({ allowLoopbackForTests: true, ca: farm.certs.ca }),
   });
   await agent.start();
-  api = (await farm.account('pro', 'editor')).api;
+  const account = await farm.account('pro', 'editor');
+  api = account.api;
+  cf = createClient({ baseUrl: farm.url, apiKey: account.key });
 }, 240_000);
 afterAll(async () => {
   await agent?.close();
@@ -76,13 +80,14 @@ afterAll(async () => {
   await farm?.close();
 });
 
-async function burn(job: Record<string, unknown>): Promise<{ id: string; video: string }> {
-  const created = await submitUpload(api, clip, { templateId: 'word-pop', language: 'en', ...job });
-  const { job: done } = await watchJob(api, created.id, terminal);
+/** Upload, create (with the SDK, as a client would), wait, download. */
+async function burn(job: { transcript?: TranscriptInput }): Promise<{ id: string; video: string }> {
+  const upload = await cf.uploadFile(clip);
+  const created = await cf.createJob({ uploadId: upload.uploadId, templateId: 'word-pop', language: 'en', ...job });
+  const done = await cf.waitForJob(created.id, { poll: { initialDelayMs: 200, maxDelayMs: 1000 } });
   expect(done.status, JSON.stringify(done)).toBe('succeeded');
-  const res = await fetch(done.downloadUrl);
   const video = path.join(farm.dir, `${created.id}.mp4`);
-  await writeFile(video, Buffer.from(await res.arrayBuffer()));
+  await cf.downloadOutput(done, video);
   return { id: created.id, video };
 }
 
@@ -183,7 +188,7 @@ describe('the transcript, end to end', () => {
     expect(candidates.length).toBeGreaterThan(0);
     const { i: edited } = candidates.sort((a, b) => b.w.end - b.w.start - (a.w.end - a.w.start))[0]!;
     const fixed = words.map((w, i) => (i === edited ? { ...w, text: 'Captionfarm' } : w));
-    const exported = (await transcript(recognized.id)).body;
+    const exported = await cf.getTranscript(recognized.id);
     const before = recognitions;
     const remade = await burn({ transcript: { ...exported, words: fixed } });
     expect(recognitions).toBe(before);
@@ -191,9 +196,11 @@ describe('the transcript, end to end', () => {
     expect(phases.get(remade.id)!.indexOf('transcribing')).toBeLessThan(phases.get(remade.id)!.indexOf('rendering'));
 
     // The export returns exactly the given words.
-    const out = await transcript(remade.id);
-    expect(out.body).toEqual({ language: 'en', languageProbability: null, words: fixed });
-    expect(await transcript(remade.id, 'srt').then((r) => r.body as string)).toContain('Captionfarm');
+    expect(await cf.getTranscript(remade.id)).toEqual({ language: 'en', languageProbability: null, words: fixed });
+    const srt = await cf.getTranscript(remade.id, { format: 'srt' });
+    const vtt = await cf.getTranscript(remade.id, { format: 'vtt' });
+    for (const text of [srt, vtt]) expect(text).toContain('Captionfarm');
+    expectCuesAgree(new WebVTTParser().parse(vtt, 'metadata').cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })), fixed);
 
     // Pixels: while the edited word is spoken, its green is about twice as wide as the recognized
     // word's in the first video; while an unedited word is spoken, both videos show the same.

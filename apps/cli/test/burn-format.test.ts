@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { etaSeconds, formatBytes, formatDuration, parseBurnArgs, phaseLine, progressBar, renderEta, transferLine } from '../src/commands/burn.ts';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { etaSeconds, formatBytes, formatDuration, parseBurnArgs, phaseLine, progressBar, readTranscript, renderEta, transferLine } from '../src/commands/burn.ts';
 import { CliError } from '../src/output.ts';
 
 describe('parseBurnArgs', () => {
@@ -9,6 +12,7 @@ describe('parseBurnArgs', () => {
       input: { kind: 'file', path: '/work/videos/talk.mp4' },
       output: '/work/videos/talk.captioned.mp4',
       request: { templateId: 'karaoke', format: 'mp4' },
+      subtitles: {},
     });
   });
 
@@ -17,6 +21,15 @@ describe('parseBurnArgs', () => {
       input: { kind: 'file', path: '/work/in/clip.final.MOV' },
       output: '/work/videos/out/x.webm',
       request: { templateId: 'pop', format: 'webm', quality: 'low', resolution: { width: 720, height: 1280 }, language: 'de', webhookUrl: 'https://hooks.example.com/cf' },
+      subtitles: {},
+    });
+  });
+
+  it('--srt, --vtt and --transcript-in: paths from the current directory', () => {
+    expect(parseBurnArgs(['talk.mp4', '-t', 'k', '--srt', 'subs/talk.srt', '--vtt', '/tmp/talk.vtt', '--transcript-in', 'words.json'], cwd)).toMatchObject({
+      subtitles: { srt: '/work/videos/subs/talk.srt', vtt: '/tmp/talk.vtt' },
+      transcriptIn: '/work/videos/words.json',
+      request: { templateId: 'k', format: 'mp4' },
     });
   });
 
@@ -52,6 +65,9 @@ describe('parseBurnArgs', () => {
     [['talk.mp4', '-t', 'k', '--language', 'eng'], /--language must be a 2-letter code/],
     [['talk.mp4', '-t', 'k', '--format', 'webm', '-o', 'out.mp4'], /-o out\.mp4 does not match --format webm/],
     [['talk.mp4', '-t', 'k', '-o', 'talk.mp4'], /-o must not be the input file/],
+    [['talk.mp4', '-t', 'k', '--srt', 'talk.captioned.mp4'], /--srt must not be the video's input or output file/],
+    [['talk.mp4', '-t', 'k', '--vtt', 'talk.mp4'], /--vtt must not be the video's input or output file/],
+    [['talk.mp4', '-t', 'k', '--srt', 'x.txt', '--vtt', 'x.txt'], /--srt and --vtt must be different files/],
   ])('usage error for %j (exit 2, with the usage)', (args, message) => {
     let err: unknown;
     try {
@@ -67,6 +83,39 @@ describe('parseBurnArgs', () => {
 
   it('unknown options are parse errors (main.ts exits 2 on ERR_PARSE_ARGS_*)', () => {
     expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(expect.objectContaining({ code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }));
+  });
+});
+
+describe('readTranscript (--transcript-in)', () => {
+  const words = [
+    { text: 'Captionfarm', start: 0.2, end: 0.9 },
+    { text: 'works', start: 0.9, end: 1.3 },
+  ];
+  async function file(content: string): Promise<string> {
+    const f = path.join(await mkdtemp(path.join(tmpdir(), 'cf-words-')), 'words.json');
+    await writeFile(f, content);
+    return f;
+  }
+
+  it('takes the export of `jobs transcript` unchanged, or a bare array of words', async () => {
+    expect(await readTranscript(await file(JSON.stringify({ language: 'EN', languageProbability: 0.9, words })))).toEqual({ language: 'en', languageProbability: 0.9, words });
+    expect(await readTranscript(await file(JSON.stringify(words)))).toEqual({ words });
+  });
+
+  it.each([
+    ['{"words": [', /is not JSON/],
+    [JSON.stringify({ words: [{ text: 'a', start: 1, end: 0.5 }] }), /not a valid transcript:\n  words\.0\.end: end \(0\.5\) must be greater than start \(1\)/],
+    [JSON.stringify({ text: 'hello' }), /not a valid transcript:[\s\S]*words/],
+    [JSON.stringify(Array.from({ length: 30 }, () => ({ text: '', start: 0, end: 1 }))), /\.\.\. and 20 more/],
+  ])('refuses %s before anything is uploaded (exit 2)', async (content, message) => {
+    const err = await readTranscript(await file(content)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(2);
+    expect((err as CliError).message).toMatch(message);
+  });
+
+  it('a missing file', async () => {
+    await expect(readTranscript('/nonexistent/words.json')).rejects.toThrow(/cannot read --transcript-in \/nonexistent\/words\.json: ENOENT/);
   });
 });
 

@@ -2,7 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, run, startFarm, startVideoServer, type Farm } from '../../../agent/test/e2e-harness.ts';
-import { JOB_ID, cliInPty } from './burn-helpers.ts';
+import { JOB_ID, cliInPty, cliPiped } from './burn-helpers.ts';
 
 /**
  * `captionfarm burn` in a pseudo-terminal against a real control plane with a real agent
@@ -95,5 +95,35 @@ describe('captionfarm burn, end to end', () => {
     expect(await cli.exit).toBe(1);
     expect(cli.text()).toMatch(/captionfarm: job [0-9a-f-]{36} failed: source-unreadable: \S/);
     expect(await farm.balance(accountId)).toBe(before);
+  });
+
+  it('--srt/--vtt save the subtitles; jobs transcript prints them; --transcript-in burns an edited transcript as given', async () => {
+    const { env } = await account();
+    const first = await cliPiped(['burn', speech, '-t', 'karaoke', '--language', 'en', '-o', 'subs.mp4', '--srt', 'subs.srt', '--vtt', 'subs.vtt'], env, farm.dir);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('saved subs.srt (SubRip subtitles)');
+    expect(first.stdout).toContain('saved subs.vtt (WebVTT subtitles)');
+    const id = JOB_ID.exec(first.stdout)![1]!;
+    const srt = await readFile(path.join(farm.dir, 'subs.srt'), 'utf8');
+    expect(srt).toMatch(/^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\n\S/);
+    expect((await readFile(path.join(farm.dir, 'subs.vtt'), 'utf8')).startsWith('WEBVTT\n\n')).toBe(true);
+    expect((await cliPiped(['jobs', 'transcript', id, '--format', 'srt'], env)).stdout).toBe(srt);
+
+    const json = await cliPiped(['jobs', 'transcript', id, '-o', 'words.json'], env, farm.dir);
+    expect(json.code, json.stderr).toBe(0);
+    const exported = JSON.parse(await readFile(path.join(farm.dir, 'words.json'), 'utf8')) as { language: string; words: { text: string; start: number; end: number }[] };
+    expect(exported.language).toBe('en');
+    expect(exported.words.length).toBeGreaterThan(3);
+    const edited = { ...exported, words: exported.words.map((w, i) => (i === 1 ? { ...w, text: 'Captionfarm' } : w)) };
+    await writeFile(path.join(farm.dir, 'edited.json'), JSON.stringify(edited));
+    const second = await cliPiped(['burn', speech, '-t', 'karaoke', '-o', 'edited.mp4', '--transcript-in', 'edited.json'], env, farm.dir);
+    expect(second.code, second.stderr).toBe(0);
+    const id2 = JOB_ID.exec(second.stdout)![1]!;
+    const again = JSON.parse((await cliPiped(['jobs', 'transcript', id2, '--format', 'json'], env)).stdout);
+    expect(again).toEqual({ language: 'en', languageProbability: null, words: edited.words });
+
+    const bad = await cliPiped(['jobs', 'transcript', id, '--format', 'ass'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--format must be json, srt or vtt/);
   });
 });

@@ -39,6 +39,8 @@ const EnvSchema = z.object({
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
+  /** A connection must send its request headers within this many seconds (the first request too). */
+  CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
   /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
   CAPTIONFARM_BODY_TOTAL_SECONDS: z.coerce.number().positive().default(30),
   /** ... and never stall longer than this between bytes. */
@@ -79,6 +81,7 @@ export interface ControlPlaneConfig {
   agentGraceSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
+  headersTimeoutSeconds: number;
   bodyTotalSeconds: number;
   bodyIdleSeconds: number;
   uploadIdleSeconds: number;
@@ -134,6 +137,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
+    headersTimeoutSeconds: e.CAPTIONFARM_HEADERS_TIMEOUT_SECONDS,
     bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,
     bodyIdleSeconds: e.CAPTIONFARM_BODY_IDLE_SECONDS,
     uploadIdleSeconds: e.CAPTIONFARM_UPLOAD_IDLE_SECONDS,

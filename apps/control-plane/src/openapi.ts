@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { CreateJobRequestSchema, CreateUploadRequestSchema, ErrorBodySchema, JobListSchema, JobRecordSchema, UploadRecordSchema } from '@captionfarm/contracts';
+import {
+  CREATE_JOB_MAX_JSON_BYTES,
+  CreateJobRequestSchema,
+  CreateUploadRequestSchema,
+  ErrorBodySchema,
+  JobListSchema,
+  JobRecordSchema,
+  TRANSCRIPT_CONTENT_TYPES,
+  TranscriptRecordSchema,
+  UploadRecordSchema,
+} from '@captionfarm/contracts';
 
 const schema = (s: z.ZodType, io: 'input' | 'output' = 'output') => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -33,6 +43,7 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         CreateUploadRequest: schema(CreateUploadRequestSchema, 'input'),
         UploadRecord: schema(UploadRecordSchema),
         ErrorBody: schema(ErrorBodySchema),
+        TranscriptRecord: schema(TranscriptRecordSchema),
       },
     },
     paths: {
@@ -50,6 +61,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '415': errorResponse('unsupported_media_type'),
             '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
             ...common,
+            '413': errorResponse(
+              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before the body is read; the connection is closed`,
+            ),
           },
         },
         get: {
@@ -69,6 +83,28 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           operationId: 'cancelJob',
           parameters: [idParam],
           responses: { '200': json('JobRecord', 'Cancelled (idempotent)'), '404': errorResponse('not_found'), '409': errorResponse('job_not_cancellable'), ...common },
+        },
+      },
+      '/v1/automation-jobs/{id}/transcript': {
+        get: {
+          operationId: 'getTranscript',
+          description:
+            'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a cue, right-to-left text in logical order. Available once the job has succeeded: before that, and for failed or cancelled jobs, 409 transcript_not_available.',
+          parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
+          responses: {
+            '200': {
+              description: 'The transcript',
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/TranscriptRecord' } },
+                [TRANSCRIPT_CONTENT_TYPES.srt]: { schema: { type: 'string' } },
+                [TRANSCRIPT_CONTENT_TYPES.vtt]: { schema: { type: 'string' } },
+              },
+            },
+            '400': errorResponse('invalid_request (format is not json, srt or vtt; unknown query parameter)'),
+            '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
+            '409': errorResponse('transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded'),
+            ...common,
+          },
         },
       },
       '/v1/automation-jobs/{id}/webhook-deliveries': {

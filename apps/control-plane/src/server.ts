@@ -232,20 +232,24 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
-  // Checks headersTimeout/requestTimeout every second (Node's default is every 30 s).
-  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
+  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
+  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
+  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h). Given to the
+  // constructor: assigned afterwards, Node 20 did not enforce headersTimeout (measured), and it is
+  // checked every second instead of every 30 s.
+  const server = createServer({ connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    // A request has started: the connection's first-request deadline (below) no longer applies;
+    // the request's own limits do.
+    req.socket.setTimeout(0);
     if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
       getBuiltin().handle(req, res);
       return;
     }
     app(req, res);
   });
-  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
-  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
-  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h).
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 3 * 3600_000;
-  server.keepAliveTimeout = 5_000;
+  // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held
+  // for ever), so a connection must start its first request within the same time.
+  server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));
 
   // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
   // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most

@@ -47,7 +47,7 @@ let template: string;
 
 beforeAll(async () => {
   h = await startHarness(
-    { CAPTIONFARM_BODY_IDLE_SECONDS: '0.5', CAPTIONFARM_BODY_TOTAL_SECONDS: '2', CAPTIONFARM_UPLOAD_IDLE_SECONDS: '1', CAPTIONFARM_AGENT_AUTH_SECONDS: '0.5', CAPTIONFARM_MAX_AGENT_CONNECTIONS: '8' },
+    { CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: '1', CAPTIONFARM_BODY_IDLE_SECONDS: '0.5', CAPTIONFARM_BODY_TOTAL_SECONDS: '2', CAPTIONFARM_UPLOAD_IDLE_SECONDS: '1', CAPTIONFARM_AGENT_AUTH_SECONDS: '0.5', CAPTIONFARM_MAX_AGENT_CONNECTIONS: '8' },
     { log: (msg, extra) => logs.push({ msg, extra }) },
   );
   ({ api, key, accountId } = await h.account('pro', 'hardened'));
@@ -87,6 +87,17 @@ describe('template previews (item 1)', () => {
 });
 
 describe('request bodies (item 2)', () => {
+  it('a connection that sends nothing, or only part of its headers, is closed by the headers timeout', async () => {
+    const u = new URL(h.url);
+    const silent = connect({ host: u.hostname, port: Number(u.port) });
+    silent.on('error', () => undefined);
+    const head = connect({ host: u.hostname, port: Number(u.port) }, () => head.write('GET /v1/automation-jobs HTTP/1.1\r\nHost: x\r\n'));
+    head.on('error', () => undefined);
+    await Promise.all([new Promise((r) => silent.on('close', r)), new Promise((r) => head.on('close', r))]);
+    // A request that started is not cut by the connection's deadline: it runs longer than 1 s here.
+    expect((await api('POST', `/v1/templates/${template}/preview`, { width: 1920, height: 1080 })).status).toBe(200);
+  });
+
   it('a declared Content-Length over the limit gets 413 from the headers alone, and the connection closes', async () => {
     const c = rawRequest(h.url, `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 100000000`, '{"a":1,"b"');
     const response = await c.closed;

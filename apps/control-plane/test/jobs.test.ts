@@ -306,6 +306,12 @@ describe('service documents', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs', '/v1/automation-jobs/{id}', '/v1/automation-jobs/{id}/cancel', '/v1/automation-jobs/uploads']));
     expect(doc.components.schemas.JobRecord.required).toHaveLength(15);
     expect(doc.components.schemas.CreateJobRequest.properties.format.default).toBe('mp4');
+    // Issue 10: the transcript as an output and an input, and the failure code it adds.
+    expect(doc.paths['/v1/automation-jobs/{id}/transcript'].get.responses['409'].description).toMatch(/^transcript_not_available/);
+    expect(Object.keys(doc.paths['/v1/automation-jobs/{id}/transcript'].get.responses['200'].content)).toEqual(['application/json', 'application/x-subrip; charset=utf-8', 'text/vtt; charset=utf-8']);
+    expect(doc.components.schemas.TranscriptRecord.required).toEqual(['language', 'languageProbability', 'words']);
+    expect(doc.components.schemas.CreateJobRequest.properties.transcript.properties.words.maxItems).toBe(20_000);
+    expect(doc.components.schemas.JobRecord.properties.failureCode.anyOf[0].enum).toContain('transcript-out-of-range');
   });
 
   it('answers unknown routes with the error body', async () => {

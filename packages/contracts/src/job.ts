@@ -126,7 +126,10 @@ export const CreateJobRequestSchema = z
     /** Only the captions on transparent frames: `webm` (VP9 + alpha) or `mov` (ProRes 4444 + alpha). */
     overlay: z.boolean().default(false),
     /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
-    transcript: TranscriptInputSchema.optional(),
+    transcript: TranscriptInputSchema.optional().meta({
+      description:
+        'Words to burn instead of recognizing speech, e.g. the export of GET /v1/automation-jobs/{id}/transcript with a word fixed. Up to 20,000 words; each text 1..64 characters on one line; start and end in seconds, starts ascending (equal allowed), end > start. The job still passes through phase transcribing. A word ending after the source does fails the job after ingest with failureCode transcript-out-of-range (not retryable).',
+    }),
   })
   .superRefine((body, ctx) => {
     if (body.format === 'mov' && !body.overlay) {

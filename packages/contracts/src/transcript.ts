@@ -14,8 +14,7 @@ export const CREATE_JOB_MAX_JSON_BYTES = 8 * 1024 * 1024;
 /** Each word's text: one line, no control characters (they would break SRT/VTT cues). */
 const wordText = z
   .string()
-  .min(1, 'text must not be empty')
-  .refine((s) => s.trim().length > 0, 'text must not be blank')
+  .refine((s) => s.trim().length > 0, { message: 'text must not be empty or blank', abort: true })
   .refine((s) => [...s].length <= TRANSCRIPT_WORD_MAX_CHARS, `text is at most ${TRANSCRIPT_WORD_MAX_CHARS} characters`)
   // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\u0000-\u001f\u007f\u2028\u2029]/.test(s), 'text must be one line without control characters');

@@ -2,10 +2,10 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { CreateJobRequest, CreateUploadRequest, UploadRecord } from '@captionfarm/contracts';
-import { CaptionfarmError } from './errors.ts';
+import type { CreateJobRequest, CreateUploadRequest, TranscriptRecord, UploadRecord } from '@captionfarm/contracts';
+import { CaptionfarmError, InvalidResponseError } from './errors.ts';
 import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
-import { ClientJobListSchema, ClientJobSchema, ClientUploadSchema, TemplateDetailSchema, TemplateSummarySchema, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
+import { ClientJobListSchema, ClientJobSchema, ClientTranscriptSchema, ClientUploadSchema, TemplateDetailSchema, TemplateSummarySchema, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
 import { downloadOutput, putUpload, type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
 import { pollUntilTerminal, type WaitForJobOptions } from './wait.ts';
 
@@ -62,6 +62,11 @@ export interface PreviewRequest {
   at?: number;
 }
 
+export interface TranscriptOptions extends CallOptions {
+  /** `json` (default): `{ language, languageProbability, words }`; `srt` / `vtt`: the subtitle file's text. */
+  format?: 'json' | 'srt' | 'vtt';
+}
+
 /** The preview as the service answers it: image bytes (`binary`, e.g. image/png), or a JSON body. */
 export type TemplatePreview = BinaryOrJson<unknown>;
 
@@ -84,6 +89,13 @@ export interface CaptionfarmClient {
   listJobs(opts?: ListJobsOptions): AsyncGenerator<Job, void, undefined>;
   /** Polls (with backoff and jitter) until the job is succeeded, failed or cancelled, and returns that record. */
   waitForJob(id: string, opts?: WaitForJobOptions): Promise<Job>;
+  /**
+   * GET /v1/automation-jobs/:id/transcript: the words a succeeded job burned, in seconds, or as an
+   * SRT / WebVTT file's text. Before the job succeeded: 409 `transcript_not_available`.
+   */
+  getTranscript(id: string, opts?: TranscriptOptions & { format?: 'json' }): Promise<TranscriptRecord>;
+  getTranscript(id: string, opts: TranscriptOptions & { format: 'srt' | 'vtt' }): Promise<string>;
+  getTranscript(id: string, opts?: TranscriptOptions): Promise<TranscriptRecord | string>;
   /** Streams a succeeded job's output to a file (through `file.part`). */
   downloadOutput(job: Pick<Job, 'id' | 'status' | 'downloadUrl'>, filePath: string, opts?: DownloadOptions): Promise<{ path: string; bytes: number }>;
   listTemplates(opts?: CallOptions): Promise<TemplateSummary[]>;
@@ -155,6 +167,16 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
     },
     // waitForJob runs its own retry loop (Retry-After, backoff), so each poll is a single attempt.
     waitForJob: (id, opts = {}) => pollUntilTerminal((signal) => getJob(id, { signal, maxRetries: 0 }), opts),
+    getTranscript: (async (id: string, opts: TranscriptOptions = {}) => {
+      const format = opts.format ?? 'json';
+      const path = `/v1/automation-jobs/${enc(id)}/transcript`;
+      if (format === 'json') {
+        return http.request({ method: 'GET', path, query: { format }, schema: ClientTranscriptSchema, signal: opts.signal, idempotent: true });
+      }
+      const res = await http.request<BinaryOrJson<unknown>>({ method: 'GET', path, query: { format }, schema: z.unknown() as z.ZodType<BinaryOrJson<unknown>>, signal: opts.signal, idempotent: true, binary: true });
+      if (res.kind !== 'binary') throw new InvalidResponseError(200, `GET ${path}?format=${format} answered JSON, not a subtitle file`);
+      return new TextDecoder().decode(res.bytes);
+    }) as CaptionfarmClient['getTranscript'],
     downloadOutput: (job, filePath, opts) => downloadOutput(fetchImpl, job, filePath, opts),
     listTemplates: async (opts = {}) =>
       (await http.request({ method: 'GET', path: '/v1/templates', schema: z.looseObject({ templates: z.array(TemplateSummarySchema) }), signal: opts.signal, idempotent: true })).templates,

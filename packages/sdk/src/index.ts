@@ -1,4 +1,4 @@
-export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type UploadFileOptions } from './client.ts';
+export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type TranscriptOptions, type UploadFileOptions } from './client.ts';
 export {
   CaptionfarmApiError,
   CaptionfarmError,
@@ -26,5 +26,8 @@ export {
   type JobStatus,
   type Quality,
   type Resolution,
+  type TranscriptInput,
+  type TranscriptRecord,
+  type TranscriptWord,
   type UploadRecord,
 } from '@captionfarm/contracts';

@@ -11,6 +11,11 @@ export type Job = Omit<JobRecord, 'failureCode'> & { failureCode: FailureCode | 
 
 export const ClientJobSchema = JobRecordSchema.extend({ failureCode: z.string().nullable() }).loose();
 export const ClientUploadSchema = UploadRecordSchema.loose();
+export const ClientTranscriptSchema = z.looseObject({
+  language: z.string().nullable(),
+  languageProbability: z.number().nullable(),
+  words: z.array(z.looseObject({ text: z.string(), start: z.number(), end: z.number() })),
+});
 export const ClientJobListSchema = z.looseObject({ jobs: z.array(ClientJobSchema), nextCursor: z.string().nullable() });
 
 export const TemplateSummarySchema = z.looseObject({

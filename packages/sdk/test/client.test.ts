@@ -186,6 +186,20 @@ describe('jobs: create, get, cancel, list', () => {
     await expectApiError(client.cancelJob(job.id), 409, 'job_not_cancellable');
   });
 
+  it('creates a job with a transcript; getTranscript answers 409 transcript_not_available until it succeeded, 400 for a bad transcript', async () => {
+    const words = [{ text: 'Captionfarm', start: 0.2, end: 0.8 }];
+    const job = await c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words } });
+    expect(job).toMatchObject({ status: 'queued' });
+    for (const format of ['json', 'srt', 'vtt'] as const) {
+      const err = await expectApiError(c.getTranscript(job.id, { format }), 409, 'transcript_not_available');
+      expect(err.message).toMatch(/once it has succeeded/);
+    }
+    await expectApiError(c.getTranscript(crypto.randomUUID()), 404, 'not_found');
+    const bad = await expectApiError(c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words: [{ text: 'x', start: 1, end: 1 }] } }), 400, 'invalid_request');
+    expect(bad.details).toEqual([expect.objectContaining({ path: 'transcript.words.0.end' })]);
+    await c.cancelJob(job.id);
+  });
+
   it('iterates every job newest first over pages, and pages by hand', async () => {
     const { client } = await clientFor('pro');
     const ids: string[] = [];

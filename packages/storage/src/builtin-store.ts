@@ -139,12 +139,6 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       }
       count(putsPerObject, key, 1);
       res.once('close', () => count(putsPerObject, key, -1));
-      const refused = await opts.beforePut?.(key);
-      if (refused) return s3Error(res, 409, 'UploadAlreadyUsed', refused);
-      await mkdir(path.dirname(file), { recursive: true });
-      // Unique per attempt: concurrent PUTs to one URL each write their own part file, and the
-      // last to finish replaces the object atomically (a pid+time name collided: issue 11, item 7).
-      const tmp = `${file}.part-${randomBytes(12).toString('hex')}`;
       // An upload that stalls is cut, so a stalled client holds neither a socket nor a part file.
       req.setTimeout(limits.putIdleMs, () => {
         s3Error(res, 400, 'RequestTimeout', `no data received for ${limits.putIdleMs / 1000} s; the upload was cut`);
@@ -153,6 +147,12 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
         // below, so the part file is removed.
         req.destroy(new Error('upload idle timeout'));
       });
+      const refused = await opts.beforePut?.(key);
+      if (refused) return s3Error(res, 409, 'UploadAlreadyUsed', refused);
+      await mkdir(path.dirname(file), { recursive: true });
+      // Unique per attempt: concurrent PUTs to one URL each write their own part file, and the
+      // last to finish replaces the object atomically (a pid+time name collided: issue 11, item 7).
+      const tmp = `${file}.part-${randomBytes(12).toString('hex')}`;
       let received = 0;
       const md5 = createHash('md5');
       const counter = new Transform({

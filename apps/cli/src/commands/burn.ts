@@ -1,7 +1,8 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeError, isApiError, isRetryableFailure, isTerminal, type CaptionfarmClient, type CreateJobRequest, type Job, type TransferProgress } from '@captionfarm/sdk';
+import { TranscriptInputSchema, issuesToDetails } from '@captionfarm/contracts';
 import type { CliEnv } from '../env.ts';
 import { CliError } from '../output.ts';
 import { apiClient, toCliError } from './jobs.ts';
@@ -16,6 +17,10 @@ export const BURN_USAGE = `captionfarm burn INPUT --template ID [options]
   --language xx              spoken language, 2 letters (default: detected)
   --webhook-url URL          also notify this public https URL when the job ends
   -o, --output OUT           where to save the video (default: INPUT's name + .captioned.FORMAT)
+  --srt FILE, --vtt FILE     also save the captions as SubRip / WebVTT subtitles
+  --transcript-in FILE       burn these words instead of recognizing speech: JSON
+                             {"words":[{"text","start","end"}],"language"?} in seconds, e.g. from
+                             captionfarm jobs transcript ID > words.json, with a word fixed
 
 Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is
 not a terminal). Ctrl-C cancels the job; its reserved minutes are refunded.
@@ -30,6 +35,10 @@ export interface BurnPlan {
   input: { kind: 'file'; path: string } | { kind: 'url'; url: string };
   output: string;
   request: Omit<CreateJobRequest, 'uploadId' | 'videoUrl'>;
+  /** Where to also save the subtitles. */
+  subtitles: { srt?: string; vtt?: string };
+  /** A words JSON file to burn instead of recognized speech. */
+  transcriptIn?: string;
 }
 
 const usage = (msg: string) => new CliError(`${msg}\n\n${BURN_USAGE}`, 2);
@@ -60,6 +69,9 @@ export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): Burn
       language: { type: 'string' },
       'webhook-url': { type: 'string' },
       output: { type: 'string', short: 'o' },
+      srt: { type: 'string' },
+      vtt: { type: 'string' },
+      'transcript-in': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -109,7 +121,17 @@ export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): Burn
 
   const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
   if (input.kind === 'file' && output === input.path) throw usage('-o must not be the input file');
-  return { input, output, request };
+  const subtitles: BurnPlan['subtitles'] = {};
+  for (const kind of ['srt', 'vtt'] as const) {
+    const file = values[kind];
+    if (file === undefined) continue;
+    subtitles[kind] = path.resolve(cwd, file);
+    if (subtitles[kind] === output || (input.kind === 'file' && subtitles[kind] === input.path)) throw usage(`--${kind} must not be the video's input or output file`);
+  }
+  if (subtitles.srt && subtitles.srt === subtitles.vtt) throw usage('--srt and --vtt must be different files');
+  const plan: BurnPlan = { input, output, request, subtitles };
+  if (values['transcript-in'] !== undefined) plan.transcriptIn = path.resolve(cwd, values['transcript-in']);
+  return plan;
 }
 
 export function formatBytes(n: number): string {
@@ -227,6 +249,29 @@ function createScreen(out: NodeJS.WriteStream): Screen {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The words of --transcript-in, checked before anything is uploaded: the export of
+ * `captionfarm jobs transcript` (or GET .../transcript), or a bare [{text,start,end}] array.
+ */
+export async function readTranscript(file: string): Promise<NonNullable<CreateJobRequest['transcript']>> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read --transcript-in ${file}: ${err.code ?? err.message}`, 2);
+  });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`--transcript-in ${file} is not JSON: ${(err as Error).message}`, 2);
+  }
+  const parsed = TranscriptInputSchema.safeParse(Array.isArray(raw) ? { words: raw } : raw);
+  if (!parsed.success) {
+    const details = issuesToDetails(parsed.error.issues);
+    const lines = details.slice(0, 10).map((d) => `\n  ${d.path || '(file)'}: ${d.message}`).join('');
+    throw new CliError(`--transcript-in ${file} is not a valid transcript:${lines}${details.length > 10 ? `\n  ... and ${details.length - 10} more` : ''}`, 2);
+  }
+  return parsed.data;
+}
+
 class Interrupted extends Error {
   constructor() {
     super('interrupted (Ctrl-C)');
@@ -245,8 +290,12 @@ export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
     if (!st?.isFile()) throw usage(`no such file: ${plan.input.path}`);
     size = st.size;
   }
-  const outDir = await stat(path.dirname(plan.output)).catch(() => null);
-  if (!outDir?.isDirectory()) throw usage(`no such directory for -o: ${path.dirname(plan.output)}`);
+  for (const [flag, file] of [['-o', plan.output], ['--srt', plan.subtitles.srt], ['--vtt', plan.subtitles.vtt]] as const) {
+    if (file === undefined) continue;
+    const dir = await stat(path.dirname(file)).catch(() => null);
+    if (!dir?.isDirectory()) throw usage(`no such directory for ${flag}: ${path.dirname(file)}`);
+  }
+  if (plan.transcriptIn) plan.request.transcript = await readTranscript(plan.transcriptIn);
   const client = apiClient(env);
   const screen = createScreen(process.stdout);
   const ac = new AbortController();
@@ -378,6 +427,12 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     const res2 = job.resolution ? `, ${job.resolution.width}x${job.resolution.height}` : '';
     const secs = job.quotedSeconds !== null ? `, ${formatDuration(job.quotedSeconds)} long` : '';
     screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${res2}${secs})`);
+    for (const format of ['srt', 'vtt'] as const) {
+      const file = plan.subtitles[format];
+      if (!file) continue;
+      await writeFile(file, await client.getTranscript(job.id, { format, signal }));
+      screen.line(`saved ${path.relative(o.cwd, file) || file} (${format === 'srt' ? 'SubRip' : 'WebVTT'} subtitles)`);
+    }
   } catch (err) {
     if (signal.aborted) {
       throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} (captionfarm jobs get ${job.id} shows the link)`, 130);

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CaptionfarmApiError, CaptionfarmNetworkError, createClient, describeError, type CaptionfarmClient, type Job } from '@captionfarm/sdk';
 import type { CliEnv } from '../env.ts';
@@ -8,6 +10,9 @@ export const JOBS_USAGE = `captionfarm jobs <command> [--json]
   list [--limit N]     your jobs, newest first (default 20; --limit 0 for all)
   get ID               one job: status, phase, percent, failure code and reason, download link
   cancel ID            cancel a queued or running job (its reserved minutes are refunded)
+  transcript ID [--format json|srt|vtt] [-o FILE]
+                       the words a succeeded job burned: JSON (default; edit it and pass it to
+                       burn --transcript-in), or SRT / WebVTT subtitles; to stdout or FILE
 
 Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`;
 
@@ -83,7 +88,7 @@ export async function jobsCommand(argv: string[], env: CliEnv): Promise<void> {
   }
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, limit: { type: 'string' }, format: { type: 'string' }, output: { type: 'string', short: 'o' } },
     strict: true,
     allowPositionals: true,
   });
@@ -117,6 +122,21 @@ export async function jobsCommand(argv: string[], env: CliEnv): Promise<void> {
       case 'cancel': {
         const job = await apiClient(env).cancelJob(oneId(positionals, JOBS_USAGE));
         return print(job, json, (j: Job) => `cancelled job ${j.id} (its reserved minutes were refunded)`);
+      }
+      case 'transcript': {
+        const id = oneId(positionals, JOBS_USAGE);
+        const format = values.format ?? 'json';
+        if (format !== 'json' && format !== 'srt' && format !== 'vtt') throw new CliError(`--format must be json, srt or vtt, not "${format}"`, 2);
+        const client = apiClient(env);
+        const text = format === 'json' ? `${JSON.stringify(await client.getTranscript(id), null, 2)}\n` : await client.getTranscript(id, { format });
+        if (values.output === undefined) {
+          process.stdout.write(text);
+          return;
+        }
+        const file = path.resolve(env.cwd, values.output);
+        await writeFile(file, text);
+        process.stderr.write(`saved ${path.relative(env.cwd, file) || file}\n`);
+        return;
       }
       default:
         throw new CliError(`unknown jobs command "${command}"\n\n${JOBS_USAGE}`, 2);
