@@ -7,6 +7,7 @@ import type { AgentCapabilities, AgentEvent, FailureCode, LeasedJob } from '@cap
 import type { AgentRouter } from '@captionfarm/control-plane';
 import { createSafeFetch, type SafeFetchFn } from '@captionfarm/webhooks';
 import { JobAborted, JobFailure } from './errors.ts';
+import { sweepWorkDir } from './work-dir.ts';
 import { runPipeline, type JobChannel, type LeaseAnswer, type Transcriber } from './pipeline.ts';
 
 export interface AgentOptions {
@@ -25,6 +26,8 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** Lease poll when no work-available event arrives. */
   pollMs?: number;
+  /** How often work dirs of killed attempts are swept (also at start). Default 5 min. */
+  sweepMs?: number;
   /** Minimum spacing of percent reports (phase changes go at once). */
   progressEveryMs?: number;
   log?: (msg: string) => void;
@@ -174,6 +177,16 @@ export function createAgent(opts: AgentOptions): Agent {
     running.set(job.jobId, { job, controller, done, completing: false });
   }
 
+  /** Work dirs of killed attempts (ours, or of agent processes that are gone). */
+  async function sweep(): Promise<void> {
+    try {
+      const removed = await sweepWorkDir(workDir, running.keys());
+      if (removed.length > 0) log(`removed ${removed.length} work dir(s) of ended attempts: ${removed.join(', ')}`);
+    } catch (err) {
+      log(`work dir sweep: ${(err as Error).message}`);
+    }
+  }
+
   async function pump(): Promise<void> {
     if (pumping || closed || draining || drainedByAdmin || !nodeId) return;
     pumping = true;
@@ -207,6 +220,8 @@ export function createAgent(opts: AgentOptions): Agent {
     },
     async start() {
       await mkdir(workDir, { recursive: true });
+      // Before the first lease: whatever a killed attempt of ours left is debris now.
+      await sweep();
       const caps: AgentCapabilities = {
         gpu: false,
         nvenc: false,
@@ -229,6 +244,7 @@ export function createAgent(opts: AgentOptions): Agent {
       timers = [
         setInterval(() => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)), opts.heartbeatMs ?? Math.max(250, Math.floor(reg.leaseMs / 4))),
         setInterval(() => void pump(), opts.pollMs ?? 2_000),
+        setInterval(() => void sweep(), opts.sweepMs ?? 5 * 60_000),
       ];
       for (const t of timers) t.unref();
       log(`registered as node ${nodeId}`);

@@ -7,10 +7,11 @@ import type { SafeFetchFn } from '@captionfarm/webhooks';
 import { JobAborted, JobFailure } from './errors.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
 import { loadJobFonts } from './fonts.ts';
+import { jobDirPrefix } from './work-dir.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
 export interface Transcriber {
-  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
+  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal; workDir?: string }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
 }
 
 export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
@@ -40,7 +41,7 @@ const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quickt
  * lost lease, shutdown). Failures are thrown as JobFailure with the spec's failure code.
  */
 export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
-  const dir = await mkdtemp(path.join(deps.workDir, `job-${job.jobId.slice(0, 8)}-`));
+  const dir = await mkdtemp(path.join(deps.workDir, jobDirPrefix(job.jobId)));
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -70,7 +71,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     } else {
       let recognized;
       try {
-        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal });
+        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal, workDir: dir });
       } catch (err) {
         if (signal.aborted) throw err;
         throw new JobFailure('transcription-failed', firstLine((err as Error).message));

@@ -13,7 +13,7 @@ import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
-import { createBuiltinStore, createS3Store, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
+import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
@@ -35,6 +35,9 @@ import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
+import { dashboardApi } from './dashboard/routes.ts';
+import { dashboardPages } from './dashboard/static.ts';
+import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
 
 export interface ControlPlaneOptions {
@@ -48,6 +51,10 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
+  dashboardDir?: string;
+  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
+  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
   /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
   log?: (msg: string, extra?: unknown) => void;
 }
@@ -68,6 +75,7 @@ export interface ControlPlane {
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
     fonts: ReturnType<typeof createFontsService>;
+    users: ReturnType<typeof createUsersService>;
     previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
@@ -76,9 +84,13 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/** A part file nobody wrote to for this long is debris (the store cuts a stalled PUT long before). */
+const PART_FILE_MAX_IDLE_MS = 60 * 60_000;
+
 export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const now = opts.now ?? (() => new Date());
   mkdirSync(config.dataDir, { recursive: true });
+  const objectsDir = path.join(config.dataDir, 'objects');
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
@@ -96,7 +108,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (!builtin) {
       if (!baseUrl) throw new Error('the control plane is not listening yet');
       builtin = createBuiltinStore({
-        dir: path.join(config.dataDir, 'objects'),
+        dir: objectsDir,
         publicUrl: baseUrl,
         bucket: config.bucket,
         accessKeyId: secrets.storeAccessKeyId,
@@ -125,6 +137,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const accounts = createAccountsService({ db, now });
   const fonts = createFontsService({ db, store, now, cacheDir: path.join(config.dataDir, 'font-cache') });
   const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
+  const users = createUsersService({ db, now });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const admission = createAdmission({
@@ -183,6 +196,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
   jobs.events.on('ended', () => webhooks.wake());
+  // Debris: an ended job's uploaded source can never be used again.
+  jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
   // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
   jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
@@ -200,13 +215,27 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
   const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
+  // One factory per surface: the dashboard mounts the same routes behind a session.
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) });
+  const makeAdminRoutes = () =>
+    adminRoutes({
+      db,
+      accounts,
+      users,
+      now,
+      baseUrl: () => baseUrl,
+      extend(r) {
+        webhooks.mountAdmin(r);
+        mountAgentAdmin(r, agents);
+      },
+    });
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
     rateLimit(now),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
-    publicRoutes({ jobs, uploads, templates, previews, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) }),
+    makePublicRoutes(),
   );
   app.use(
     '/admin/v1',
@@ -221,14 +250,28 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
     },
     ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    adminRoutes({
+    makeAdminRoutes(),
+  );
+  app.use(
+    '/app/api',
+    declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    dashboardApi({
+      db,
+      users,
       accounts,
-      extend(r) {
-        webhooks.mountAdmin(r);
-        mountAgentAdmin(r, agents);
-      },
+      jobs,
+      templates,
+      webhooks,
+      previews,
+      publicUrl: config.publicUrl,
+      now,
+      publicRoutes: makePublicRoutes,
+      adminRoutes: makeAdminRoutes,
+      signInLimits: opts.signInLimits,
     }),
   );
+  app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 
@@ -306,8 +349,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
 
   let timer: NodeJS.Timeout | undefined;
+  // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
+  if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await uploads.deleteEndedSources();
+    if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
     await agents.sweep();
     await admission.admitAll();
     await webhooks.sweep();
@@ -322,7 +369,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, fonts },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -116,9 +116,16 @@ describe('POST /v1/automation-jobs/uploads', () => {
     const { api } = await h.account('pro', 'forgetful');
     const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: bytes.length });
     expect(await put(up.body.uploadUrl, bytes)).toBe(200);
-    const used = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'b.mp4', sizeBytes: bytes.length });
-    expect(await put(used.body.uploadUrl, bytes)).toBe(200);
-    expect((await api('POST', '/v1/automation-jobs', { uploadId: used.body.uploadId, templateId: template })).status).toBe(202);
+    // A real video, so its job stays queued (a job that ended would take its source with it).
+    const dir = await mkdtemp(path.join(tmpdir(), 'cf-forgetful-'));
+    const clip = path.join(dir, 'b.mp4');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=160x120:r=10:d=1', '-c:v', 'libx264', '-preset', 'ultrafast', clip]);
+    const video = await readFile(clip);
+    await rm(dir, { recursive: true, force: true });
+    const used = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'b.mp4', sizeBytes: video.length });
+    expect(await put(used.body.uploadUrl, video)).toBe(200);
+    const job = await api('POST', '/v1/automation-jobs', { uploadId: used.body.uploadId, templateId: template });
+    expect(job.status).toBe(202);
     clockOffsetMs = 23 * 3600_000;
     await h.cp.sweep();
     expect(await h.cp.store.head(`uploads/${up.body.uploadId}.mp4`)).not.toBeNull();

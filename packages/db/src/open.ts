@@ -4,6 +4,7 @@ import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
 import * as transcripts from './migrations/0010-transcripts.ts';
 import * as uploadDuration from './migrations/0011-upload-duration.ts';
+import * as users from './migrations/0012-users.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import type { Database } from './schema.ts';
 
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0002-webhook-store': webhookStore,
   '0010-transcripts': transcripts,
   '0011-upload-duration': uploadDuration,
+  '0012-users': users,
   '0016-fonts': fonts,
 };
 

@@ -23,6 +23,8 @@ export interface ApiKeysTable {
   created_at: Iso;
   revoked_at: Iso | null;
   last_used_at: Iso | null;
+  /** A label given in the dashboard (null for keys made by `captionfarm admin keys create`). */
+  name: string | null;
 }
 
 export interface JobsTable {
@@ -181,6 +183,46 @@ export interface TemplatesTable {
   created_at: Iso;
 }
 
+/** Dashboard users (0012): account members and administrators. */
+export interface UsersTable {
+  id: string;
+  /** null: an administrator who belongs to no account. */
+  account_id: string | null;
+  /** Lower-cased; one user per email. */
+  email: string;
+  /** 1 for administrators (operator console). */
+  is_admin: number;
+  /** `scrypt$N$r$p$salt$hash`; null until the invite is accepted. */
+  password_hash: string | null;
+  created_at: Iso;
+  last_sign_in_at: Iso | null;
+}
+
+/** One-time links to set a password (72 h). */
+export interface UserInvitesTable {
+  id: string;
+  user_id: string;
+  /** sha256 hex of the token in the link. */
+  token_hash: string;
+  created_at: Iso;
+  expires_at: Iso;
+  used_at: Iso | null;
+}
+
+/** Dashboard sessions; the cookie carries the token, the row its sha256 (`id`). */
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: Iso;
+  /** Idle expiry counts from here. */
+  last_seen_at: Iso;
+  /** Absolute expiry. */
+  expires_at: Iso;
+  /** Set by sign-out or when the user is removed. */
+  revoked_at: Iso | null;
+}
+
 /** The words a job burns (migration 0010): given at creation, or recognized by the agent. */
 export interface JobTranscriptsTable {
   job_id: string;
@@ -209,6 +251,9 @@ export interface Database {
   agent_nodes: AgentNodesTable;
   templates: TemplatesTable;
   fonts: FontsTable;
+  users: UsersTable;
+  user_invites: UserInvitesTable;
+  sessions: SessionsTable;
   job_transcripts: JobTranscriptsTable;
 }
 
@@ -222,4 +267,6 @@ export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 export type AgentNode = Selectable<AgentNodesTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type FontRow = Selectable<FontsTable>;
+export type User = Selectable<UsersTable>;
+export type Session = Selectable<SessionsTable>;
 export type JobTranscript = Selectable<JobTranscriptsTable>;

@@ -50,6 +50,8 @@ export interface TranscribeRequest {
   /** A whisper language code ('en', 'de'...); omitted: detected and reported. */
   language?: string;
   signal?: AbortSignal;
+  /** Where temp files (the 16 kHz WAV) go; default the OS temp dir. An agent passes its job dir, so a killed attempt's debris is swept with it. */
+  workDir?: string;
 }
 
 export interface TranscribeResult {
@@ -127,7 +129,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     if (req.language !== undefined && !Object.hasOwn(WHISPER_LANGUAGES, req.language)) {
       throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
     }
-    const workDir = await mkdtemp(join(tmpdir(), 'captionfarm-transcribe-'));
+    const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(req.signal ? { signal: req.signal } : {}) });
       // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').

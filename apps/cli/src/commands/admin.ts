@@ -22,6 +22,11 @@ export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--jso
   nodes show --node ID|NAME
   nodes drain --node ID|NAME          (finish current jobs, lease no new ones)
   nodes undrain --node ID|NAME
+  users invite --account ID --email EMAIL [--admin]   (prints a one-time link, valid 72 h)
+  users invite --email EMAIL --admin                  (an administrator of no account)
+  users list [--account ID]
+  users remove --user ID|EMAIL        (their dashboard sessions end at once)
+  queue show                          (jobs per status, oldest waiting job, webhook backlog)
 ${ADMIN_WEBHOOKS_USAGE}
 
 Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
@@ -54,6 +59,9 @@ export async function adminCommand(argv: string[], env: CliEnv, extra: Record<st
       node: { type: 'string' },
       token: { type: 'string' },
       url: { type: 'string' },
+      email: { type: 'string' },
+      user: { type: 'string' },
+      admin: { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -139,6 +147,35 @@ const handlers: Record<string, AdminHandler> = {
   'nodes undrain': async ({ values, call, json }) => {
     const out = await call('POST', `/nodes/${enc(need(values, 'node'))}/undrain`);
     print(out, json, (n: { name: string }) => `${n.name} leases jobs again`);
+  },
+  'users invite': async ({ values, call, json }) => {
+    const admin = values.admin === true;
+    const account = typeof values.account === 'string' && values.account !== '' ? values.account : null;
+    if (!account && !admin) throw new CliError(`--account is required (only --admin users may belong to no account)\n\n${ADMIN_USAGE}`, 2);
+    const out = await call('POST', '/users/invites', { email: need(values, 'email'), accountId: account, admin });
+    print(out, json, (o: { link: string; expiresAt: string; user: { email: string } }) => `${o.link}\n(one-time link for ${o.user.email} to set a password; valid until ${o.expiresAt})`);
+  },
+  'users list': async ({ values, call, json }) => {
+    const account = typeof values.account === 'string' ? `?account=${enc(values.account)}` : '';
+    const out = (await call('GET', `/users${account}`)) as { users: Record<string, unknown>[] };
+    print(json ? out.users : out, json, (o: typeof out) =>
+      table(o.users.map((u) => ({ ...u, role: u.admin ? 'admin' : 'member', status: u.active ? 'active' : 'invited' })), ['id', 'email', 'accountId', 'role', 'status', 'lastSignInAt']),
+    );
+  },
+  'users remove': async ({ values, call, json }) => {
+    const out = await call('DELETE', `/users/${enc(need(values, 'user'))}`);
+    print(out, json, (u: { email: string }) => `removed ${u.email}; their sessions have ended`);
+  },
+  'queue show': async ({ call, json }) => {
+    const out = (await call('GET', '/queue')) as { byStatus: Record<string, number>; oldestQueued: { id: string; ageSeconds: number } | null; runningPerNode: Record<string, unknown>[]; webhookBacklog: { pending: number } };
+    print(out, json, (o: typeof out) =>
+      [
+        Object.entries(o.byStatus).map(([k, v]) => `${k}: ${v}`).join('  '),
+        o.oldestQueued ? `oldest waiting: ${o.oldestQueued.id} (${o.oldestQueued.ageSeconds} s)` : 'nothing waiting',
+        `webhook backlog: ${o.webhookBacklog.pending} pending`,
+        table(o.runningPerNode, ['nodeName', 'nodeId', 'running']),
+      ].join('\n'),
+    );
   },
   'webhook-secret rotate': async ({ values, call, json }) => {
     const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/webhook-secret/rotate`);

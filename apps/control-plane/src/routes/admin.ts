@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { ApiError, PlanIdSchema, issuesToDetails } from '@captionfarm/contracts';
 import type { AccountsService } from '../services/accounts.ts';
 import { asyncRoute } from '../http/async-route.ts';
+import type { Db } from '@captionfarm/db';
+import { queueStats } from '../dashboard/queue.ts';
+import { inviteLink, type UsersService } from '../dashboard/users.ts';
 
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
@@ -12,7 +15,12 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
 }
 
 export interface AdminRoutesDeps {
+  db: Db;
   accounts: AccountsService;
+  users: UsersService;
+  /** Base URL of this control plane (invite links point at its dashboard). */
+  baseUrl: () => string;
+  now: () => Date;
   extend?: (router: Router) => void;
 }
 
@@ -57,6 +65,22 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   }));
   r.post('/accounts/:id/webhook-secret/rotate', asyncRoute(async (req, res) => {
     res.json(await accounts.rotateWebhookSecret(String(req.params.id)));
+  }));
+  // Dashboard users: one-time invite links (72 h), list, remove (their sessions end at once).
+  r.post('/users/invites', asyncRoute(async (req, res) => {
+    const body = parse(z.strictObject({ email: z.string().max(254), accountId: z.string().min(1).nullable().default(null), admin: z.boolean().default(false) }), req.body);
+    const inv = await deps.users.invite(body);
+    res.status(201).json({ ...inv, link: inviteLink(deps.baseUrl(), inv.token) });
+  }));
+  r.get('/users', asyncRoute(async (req, res) => {
+    const account = typeof req.query.account === 'string' && req.query.account !== '' ? req.query.account : undefined;
+    res.json({ users: await deps.users.list(account ? { accountId: account } : {}) });
+  }));
+  r.delete('/users/:id', asyncRoute(async (req, res) => {
+    res.json(await deps.users.remove(String(req.params.id)));
+  }));
+  r.get('/queue', asyncRoute(async (_req, res) => {
+    res.json(await queueStats(deps.db, deps.now()));
   }));
   deps.extend?.(r);
   return r;

@@ -86,25 +86,30 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
         ledger: ledger.map((l) => ({ id: l.id, kind: l.kind, minutes: l.minutes, jobId: l.job_id, note: l.note, createdAt: l.created_at })),
       };
     },
-    async createKey(accountId: string) {
+    async createKey(accountId: string, name: string | null = null) {
       await get(accountId);
       const key = generateApiKey();
       const id = randomUUID();
       await db
         .insertInto('api_keys')
-        .values({ id, account_id: accountId, prefix: key.slice(0, 12), hash: hashSecret(key), created_at: now().toISOString(), revoked_at: null, last_used_at: null })
+        .values({ id, account_id: accountId, prefix: key.slice(0, 12), hash: hashSecret(key), created_at: now().toISOString(), revoked_at: null, last_used_at: null, name })
         .execute();
-      return { id, accountId, key };
+      return { id, accountId, name, key };
     },
     async listKeys(accountId: string) {
       await get(accountId);
       const rows = await db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
-      return rows.map((k) => ({ id: k.id, prefix: k.prefix, createdAt: k.created_at, revokedAt: k.revoked_at, lastUsedAt: k.last_used_at }));
+      return rows.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: k.created_at, revokedAt: k.revoked_at, lastUsedAt: k.last_used_at }));
     },
-    async revokeKey(keyId: string) {
-      const res = await db.updateTable('api_keys').set({ revoked_at: now().toISOString() }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
+    /** Revokes a key; with `accountId`, only a key of that account (another's answers 404). */
+    async revokeKey(keyId: string, accountId?: string) {
+      let q = db.updateTable('api_keys').set({ revoked_at: now().toISOString() }).where('id', '=', keyId).where('revoked_at', 'is', null);
+      if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+      const res = await q.executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) {
-        const exists = await db.selectFrom('api_keys').select('id').where('id', '=', keyId).executeTakeFirst();
+        let e = db.selectFrom('api_keys').select('id').where('id', '=', keyId);
+        if (accountId !== undefined) e = e.where('account_id', '=', accountId);
+        const exists = await e.executeTakeFirst();
         if (!exists) throw new ApiError('not_found', `No API key ${keyId}.`);
       }
       return { id: keyId, revoked: true };

@@ -9,6 +9,7 @@ import {
   type JobList,
   type JobRecord,
   type JobStyle,
+  type JobStatus,
   type PlanId,
 } from '@captionfarm/contracts';
 import type { Db, Job } from '@captionfarm/db';
@@ -228,7 +229,8 @@ export function createJobsService(deps: {
     return toJobRecord(ended);
   }
 
-  async function list(caller: Caller, query: unknown): Promise<JobList> {
+  /** `filter.status`: the dashboard's status filter (the public list has none). */
+  async function list(caller: Caller, query: unknown, filter: { status?: JobStatus } = {}): Promise<JobList> {
     const parsed = ListJobsQuerySchema.safeParse(query);
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid list query: see details.', { details: issuesToDetails(parsed.error.issues) });
     const { cursor, limit } = parsed.data;
@@ -241,6 +243,7 @@ export function createJobsService(deps: {
       after = { c: v.c, i: v.i };
     }
     let q = db.selectFrom('jobs').selectAll().where('account_id', '=', caller.accountId);
+    if (filter.status) q = q.where('status', '=', filter.status);
     if (after) {
       const a = after;
       q = q.where((eb) => eb.or([eb('created_at', '<', a.c), eb.and([eb('created_at', '=', a.c), eb('id', '<', a.i)])]));

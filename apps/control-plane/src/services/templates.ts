@@ -69,6 +69,17 @@ export function createTemplatesService(deps: {
       await db.insertInto('templates').values({ id, account_id: accountId, name: checked.template.name, body: JSON.stringify(checked.template), created_at: createdAt }).execute();
       return { id, builtin: false, createdAt, template: checked.template };
     },
+    /** Replaces a custom template's body (its id stays; a new `name` renames it). */
+    async update(accountId: string, id: string, body: unknown) {
+      if (catalog.builtin(id)) throw new ApiError('forbidden', `Template ${id} is built in and cannot be changed; save a copy under another id.`);
+      const checked = catalog.validate(body);
+      if (!checked.ok) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(checked.issues) });
+      if (checked.template.id !== id) throw new ApiError('invalid_request', `The body's id "${checked.template.id}" differs from ${id}; a template's id cannot change.`, { details: [{ path: 'id', message: 'must equal the template being updated' }] });
+      const res = await db.updateTable('templates').set({ name: checked.template.name, body: JSON.stringify(checked.template) }).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) throw new ApiError('not_found', `No template ${id} in this account.`);
+      const row = await db.selectFrom('templates').select('created_at').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      return { id, builtin: false, createdAt: row.created_at, template: checked.template };
+    },
     async remove(accountId: string, id: string) {
       if (catalog.builtin(id)) throw new ApiError('forbidden', `Template ${id} is built in and cannot be deleted.`);
       const res = await db.deleteFrom('templates').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();

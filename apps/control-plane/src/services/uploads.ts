@@ -63,6 +63,28 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
       return row?.claimed_by_job_id ? 'this upload was already used by a job and can no longer be replaced; create a new upload' : null;
     },
 
+    /**
+     * Deletes the uploaded sources of ended jobs (one job when `jobId` is given, on its end; all of
+     * them on a sweep, which also catches a crash between a job's end and this). An upload serves
+     * one job, so nothing can read it again. The object goes first, then the row is marked: a
+     * crash in between only means deleting it once more.
+     */
+    async deleteEndedSources(jobId?: string): Promise<number> {
+      let q = db
+        .selectFrom('uploads')
+        .innerJoin('jobs', 'jobs.id', 'uploads.claimed_by_job_id')
+        .select(['uploads.id', 'uploads.object_key'])
+        .where('uploads.deleted_at', 'is', null)
+        .where('jobs.status', 'in', ['succeeded', 'failed', 'cancelled']);
+      if (jobId) q = q.where('jobs.id', '=', jobId);
+      const ended = await q.execute();
+      for (const u of ended) {
+        await store.delete(u.object_key);
+        await db.updateTable('uploads').set({ deleted_at: now().toISOString() }).where('id', '=', u.id).where('deleted_at', 'is', null).execute();
+      }
+      return ended.length;
+    },
+
     /** Removes uploaded files not turned into a job within 24 hours. Returns how many were removed. */
     async sweepUnclaimed(): Promise<number> {
       const cutoff = new Date(now().getTime() - UNCLAIMED_UPLOAD_TTL_MS).toISOString();

@@ -1,0 +1,219 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { ApiError, JobStatusSchema, PLANS, issuesToDetails, type PlanId } from '@captionfarm/contracts';
+import { minutesBalance, type Db } from '@captionfarm/db';
+import { asyncRoute } from '../http/async-route.ts';
+import { callerOf, clientIp } from '../http/middleware.ts';
+import { TemplateSchema } from '@captionfarm/captions';
+import type { PreviewPool } from '../preview-pool.ts';
+import type { AccountsService } from '../services/accounts.ts';
+import type { JobsService } from '../services/jobs.ts';
+import type { TemplatesService } from '../services/templates.ts';
+import type { Webhooks } from '../webhooks/index.ts';
+import {
+  SESSION_COOKIE,
+  authOf,
+  createSignInLimiter,
+  csrfProtection,
+  ensureAnonymousCsrf,
+  loadSession,
+  parseCookies,
+  requireAdmin,
+  requireMember,
+  setCookie,
+} from './session.ts';
+import { SESSION_ABSOLUTE_MS, toUserView, type UsersService } from './users.ts';
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) throw new ApiError('invalid_request', 'Invalid request: see details.', { details: issuesToDetails(r.error.issues) });
+  return r.data;
+}
+
+export interface DashboardApiDeps {
+  db: Db;
+  users: UsersService;
+  accounts: AccountsService;
+  jobs: JobsService;
+  templates: TemplatesService;
+  webhooks: Webhooks;
+  previews: PreviewPool;
+  publicUrl: string | undefined;
+  now: () => Date;
+  /** The public API's routes (jobs, uploads, templates, deliveries, ...), mounted again for members. */
+  publicRoutes: () => Router;
+  /** The admin API's routes (accounts, keys, minutes, nodes, webhooks), mounted again for administrators. */
+  adminRoutes: () => Router;
+  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
+}
+
+const SignIn = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(200) });
+const InviteToken = z.strictObject({ token: z.string().min(10).max(200) });
+const AcceptInvite = InviteToken.extend({ password: z.string().max(200) }).strict();
+const ListQuery = z.strictObject({ status: JobStatusSchema.optional(), cursor: z.string().optional(), limit: z.string().optional() });
+const PreviewBody = z.strictObject({
+  template: z.unknown(),
+  text: z.string().min(1).max(300).default('Your captions will look exactly like this'),
+  width: z.number().int().min(64).max(1920).default(540),
+  height: z.number().int().min(64).max(1920).default(960),
+  at: z.number().min(0).max(600).default(2),
+});
+
+/**
+ * The dashboard's JSON API under /app/api: sessions, then the member pages (the public API's own
+ * routes behind a session instead of an API key, plus keys, secret and overview), then the
+ * operator console (the admin API's routes behind an administrator's session). Every
+ * state-changing request passes the CSRF check.
+ */
+export function dashboardApi(deps: DashboardApiDeps): Router {
+  const { db, users, accounts, jobs, templates, webhooks, previews, now } = deps;
+  const limiter = createSignInLimiter({ now, ...deps.signInLimits });
+  const r = Router();
+  r.use((_req, res, next) => {
+    // JSON answers about one user are never cached by the browser or a proxy.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  r.use(loadSession(users), csrfProtection(deps.publicUrl));
+
+  const cookieToken = (req: Request) => parseCookies(req.headers.cookie)[SESSION_COOKIE];
+
+  r.get('/session', asyncRoute(async (req, res) => {
+    const auth = authOf(res);
+    if (!auth) {
+      res.json({ user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) });
+      return;
+    }
+    const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
+    res.json({ user: toUserView(auth.user), account: account && { id: account.id, name: account.name, plan: account.plan }, csrfToken: auth.session.csrf_token });
+  }));
+
+  async function startSession(req: Request, res: import('express').Response, userId: string) {
+    const old = cookieToken(req);
+    if (old) await users.endSession(old);
+    const s = await users.createSession(userId);
+    setCookie(res, req, { name: SESSION_COOKIE, value: s.token, maxAgeMs: SESSION_ABSOLUTE_MS, publicUrl: deps.publicUrl });
+    return s;
+  }
+
+  r.post('/sign-in', asyncRoute(async (req, res) => {
+    const body = parse(SignIn, req.body);
+    limiter.check(clientIp(req), body.email);
+    const user = await users.checkPassword(body.email, body.password);
+    if (!user) {
+      limiter.failed(body.email);
+      throw new ApiError('unauthenticated', 'The email or password is wrong.');
+    }
+    limiter.succeeded(body.email);
+    const s = await startSession(req, res, user.id);
+    res.json({ user: toUserView(user), csrfToken: s.csrfToken });
+  }));
+
+  r.post('/sign-out', asyncRoute(async (req, res) => {
+    const token = cookieToken(req);
+    if (token) await users.endSession(token);
+    setCookie(res, req, { name: SESSION_COOKIE, value: '', maxAgeMs: 0, publicUrl: deps.publicUrl });
+    res.status(204).end();
+  }));
+
+  r.post('/invite/info', asyncRoute(async (req, res) => {
+    const info = await users.inviteInfo(parse(InviteToken, req.body).token);
+    if (!info) throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+    res.json(info);
+  }));
+
+  r.post('/invite/accept', asyncRoute(async (req, res) => {
+    const body = parse(AcceptInvite, req.body);
+    const user = await users.acceptInvite(body.token, body.password);
+    const s = await startSession(req, res, user.id);
+    res.json({ user: toUserView(user), csrfToken: s.csrfToken });
+  }));
+
+  // --- operator console -------------------------------------------------------------------
+  const admin = Router();
+  admin.use(requireAdmin());
+  admin.use(deps.adminRoutes());
+  r.use('/admin', admin);
+
+  // --- account pages ----------------------------------------------------------------------
+  const member = Router();
+  member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan as PlanId));
+
+  member.get('/overview', asyncRoute(async (_req, res) => {
+    const { accountId, plan } = callerOf(res);
+    const t = now();
+    const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
+    const ledger = await db.selectFrom('minutes_ledger').select(['kind', 'minutes', 'created_at']).where('account_id', '=', accountId).where('created_at', '>=', monthStart).orderBy('id').execute();
+    // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
+    // monthly top-up are not use.
+    const days = new Map<string, number>();
+    for (const l of ledger) {
+      if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
+      const day = l.created_at.slice(0, 10);
+      days.set(day, (days.get(day) ?? 0) - l.minutes);
+    }
+    const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
+    const usage = Array.from({ length: daysInMonth }, (_, i) => {
+      const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
+      return { day, minutes: Math.max(0, days.get(day) ?? 0) };
+    });
+    const counts = await db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('account_id', '=', accountId).groupBy('status').execute();
+    const byStatus = Object.fromEntries(JobStatusSchema.options.map((s) => [s, Number(counts.find((c) => c.status === s)?.n ?? 0)]));
+    res.json({
+      plan: PLANS[plan],
+      balance: await minutesBalance(db, accountId),
+      usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
+      usage,
+      jobsByStatus: byStatus,
+    });
+  }));
+
+  member.get('/keys', asyncRoute(async (_req, res) => {
+    res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
+  }));
+  member.post('/keys', asyncRoute(async (req, res) => {
+    const body = parse(z.strictObject({ name: z.string().trim().min(1, 'give the key a name').max(100) }), req.body);
+    res.status(201).json(await accounts.createKey(callerOf(res).accountId, body.name));
+  }));
+  member.post('/keys/:id/revoke', asyncRoute(async (req, res) => {
+    res.json(await accounts.revokeKey(String(req.params.id), callerOf(res).accountId));
+  }));
+  member.get('/webhook-secret', asyncRoute(async (_req, res) => {
+    res.json(await accounts.showWebhookSecret(callerOf(res).accountId));
+  }));
+  member.post('/webhook-secret/rotate', asyncRoute(async (_req, res) => {
+    res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
+  }));
+  member.get('/jobs', asyncRoute(async (req, res) => {
+    const q = parse(ListQuery, req.query);
+    const { status, ...page } = q;
+    res.json(await jobs.list(callerOf(res), page, status ? { status } : {}));
+  }));
+  member.post('/jobs/:id/webhook-deliveries/:deliveryId/redeliver', asyncRoute(async (req, res) => {
+    const job = await jobs.get(callerOf(res), String(req.params.id));
+    const delivery = await webhooks.deliveries.get(String(req.params.deliveryId)).catch(() => null);
+    if (!delivery || delivery.jobId !== job.id) throw new ApiError('not_found', `No webhook delivery ${String(req.params.deliveryId)} for job ${job.id}.`);
+    const { accountId: _a, ...view } = await webhooks.deliveries.redeliver(delivery.id);
+    webhooks.wake();
+    res.json(view);
+  }));
+  member.put('/templates/:id', asyncRoute(async (req, res) => {
+    res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
+  }));
+  // The editor's live preview: a template that is not saved yet.
+  member.post('/template-preview', asyncRoute(async (req, res) => {
+    const body = parse(PreviewBody, req.body);
+    const template = TemplateSchema.safeParse(body.template);
+    if (!template.success) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
+    // Same worker pool and per-account cap as the public preview endpoint.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const png = await previews.render(callerOf(res), { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at }, gone.signal);
+    res.type('image/png').send(png);
+  }));
+  member.use('/v1', deps.publicRoutes());
+  r.use(member);
+  return r;
+}

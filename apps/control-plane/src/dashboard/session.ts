@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { ApiError, type PlanId } from '@captionfarm/contracts';
+import type { Session, User } from '@captionfarm/db';
+import type { Request, RequestHandler, Response } from 'express';
+import { safeEqual } from '../crypto.ts';
+import type { Caller } from '../services/jobs.ts';
+import { SESSION_ABSOLUTE_MS, type UsersService } from './users.ts';
+
+export const SESSION_COOKIE = 'cf_session';
+/** Before sign-in there is no session to hold the CSRF token: a double-submit cookie does. */
+export const CSRF_COOKIE = 'cf_csrf';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 1) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!(name in out)) out[name] = value;
+  }
+  return out;
+}
+
+/** Secure when the browser reaches us over HTTPS (a public https:// URL, or TLS on this socket). */
+function isHttps(req: Request, publicUrl: string | undefined): boolean {
+  return publicUrl?.startsWith('https:') === true || (req.socket as { encrypted?: boolean }).encrypted === true;
+}
+
+export function setCookie(res: Response, req: Request, o: { name: string; value: string; maxAgeMs: number | null; publicUrl: string | undefined }): void {
+  const parts = [`${o.name}=${o.value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  if (o.maxAgeMs !== null) parts.push(`Max-Age=${Math.max(0, Math.floor(o.maxAgeMs / 1000))}`);
+  if (isHttps(req, o.publicUrl)) parts.push('Secure');
+  res.append('Set-Cookie', parts.join('; '));
+}
+
+export interface DashboardAuth {
+  session: Session;
+  user: User;
+}
+
+export function authOf(res: Response): DashboardAuth | undefined {
+  return res.locals.dashboard as DashboardAuth | undefined;
+}
+
+/** Loads the session of the cookie, if any (never rejects: routes decide what needs one). */
+export function loadSession(users: UsersService): RequestHandler {
+  return (req, res, next) => {
+    const token = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    if (!token) return next();
+    users
+      .session(token)
+      .then((s) => {
+        if (s) res.locals.dashboard = s;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/** The CSRF token the browser must echo: the session's, or the pre-sign-in cookie's. */
+export function expectedCsrf(req: Request, res: Response): string | undefined {
+  return authOf(res)?.session.csrf_token ?? parseCookies(req.headers.cookie)[CSRF_COOKIE];
+}
+
+/** A CSRF token for a browser without a session (sign-in and invite pages), kept in a cookie. */
+export function ensureAnonymousCsrf(req: Request, res: Response, publicUrl: string | undefined): string {
+  const existing = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const token = randomBytes(32).toString('base64url');
+  setCookie(res, req, { name: CSRF_COOKIE, value: token, maxAgeMs: SESSION_ABSOLUTE_MS, publicUrl });
+  return token;
+}
+
+/**
+ * Every state-changing request: the Origin must be this site (the Host the browser addressed, or
+ * the public URL), and the X-CSRF-Token header must equal the token the page got from
+ * GET /app/api/session. A cross-site form or fetch fails the first; a same-site attacker the second.
+ */
+export function csrfProtection(publicUrl: string | undefined): RequestHandler {
+  const publicOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
+  return (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    const origin = req.headers.origin;
+    const own = new Set<string>();
+    if (publicOrigin) own.add(publicOrigin);
+    if (req.headers.host) own.add(`${isHttps(req, undefined) ? 'https' : 'http'}://${req.headers.host}`);
+    if (!origin || !own.has(origin)) {
+      return next(new ApiError('forbidden', 'Cross-site request refused: the Origin is not this dashboard.'));
+    }
+    const sent = req.headers[CSRF_HEADER];
+    const expected = expectedCsrf(req, res);
+    if (typeof sent !== 'string' || !expected || !safeEqual(sent, expected)) {
+      return next(new ApiError('forbidden', 'Missing or stale CSRF token: reload the page and try again.'));
+    }
+    next();
+  };
+}
+
+/** Pages for account members: a signed-in user with an account. Sets the caller the services take. */
+export function requireMember(accountPlan: (accountId: string) => Promise<PlanId>): RequestHandler {
+  return (_req, res, next) => {
+    const auth = authOf(res);
+    if (!auth) return next(new ApiError('unauthenticated', 'Sign in to the dashboard first.'));
+    const accountId = auth.user.account_id;
+    if (!accountId) return next(new ApiError('forbidden', 'This user belongs to no account; the operator console is under Admin.'));
+    accountPlan(accountId)
+      .then((plan) => {
+        const caller: Caller = { accountId, plan };
+        res.locals.caller = caller;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+export function requireAdmin(): RequestHandler {
+  return (_req, res, next) => {
+    const auth = authOf(res);
+    if (!auth) return next(new ApiError('unauthenticated', 'Sign in to the dashboard first.'));
+    if (auth.user.is_admin !== 1) return next(new ApiError('forbidden', 'Only administrators can use the operator console.'));
+    next();
+  };
+}
+
+/**
+ * Sign-in attempts: at most `perAccount` failures per email and `perIp` attempts per address in a
+ * window (in memory: counters reset with the process, which only gives an attacker a restart's worth).
+ */
+export function createSignInLimiter(o: { now: () => Date; perAccount?: number; perIp?: number; windowMs?: number }) {
+  const perAccount = o.perAccount ?? 5;
+  const perIp = o.perIp ?? 30;
+  const windowMs = o.windowMs ?? 15 * 60_000;
+  const counters = new Map<string, { start: number; count: number }>();
+  const bucket = (key: string) => {
+    const t = o.now().getTime();
+    let c = counters.get(key);
+    if (!c || t - c.start >= windowMs) {
+      if (counters.size > 50_000) for (const [k, v] of counters) if (t - v.start >= windowMs) counters.delete(k);
+      c = { start: t, count: 0 };
+      counters.set(key, c);
+    }
+    return { c, retryAfterSeconds: Math.max(1, Math.ceil((c.start + windowMs - t) / 1000)) };
+  };
+  return {
+    /** Counts one attempt from `ip` for `email`; throws 429 when either is over its limit. */
+    check(ip: string, email: string): void {
+      const byIp = bucket(`ip:${ip}`);
+      byIp.c.count++;
+      const byAccount = bucket(`email:${email.trim().toLowerCase()}`);
+      const over = byIp.c.count > perIp ? byIp : byAccount.c.count >= perAccount ? byAccount : undefined;
+      if (over) throw new ApiError('rate_limited', 'Too many sign-in attempts; wait and try again later.', { retryAfterSeconds: over.retryAfterSeconds });
+    },
+    failed(email: string): void {
+      bucket(`email:${email.trim().toLowerCase()}`).c.count++;
+    },
+    succeeded(email: string): void {
+      counters.delete(`email:${email.trim().toLowerCase()}`);
+    },
+  };
+}
+

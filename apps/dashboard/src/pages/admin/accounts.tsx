@@ -1,0 +1,211 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, type KeyView, type UserView } from '../../api.ts';
+import { ago, when } from '../../format.ts';
+import { Card, CopyButton, Empty, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../../ui.tsx';
+
+interface AccountRow {
+  id: string;
+  name: string;
+  plan: string;
+  createdAt: string;
+  minutesBalance: number;
+}
+
+const PLANS = ['free', 'starter', 'pro'];
+
+export function AccountsPage() {
+  const qc = useQueryClient();
+  const accounts = useQuery({ queryKey: ['admin', 'accounts'], queryFn: () => api<{ accounts: AccountRow[] }>('GET', '/admin/accounts') });
+  const [name, setName] = useState('');
+  const [plan, setPlan] = useState('free');
+  const [selected, setSelected] = useState<string | null>(null);
+  const create = useMutation({
+    mutationFn: () => api<{ id: string }>('POST', '/admin/accounts', { name, plan }),
+    onSuccess: async (a) => {
+      setName('');
+      setSelected(a.id);
+      await qc.invalidateQueries({ queryKey: ['admin', 'accounts'] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  return (
+    <>
+      <PageHeader title="Accounts" />
+      <Card title="Create an account">
+        <form className="inline-form" onSubmit={submit}>
+          <Field label="Name" error={fieldError(create.error, 'name')}>{(id, d) => <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <Field label="Plan">
+            {(id) => (
+              <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
+                {PLANS.map((p) => <option key={p}>{p}</option>)}
+              </select>
+            )}
+          </Field>
+          <button type="submit" className="btn primary" disabled={create.isPending}>
+            Create
+          </button>
+        </form>
+        <FormError error={create.error} />
+      </Card>
+      <Card title="All accounts">
+        {accounts.isPending ? (
+          <Loading />
+        ) : accounts.isError ? (
+          <ErrorState error={accounts.error} retry={() => void accounts.refetch()} />
+        ) : accounts.data.accounts.length === 0 ? (
+          <Empty title="No accounts yet" />
+        ) : (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Account</th>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Minutes</th>
+                  <th scope="col">Created</th>
+                  <th scope="col"><span className="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {accounts.data.accounts.map((a) => (
+                  <tr key={a.id} className={selected === a.id ? 'selected' : ''}>
+                    <td>
+                      <strong>{a.name}</strong>
+                      <div className="muted small"><code>{a.id}</code></div>
+                    </td>
+                    <td>{a.plan}</td>
+                    <td>{a.minutesBalance}</td>
+                    <td>{when(a.createdAt)}</td>
+                    <td className="right">
+                      <button type="button" className="btn small" aria-expanded={selected === a.id} onClick={() => setSelected(selected === a.id ? null : a.id)}>
+                        {selected === a.id ? 'Close' : 'Manage'}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+      {selected && accounts.data?.accounts.find((a) => a.id === selected) && <ManageAccount account={accounts.data.accounts.find((a) => a.id === selected)!} />}
+    </>
+  );
+}
+
+function ManageAccount({ account }: { account: AccountRow }) {
+  const qc = useQueryClient();
+  const keys = useQuery({ queryKey: ['admin', 'keys', account.id], queryFn: () => api<{ keys: KeyView[] }>('GET', `/admin/accounts/${account.id}/keys`) });
+  const members = useQuery({ queryKey: ['admin', 'users', account.id], queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(account.id)}`) });
+  const [plan, setPlan] = useState(account.plan);
+  const [minutes, setMinutes] = useState('');
+  const [email, setEmail] = useState('');
+  const [link, setLink] = useState<string | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: ['admin'] });
+  const setPlanM = useMutation({ mutationFn: () => api('POST', `/admin/accounts/${account.id}/plan`, { plan }), onSuccess: refresh });
+  const grant = useMutation({
+    mutationFn: () => api('POST', `/admin/accounts/${account.id}/minutes`, { minutes: Number(minutes) }),
+    onSuccess: async () => {
+      setMinutes('');
+      await refresh();
+    },
+  });
+  const invite = useMutation({
+    mutationFn: () => api<{ link: string }>('POST', '/admin/users/invites', { email, accountId: account.id }),
+    onSuccess: async (r) => {
+      setLink(r.link);
+      setEmail('');
+      await refresh();
+    },
+  });
+  return (
+    <Card title={`Manage ${account.name}`}>
+      <div className="grid">
+        <form
+          className="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setPlanM.mutate();
+          }}
+        >
+          <Field label="Plan">
+            {(id) => (
+              <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
+                {PLANS.map((p) => <option key={p}>{p}</option>)}
+              </select>
+            )}
+          </Field>
+          <button type="submit" className="btn" disabled={setPlanM.isPending}>
+            Change plan
+          </button>
+          <FormError error={setPlanM.error} />
+        </form>
+        <form
+          className="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            grant.mutate();
+          }}
+        >
+          <Field label="Grant minutes" hint="Negative takes minutes away.">
+            {(id, d) => <input id={id} aria-describedby={d} inputMode="numeric" required value={minutes} onChange={(e) => setMinutes(e.target.value)} />}
+          </Field>
+          <button type="submit" className="btn" disabled={grant.isPending}>
+            Grant
+          </button>
+          <FormError error={grant.error} />
+        </form>
+        <form
+          className="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            invite.mutate();
+          }}
+        >
+          <Field label="Invite a member" error={fieldError(invite.error, 'email')}>
+            {(id, d) => <input id={id} aria-describedby={d} type="email" required placeholder="name@example.com" value={email} onChange={(e) => setEmail(e.target.value)} />}
+          </Field>
+          <button type="submit" className="btn" disabled={invite.isPending}>
+            Invite
+          </button>
+          {!fieldError(invite.error, 'email') && <FormError error={invite.error} />}
+        </form>
+      </div>
+      {link && (
+        <div className="notice success" role="status">
+          <p>Send this one-time link to the member (valid 72 hours):</p>
+          <div className="secret-row">
+            <code>{link}</code>
+            <CopyButton value={link} />
+          </div>
+        </div>
+      )}
+      <h3>Members</h3>
+      {members.isPending ? <Loading /> : members.isError ? <ErrorState error={members.error} /> : members.data.users.length === 0 ? <Empty title="No members yet" /> : (
+        <ul className="plain">
+          {members.data.users.map((u) => (
+            <li key={u.id} className="row-between">
+              <span>{u.email}{u.admin ? ' (administrator)' : ''}</span>
+              <span className="muted small">{u.active ? `last sign-in ${ago(u.lastSignInAt)}` : 'invited'}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h3>API keys</h3>
+      {keys.isPending ? <Loading /> : keys.isError ? <ErrorState error={keys.error} /> : keys.data.keys.length === 0 ? <Empty title="No keys" /> : (
+        <ul className="plain">
+          {keys.data.keys.map((k) => (
+            <li key={k.id} className="row-between">
+              <span><code>{k.prefix}…</code> {k.name}</span>
+              <span className="muted small">{k.revokedAt ? 'revoked' : `last used ${ago(k.lastUsedAt)}`}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Card>
+  );
+}

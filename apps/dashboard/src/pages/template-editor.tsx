@@ -1,0 +1,173 @@
+import { useEffect, useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate, useParams, useSearchParams } from 'react-router';
+import { api, apiImage } from '../api.ts';
+import { Card, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
+
+const FONTS = ['Montserrat', 'Poppins', 'Inter', 'Anton', 'Bebas Neue', 'Luckiest Guy', 'Playfair Display'];
+const WORD_ANIMATIONS = ['none', 'appear', 'pop', 'fade', 'rise', 'typewriter'];
+const ACTIVE_ANIMATIONS = ['none', 'pop', 'bounce'];
+const PAGE_ANIMATIONS = ['none', 'fade', 'pop', 'slide-up'];
+
+type Template = {
+  id: string;
+  name: string;
+  description?: string;
+  font: { family: string; weight: number; size: number };
+  fill: string;
+  outline: { color: string; width: number } | null;
+  position: { y: number };
+  layout: { maxWordsPerLine: number; maxLines: number };
+  active: { color: string | null; scale: number };
+  animation: { page: string; word: string; active: string };
+  [k: string]: unknown;
+};
+
+/** The editor edits a full template (from a built-in or the account's own) and previews it live. */
+export function TemplateEditorPage() {
+  const { id: editId } = useParams();
+  const [params] = useSearchParams();
+  const from = editId ?? params.get('from') ?? 'karaoke';
+  const base = useQuery({ queryKey: ['template', from], queryFn: () => api<{ template: Template; builtin: boolean }>('GET', `/v1/templates/${encodeURIComponent(from)}`) });
+  if (base.isPending) return <Loading />;
+  if (base.isError) return <ErrorState error={base.error} retry={() => void base.refetch()} />;
+  const start = editId ? base.data.template : { ...base.data.template, id: `my-${base.data.template.id}`, name: `My ${base.data.template.name}` };
+  return <Editor key={from} initial={start} editing={editId !== undefined} />;
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [t, setT] = useState<Template>(initial);
+  const [aspect, setAspect] = useState<'portrait' | 'landscape'>('portrait');
+  const debounced = useDebounced(t, 350);
+  const size = aspect === 'portrait' ? { width: 360, height: 640 } : { width: 640, height: 360 };
+  const preview = useQuery({
+    queryKey: ['live-preview', debounced, aspect],
+    queryFn: () => apiImage('/template-preview', { template: debounced, ...size }),
+    placeholderData: (prev) => prev,
+    staleTime: Infinity,
+    gcTime: 30_000,
+  });
+  const save = useMutation({
+    mutationFn: () => (editing ? api('PUT', `/templates/${encodeURIComponent(t.id)}`, t) : api('POST', '/v1/templates', t)),
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['templates'] });
+      await qc.invalidateQueries({ queryKey: ['preview', t.id] });
+      await qc.invalidateQueries({ queryKey: ['template', t.id] });
+      navigate('/templates');
+    },
+  });
+  const set = (patch: (x: Template) => Template) => setT((x) => patch(structuredClone(x)));
+  const fe = (p: string) => fieldError(save.error, p);
+  return (
+    <>
+      <PageHeader title={editing ? `Edit ${initial.name}` : 'New template'} subtitle="Changes show in the preview as you type." />
+      <div className="editor">
+        <form
+          className="card editor-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate();
+          }}
+        >
+          <div className="form-grid">
+            <Field label="Name" error={fe('name')}>{(id, d) => <input id={id} aria-describedby={d} required maxLength={80} value={t.name} onChange={(e) => set((x) => ({ ...x, name: e.target.value }))} />}</Field>
+            <Field label="Id" hint={editing ? 'An id cannot change.' : 'kebab-case, used as templateId in the API.'} error={fe('id')}>
+              {(id, d) => <input id={id} aria-describedby={d} required readOnly={editing} value={t.id} onChange={(e) => set((x) => ({ ...x, id: e.target.value }))} />}
+            </Field>
+            <Field label="Font">
+              {(id) => (
+                <select id={id} value={t.font.family} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, family: e.target.value } }))}>
+                  {FONTS.map((f) => <option key={f}>{f}</option>)}
+                </select>
+              )}
+            </Field>
+            <Field label="Weight">
+              {(id) => (
+                <select id={id} value={t.font.weight} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, weight: Number(e.target.value) } }))}>
+                  {[400, 500, 600, 700, 800, 900].map((w) => <option key={w} value={w}>{w}</option>)}
+                </select>
+              )}
+            </Field>
+            <Field label={`Size: ${t.font.size}% of the short side`} error={fe('font.size')}>
+              {(id) => <input id={id} type="range" min={2} max={14} step={0.5} value={t.font.size} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, size: Number(e.target.value) } }))} />}
+            </Field>
+            <Field label={`Position: ${Math.round(t.position.y * 100)}% from the top`}>
+              {(id) => <input id={id} type="range" min={0} max={1} step={0.01} value={t.position.y} onChange={(e) => set((x) => ({ ...x, position: { ...x.position, y: Number(e.target.value) } }))} />}
+            </Field>
+            <Field label="Text colour" error={fe('fill')}>{(id) => <input id={id} type="color" value={t.fill.slice(0, 7)} onChange={(e) => set((x) => ({ ...x, fill: e.target.value.toUpperCase() }))} />}</Field>
+            <Field label="Spoken word colour">
+              {(id) => <input id={id} type="color" value={(t.active.color ?? t.fill).slice(0, 7)} onChange={(e) => set((x) => ({ ...x, active: { ...x.active, color: e.target.value.toUpperCase() } }))} />}
+            </Field>
+            <Field label="Outline colour">
+              {(id) => <input id={id} type="color" value={(t.outline?.color ?? '#000000').slice(0, 7)} onChange={(e) => set((x) => ({ ...x, outline: { width: x.outline?.width ?? 0.08, color: e.target.value.toUpperCase() } }))} />}
+            </Field>
+            <Field label={`Outline width: ${t.outline?.width ?? 0} em`}>
+              {(id) => <input id={id} type="range" min={0} max={0.3} step={0.01} value={t.outline?.width ?? 0} onChange={(e) => set((x) => ({ ...x, outline: Number(e.target.value) === 0 ? null : { color: x.outline?.color ?? '#000000', width: Number(e.target.value) } }))} />}
+            </Field>
+            <Field label="Words per line" error={fe('layout.maxWordsPerLine')}>
+              {(id, d) => <input id={id} aria-describedby={d} type="number" min={1} max={20} value={t.layout.maxWordsPerLine} onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxWordsPerLine: Number(e.target.value) } }))} />}
+            </Field>
+            <Field label="Lines" error={fe('layout.maxLines')}>
+              {(id, d) => <input id={id} aria-describedby={d} type="number" min={1} max={4} value={t.layout.maxLines} onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: Number(e.target.value) } }))} />}
+            </Field>
+            <Field label="Word animation">
+              {(id) => (
+                <select id={id} value={t.animation.word} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, word: e.target.value } }))}>
+                  {WORD_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                </select>
+              )}
+            </Field>
+            <Field label="Spoken word animation">
+              {(id) => (
+                <select id={id} value={t.animation.active} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, active: e.target.value } }))}>
+                  {ACTIVE_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                </select>
+              )}
+            </Field>
+            <Field label="Page animation">
+              {(id) => (
+                <select id={id} value={t.animation.page} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, page: e.target.value } }))}>
+                  {PAGE_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                </select>
+              )}
+            </Field>
+          </div>
+          <FormError error={save.error} />
+          <div className="actions">
+            <button type="button" className="btn" onClick={() => navigate('/templates')}>
+              Cancel
+            </button>
+            <button type="submit" className="btn primary" disabled={save.isPending}>
+              {save.isPending ? 'Saving…' : 'Save template'}
+            </button>
+          </div>
+        </form>
+        <section className="card editor-preview" aria-label="Live preview">
+          <div className="segmented" role="radiogroup" aria-label="Aspect">
+            <label className={aspect === 'portrait' ? 'on' : ''}>
+              <input type="radio" name="aspect" checked={aspect === 'portrait'} onChange={() => setAspect('portrait')} /> 9:16
+            </label>
+            <label className={aspect === 'landscape' ? 'on' : ''}>
+              <input type="radio" name="aspect" checked={aspect === 'landscape'} onChange={() => setAspect('landscape')} /> 16:9
+            </label>
+          </div>
+          <div className={`preview big ${aspect}`} aria-busy={preview.isFetching}>
+            {preview.data ? <img src={preview.data} alt="Live preview of the template" data-testid="live-preview" /> : preview.isError ? <ErrorState error={preview.error} /> : <Loading label="Rendering…" />}
+          </div>
+          {preview.isError && preview.data && <p className="field-error small">The last change is not valid: {preview.error.message}</p>}
+        </section>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,14 @@
+import { useQuery } from '@tanstack/react-query';
+import { api, setCsrfToken, type SessionInfo } from './api.ts';
+
+export function useSession() {
+  return useQuery({
+    queryKey: ['session'],
+    queryFn: async () => {
+      const s = await api<SessionInfo>('GET', '/session');
+      setCsrfToken(s.csrfToken);
+      return s;
+    },
+    staleTime: 60_000,
+  });
+}
