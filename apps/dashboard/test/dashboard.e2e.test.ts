@@ -254,6 +254,17 @@ describe('dashboard in chromium', () => {
     const noToken = await req.post('/app/api/keys', { data: { name: 'evil' }, headers: { origin: farm.url } });
     expect(noToken.status()).toBe(403);
     expect(((await (await req.get('/app/api/keys')).json()) as { keys: unknown[] }).keys).toEqual([]);
+
+    // Every account page at 375 px: no sideways scrolling, the menu behind its button.
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const [path, heading] of [['/overview', 'Overview'], ['/keys', 'API keys'], ['/webhooks', 'Webhook signing secret'], ['/jobs/new', 'New job'], ['/templates', 'Templates'], ['/templates/new', 'New template']] as const) {
+      await page.goto(path);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      await fitsWidth(page);
+    }
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await page.getByText('No jobs yet').waitFor();
     await ctx.close();
   });
 

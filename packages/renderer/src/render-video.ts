@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { rename, rm } from 'node:fs/promises';
+import { rename, rm, statfs } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createCanvas } from '@napi-rs/canvas';
@@ -113,9 +113,12 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
     used = 'cpu';
     await attempt('cpu');
   }
-  const result = await probeMedia(opts.output, { signal }).catch((cause: unknown) => {
+  const result = await probeMedia(opts.output, { signal }).catch(async (cause: unknown) => {
+    // ffmpeg can exit 0 after a failed write (ENOSPC while finishing an mp4): the truncated file goes.
+    const full = await diskFull(dirname(opts.output));
+    await rm(opts.output, { force: true });
     if (signal?.aborted) throw abortError(signal);
-    throw new RenderError('render-failed', 'ffmpeg finished but its output is not readable', { cause });
+    throw new RenderError('render-failed', `ffmpeg finished but its output is not readable${full ? `: ${full}` : ''}`, { cause });
   });
   opts.onProgress?.(100);
   return { width: result.width, height: result.height, durationSeconds: result.durationSeconds, encoder: used };
@@ -170,7 +173,8 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   try {
     const [result] = await Promise.all([run.done, feeding]);
     if (result.exitCode !== 0) {
-      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})`, { stderrTail: result.stderrTail });
+      const full = await diskFull(dirname(partial));
+      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})${full ? `: ${full}` : ''}`, { stderrTail: result.stderrTail });
     }
     await rename(partial, opts.output);
     ok = true;
@@ -187,6 +191,21 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
 }
 
 class PainterFailure extends Error {}
+
+/** Free space under which a failed encode is blamed on the disk (x264 writes in blocks of a few hundred kB at most). */
+const FULL_BELOW_BYTES = 1 << 20;
+
+/**
+ * "the disk is full (N bytes free in DIR)" when the output's file system has (almost) no room
+ * left: ffmpeg exits 1 on ENOSPC like on any other error, and its message is locale-dependent
+ * text, so the file system itself is asked (the partial output still holds its space here).
+ */
+async function diskFull(dir: string): Promise<string | null> {
+  const fs = await statfs(dir).catch(() => null);
+  if (!fs) return null;
+  const free = fs.bavail * fs.bsize;
+  return free < FULL_BELOW_BYTES ? `the disk is full (${free} bytes free in ${dir}); free space on the agent and retry` : null;
+}
 
 /** Paints each changed band image and streams it to ffmpeg, waiting whenever the pipe is full. */
 async function feedCaptions(pipe: Writable, { painter, frames }: Captions, signal: AbortSignal): Promise<void> {

@@ -25,6 +25,11 @@ export interface BuiltinStoreOptions {
    * the write with 409 (the control plane refuses uploads a job has already claimed).
    */
   beforePut?: (key: string) => Promise<string | null>;
+  /**
+   * The one origin whose pages may call the store from a browser (CORS): the dashboard, served at
+   * `publicUrl`. Default: publicUrl's origin. Other origins get no CORS headers and a 403 preflight.
+   */
+  corsOrigin?: string;
 }
 
 export interface BuiltinStoreLimits {
@@ -93,6 +98,7 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     createS3Client({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }),
   );
   const limits: BuiltinStoreLimits = { ...DEFAULT_BUILTIN_STORE_LIMITS, ...opts.limits };
+  const corsOrigin = opts.corsOrigin ?? new URL(opts.publicUrl).origin;
   const perIp = new Map<string, number>();
   const putsPerObject = new Map<string, number>();
   const root = path.resolve(opts.dir);
@@ -114,6 +120,25 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
     }
     if (!KEY_RE.test(key)) return s3Error(res, 400, 'InvalidURI', 'the object key is not valid');
+    // CORS for the dashboard's origin only (uploads from the browser, the job page's player).
+    const origin = req.headers.origin;
+    res.setHeader('Vary', 'Origin');
+    if (origin === corsOrigin) {
+      res.setHeader('Access-Control-Allow-Origin', corsOrigin);
+      res.setHeader('Access-Control-Expose-Headers', 'ETag');
+    }
+    if (method === 'OPTIONS') {
+      const wanted = String(req.headers['access-control-request-method'] ?? '').toUpperCase();
+      if (origin !== corsOrigin || !['PUT', 'GET', 'HEAD'].includes(wanted)) return s3Error(res, 403, 'AccessForbidden', 'CORSResponse: this CORS request is not allowed');
+      res.writeHead(204, {
+        'Access-Control-Allow-Methods': 'GET, HEAD, PUT',
+        'Access-Control-Allow-Headers': 'content-type',
+        'Access-Control-Max-Age': '600',
+        'content-length': 0,
+      });
+      res.end();
+      return;
+    }
     if (req.headers.authorization !== undefined) {
       return s3Error(res, 403, 'AccessDenied', 'a presigned URL must not carry an Authorization header');
     }

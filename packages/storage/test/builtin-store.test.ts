@@ -124,3 +124,22 @@ describe('built-in store: presigned GET', () => {
     expect((await send(url, { method: 'GET' })).status).toBe(404);
   });
 });
+
+describe('built-in store: CORS for the dashboard only', () => {
+  it("answers a preflight from the dashboard's origin and refuses any other", async () => {
+    const url = await store.presignPut({ key: 'uploads/cors.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 });
+    const ok = await send(url, { method: 'OPTIONS', headers: { origin: base, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' } });
+    expect(ok.status).toBe(204);
+    expect(ok.headers['access-control-allow-origin']).toBe(base);
+    expect(String(ok.headers['access-control-allow-methods'])).toContain('PUT');
+    const evil = await send(url, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'PUT' } });
+    expect(evil.status).toBe(403);
+    expect(evil.headers['access-control-allow-origin']).toBeUndefined();
+    const put = await send(url, { method: 'PUT', body: bytes, headers: { origin: base, 'content-length': bytes.length, 'content-type': 'video/mp4' } });
+    expect(put.status).toBe(200);
+    expect(put.headers['access-control-allow-origin']).toBe(base);
+    const get = await send(await store.presignGet({ key: 'uploads/cors.mp4', expiresInSeconds: 60 }), { method: 'GET', headers: { origin: 'https://evil.example' } });
+    expect(get.status).toBe(200);
+    expect(get.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

@@ -41,12 +41,20 @@ export const WhisperServerResponseSchema = z.object({
   duration: z.number().optional(),
   text: z.string(),
   segments: z.array(ServerSegmentSchema),
+  /** With no_language_probabilities=false: the language whisper finds at the start of the audio. */
+  detected_language: z.string().optional(),
+  detected_language_probability: z.number().optional(),
+  language_probabilities: z.record(z.string(), z.number()).optional(),
 });
 export type WhisperServerResponse = z.infer<typeof WhisperServerResponseSchema>;
 
 /**
  * - 'token': whisper.cpp's token timestamps (t0/t1 from the timestamp-token probabilities).
- * - 'dtw': start from DTW over the cross-attention alignment heads (`--dtw <model>`), end from
+ * - 'dtw': start from DTW over the cross-attention alignment heads (`--dtw <model>`): the DTW
+ *   time of the token *before* the word (whisper.cpp's t_dtw marks where a token ends: a word's
+ *   own t_dtw lags its onset by a median 254 ms on our espeak clips, the previous token's by
+ *   41 ms), kept when it is within 250 ms of the token timestamp (DTW sometimes sticks on one
+ *   frame for several tokens), else the token timestamp. End from
  *   the token timestamps. See README for which one measures better.
  */
 export type WordTiming = 'token' | 'dtw';
@@ -64,6 +72,8 @@ interface Piece {
   start: number;
   end: number;
   dtw: number;
+  /** t_dtw of the token just before this one (any token, special ones included); -1 if none. */
+  prevDtw: number;
   p: number;
 }
 
@@ -80,9 +90,12 @@ const MUSIC = /^[♪♫♬♩*]+$/u;
 
 function groupWords(tokens: z.infer<typeof ServerTokenSchema>[]): RawWord[] {
   const words: RawWord[] = [];
+  let prevDtw = -1;
   for (const t of tokens) {
+    const before = prevDtw;
+    prevDtw = t.t_dtw ?? -1;
     if (SPECIAL_TOKEN.test(t.word) || t.word.length === 0) continue;
-    const piece: Piece = { text: t.word, start: t.start ?? 0, end: t.end ?? t.start ?? 0, dtw: t.t_dtw ?? -1, p: t.probability };
+    const piece: Piece = { text: t.word, start: t.start ?? 0, end: t.end ?? t.start ?? 0, dtw: t.t_dtw ?? -1, prevDtw: before, p: t.probability };
     const current = words.at(-1);
     if (!current || /^\s/.test(t.word)) words.push({ text: t.word.trimStart(), pieces: [piece] });
     else {
@@ -129,6 +142,9 @@ function attachPunctuation(words: RawWord[]): RawWord[] {
   return out;
 }
 
+/** Seconds within which the DTW onset and the token timestamp must agree for DTW to be used. */
+const DTW_AGREEMENT = 0.25;
+
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 function toWord(w: RawWord, timing: WordTiming): Word {
@@ -136,7 +152,8 @@ function toWord(w: RawWord, timing: WordTiming): Word {
   const timed = core.length > 0 ? core : w.pieces;
   const first = timed[0]!;
   const last = timed.at(-1)!;
-  const start = timing === 'dtw' && first.dtw >= 0 ? first.dtw / 100 : first.start;
+  const aligned = first.prevDtw / 100;
+  const start = timing === 'dtw' && first.prevDtw >= 0 && Math.abs(aligned - first.start) <= DTW_AGREEMENT ? aligned : first.start;
   const confidence = timed.reduce((sum, p) => sum + p.p, 0) / timed.length;
   return { text: w.text, start, end: Math.max(last.end, start), confidence: Math.min(1, Math.max(0, confidence)) };
 }

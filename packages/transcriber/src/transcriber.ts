@@ -11,8 +11,11 @@ import { toWhisperWav } from './audio.ts';
 import { TranscriptionError } from './errors.ts';
 import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
-import { detectSpeech, keepSpokenWords } from './vad.ts';
-import { toWords, type WordTiming } from './to-words.ts';
+import { languageCode } from './languages.ts';
+import { loopReason } from './loops.ts';
+import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
+import { detectSpeech, type SpeechRegion } from './vad.ts';
+import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 
@@ -27,7 +30,10 @@ export interface TranscriberOptions {
   modelsDir?: string;
   /** Default `FFMPEG_PATH` from env, else `ffmpeg` on PATH. */
   ffmpegPath?: string;
-  /** Word start times: whisper's token timestamps (default, measured better) or DTW. */
+  /**
+   * Word start times: DTW over the alignment heads (default where whisper.cpp has a preset for the
+   * model: median onset error 42 vs 100 ms on our espeak clips) or whisper's token timestamps.
+   */
   timing?: WordTiming;
   /**
    * Beam size; 1 = greedy (best of 5). Default 5: en.wav, base, 2 threads: WER 5.3% vs 6.2%,
@@ -35,11 +41,25 @@ export interface TranscriberOptions {
    */
   beamSize?: number;
   /**
-   * Silero VAD model (path or name) gating hallucinated words; default
+   * Silero VAD model (path or name) finding the speech that whisper is given; default
    * `ggml-silero-v6.2.3.bin` in modelsDir, else in the default models dir (where
-   * scripts/build-whisper puts it). `false`: no gate (whisper then writes "Thank you." on silence).
+   * scripts/build-whisper puts it). `false`: the whole audio is speech (whisper then writes
+   * "Thank you." on silence, and its times drift into pauses).
    */
   vadModel?: string | false;
+  /**
+   * Time a chunk of speech may take, in whisper.cpp CPU seconds per thread (wall seconds where
+   * the CPU time cannot be read): `fixedSeconds + perAudioSecond * seconds of audio` for the
+   * first try, 3x that for the greedy retry; then the chunk is dropped. `perAudioSecond` grows
+   * to 3x what this transcriber measured on clean chunks, so a slower machine or model retries
+   * rather than drops speech. Default { fixedSeconds: 1, perAudioSecond: 0.6 } (base on 2
+   * threads: real-time factor 0.17-0.25 on a quiet machine).
+   */
+  budget?: { fixedSeconds: number; perAudioSecond: number };
+  /** Below this language probability, more speech windows vote. Default 0.5. */
+  languageVoteBelow?: number;
+  /** Where dropped chunks are reported; default console.warn. */
+  log?: (message: string) => void;
   /** Environment for the defaults above and for the whisper.cpp children; default process.env. */
   env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined };
 }
@@ -56,9 +76,23 @@ export interface TranscribeRequest {
 
 export interface TranscribeResult {
   language: string;
-  /** Confidence (0..1) in a detected language; absent or null when the language was given or is not measured. */
-  languageProbability?: number | null;
+  /**
+   * Whisper's probability (0..1) for the detected `language`, measured on the speech; null when
+   * the language was given (nothing measured), as the transcript API returns it.
+   */
+  languageProbability: number | null;
   words: Word[];
+}
+
+const TIMED_OUT = Symbol('timed out');
+const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+/** Up to `n` indexes spread over 1..count-1 (0 is always asked first). */
+export function spread(count: number, n: number): number[] {
+  if (count <= 1) return [];
+  const picks = new Set<number>();
+  for (let k = 1; k <= n; k++) picks.add(Math.min(count - 1, Math.max(1, Math.round((k * (count - 1)) / n))));
+  return [...picks];
 }
 
 export interface Transcriber {
@@ -89,11 +123,12 @@ function findVadModel(option: string | undefined, modelsDir: string, fallbackDir
 export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const env = opts.env ?? process.env;
   const threads = opts.threads ?? Math.min(4, availableParallelism());
-  const timing = opts.timing ?? 'token';
   const beamSize = opts.beamSize ?? 5;
   const ffmpegPath = opts.ffmpegPath ?? env.FFMPEG_PATH ?? 'ffmpeg';
   const modelsDir = opts.modelsDir ?? defaultModelsDir(env);
   const modelPath = resolveModelPath(opts.model, modelsDir);
+  // DTW onsets where whisper.cpp has alignment heads for the model (see to-words.ts and README).
+  const timing = opts.timing ?? (dtwPreset(modelPath) ? 'dtw' : 'token');
   const vadModel = opts.vadModel === false ? null : findVadModel(opts.vadModel, modelsDir, defaultModelsDir(env));
   let binDir: string | null = opts.binDir ?? null;
   // OMP_WAIT_POLICY passes through and is left unset by default. whisper-cli, en.wav, 2 threads:
@@ -102,6 +137,17 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   // whose cores are shared with other work: set OMP_WAIT_POLICY=passive.
   const childEnv: NodeJS.ProcessEnv = { ...env };
   const getBinDir = () => (binDir ??= resolveWhisperBinDir(env));
+  const log = opts.log ?? ((message: string) => console.warn(message));
+  const languageVoteBelow = opts.languageVoteBelow ?? 0.5;
+  const baseBudget = opts.budget ?? { fixedSeconds: 1, perAudioSecond: 0.6 };
+  const budget = { ...baseBudget };
+  const rtfs: number[] = [];
+  const observeRtf = (rtf: number) => {
+    rtfs.push(rtf);
+    if (rtfs.length > 20) rtfs.shift();
+    const sorted = [...rtfs].sort((a, b) => a - b);
+    budget.perAudioSecond = Math.max(baseBudget.perAudioSecond, 3 * sorted[Math.floor(sorted.length / 2)]!);
+  };
 
   let server: Promise<WhisperServer> | null = null;
   let closed = false;
@@ -123,34 +169,156 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     return server;
   };
 
+  /**
+   * POSTs one request under a budget of whisper.cpp CPU seconds (`threads` x budget seconds);
+   * 'timeout' when it ran out first. CPU time, not wall time: on cores shared with other work a
+   * normal chunk takes several times longer by the clock (load 37 on this 2-core box: RTF 5.5)
+   * but not by the CPU, so only a loop runs out. Where the CPU time cannot be read, wall time.
+   */
+  const inferWithin = async (whisper: WhisperServer, wav: string, fields: Record<string, string>, budgetSeconds: number, signal?: AbortSignal): Promise<unknown> => {
+    const budget = new AbortController();
+    const cpuAtStart = whisper.cpuSeconds();
+    const started = performance.now();
+    const timer = setInterval(() => {
+      const cpu = whisper.cpuSeconds();
+      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+      if (spent > budgetSeconds) budget.abort();
+    }, 200);
+    const both = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
+    try {
+      return await whisper.infer(wav, fields, both);
+    } catch (err) {
+      signal?.throwIfAborted();
+      if (budget.signal.aborted) return TIMED_OUT;
+      throw err;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+
+  /**
+   * The language of the speech: whisper's language detection on speech-only audio (the first
+   * chunk), with its probability. Below `languageVoteBelow`, up to 3 more windows vote (their
+   * probabilities summed, the most probable language overall wins): the first chunk started
+   * 0.6 s and 1.5 s later, then other chunks spread over the file. Whisper detects on the first
+   * 30 s window only, and on short reads its answer hangs on where that window starts: the
+   * espeak German read gave en 0.37 from its start (flash attention off, as DTW needs), de 0.48
+   * and 0.45 from 0.6 s and 1.5 s in.
+   */
+  const detectLanguage = async (whisper: WhisperServer, windows: (() => Promise<string>)[], signal?: AbortSignal): Promise<{ language: string; probability: number }> => {
+    const totals = new Map<string, number>();
+    let asked = 0;
+    for (const window of windows.slice(0, 4)) {
+      const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true });
+      const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
+      if (!payload.success) throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
+      asked++;
+      const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
+      for (const [name, p] of Object.entries(probs)) {
+        const code = languageCode(name);
+        if (code) totals.set(code, (totals.get(code) ?? 0) + p);
+      }
+      const best = [...totals].sort((a, b) => b[1] - a[1])[0];
+      if (best && best[1] / asked >= languageVoteBelow) break;
+    }
+    const [language, total] = [...totals].sort((a, b) => b[1] - a[1])[0] ?? ['en', 0];
+    return { language, probability: Math.round((total / asked) * 1000) / 1000 };
+  };
+
+  /**
+   * One chunk: beam search with whisper's temperature fallback, under a time budget tied to the
+   * chunk's length (a loop makes the fallback decode a window up to 6 times over: 52 s for 18 s
+   * of French). A loop or a blown budget is retried once greedily without fallback: at most 224
+   * tokens a window, deterministic, so bounded by itself; its budget is 3x the first one and
+   * only stops a machine that is far slower than measured. A chunk that still loops is dropped
+   * with a logged reason: no captions there rather than looping ones.
+   */
+  const transcribeChunk = async (whisper: WhisperServer, wav: string, chunk: Chunk, language: string, signal?: AbortSignal): Promise<Word[]> => {
+    const attempts = [
+      { fields: inferenceFields({ language, beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 }), share: 1 },
+      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0 }), share: 3 },
+    ];
+    const reasons: string[] = [];
+    for (const attempt of attempts) {
+      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share;
+      const cpuAtStart = whisper.cpuSeconds();
+      const started = performance.now();
+      const payload = await inferWithin(whisper, wav, attempt.fields, budgetSeconds, signal);
+      if (payload === TIMED_OUT) {
+        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${threads} threads`);
+        continue;
+      }
+      const { words } = toWords(payload, { timing, language, duration: chunk.duration });
+      const loop = loopReason(words.map((w) => w.text).join(' '));
+      if (loop) {
+        reasons.push(`loop: ${loop}`);
+        continue;
+      }
+      const cpu = whisper.cpuSeconds();
+      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+      observeRtf(spent / chunk.duration);
+      return words.map((w) => {
+        const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
+        return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
+      });
+    }
+    const from = chunk.spans[0]!.start;
+    const to = chunk.spans.at(-1)!.end;
+    log(`transcriber: dropped ${from.toFixed(2)}-${to.toFixed(2)} s, no captions there (${reasons.join('; then ')})`);
+    return [];
+  };
+
   const run = async (req: TranscribeRequest): Promise<TranscribeResult> => {
     req.signal?.throwIfAborted();
     if (closed) throw new TranscriptionError('transcription-failed', 'transcriber is closed');
     if (req.language !== undefined && !Object.hasOwn(WHISPER_LANGUAGES, req.language)) {
       throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
     }
+    const signal = req.signal;
     const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
     try {
-      const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(req.signal ? { signal: req.signal } : {}) });
+      const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
       // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
-      const nothing = { language: req.language ?? 'en', words: [] };
+      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [] };
       if (!audio) return nothing;
       const whisper = await ensureServer();
-      let speech = null;
+      let speech: SpeechRegion[] = [{ start: 0, end: audio.duration }];
       if (vadModel) {
         if (!existsSync(vadModel)) {
           throw new TranscriptionError('transcription-failed', `VAD model not found at ${vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`);
         }
         // One thread: the VAD runs a tiny graph per 32 ms window, where waking a second thread
         // costs more than it brings (en.wav: 0.09 s with 1 thread, 0.94 s with 2).
-        speech = await detectSpeech({ binDir: getBinDir(), model: vadModel, wav: audio.path, threads: 1, env: childEnv, ...(req.signal ? { signal: req.signal } : {}) });
-        if (speech.length === 0) return nothing;
+        speech = await detectSpeech({ binDir: getBinDir(), model: vadModel, wav: audio.path, threads: 1, env: childEnv, ...(signal ? { signal } : {}) });
       }
-      req.signal?.throwIfAborted();
-      const fields = inferenceFields({ language: req.language ?? 'auto', beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6 });
-      const payload = await whisper.infer(audio.path, fields, req.signal);
-      const result = toWords(payload, { timing, duration: audio.duration, ...(req.language ? { language: req.language } : {}) });
-      return speech ? { ...result, words: keepSpokenWords(result.words, speech) } : result;
+      const chunks = planChunks(speech, audio.duration);
+      if (chunks.length === 0) return nothing;
+      const wavs = await Promise.all(chunks.map(async (chunk, i) => {
+        const out = join(workDir, `chunk-${i}.wav`);
+        await writeChunkWav(audio.path, chunk, out);
+        return out;
+      }));
+      signal?.throwIfAborted();
+      const shifted = (seconds: number) => async () => {
+        const out = join(workDir, `window-${seconds}.wav`);
+        await writeChunkWav(audio.path, skipStart(chunks[0]!, seconds), out);
+        return out;
+      };
+      const windows = [
+        async () => wavs[0]!,
+        ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
+        ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
+      ];
+      const { language, probability } = req.language ? { language: req.language, probability: null } : await detectLanguage(whisper, windows, signal);
+      const words: Word[] = [];
+      for (const [i, chunk] of chunks.entries()) {
+        for (const w of await transcribeChunk(whisper, wavs[i]!, chunk, language, signal)) {
+          // Chunks follow each other on the source timeline; starts never go backwards.
+          const start = Math.max(w.start, words.at(-1)?.start ?? 0);
+          words.push({ ...w, start, end: Math.max(w.end, start) });
+        }
+      }
+      return { language, languageProbability: probability, words };
     } finally {
       await rm(workDir, { recursive: true, force: true });
     }

@@ -1,17 +1,16 @@
 /**
- * Speech gate: Silero VAD (whisper.cpp's `whisper-vad-speech-segments`) finds where someone
- * speaks; words whisper writes outside those regions are hallucinations ("Thank you.", "Thanks
- * for watching!" on silence, room tone or music, measured with base) and are dropped, and a file
+ * Speech first: Silero VAD (whisper.cpp's `whisper-vad-speech-segments`) finds where someone
+ * speaks, and only that audio goes to whisper (speech-plan.ts), so whisper cannot write words
+ * on silence, room tone or music ("Thank you.", "Thanks for watching!" with base), and a file
  * with no speech is not sent to whisper at all.
  *
- * Why a gate and not whisper's own --vad: with --vad whisper.cpp maps segment times back to the
- * original timeline but not token times, and word times come from tokens. Why not the no-speech
- * threshold: whisper.cpp reads the no-speech probability after the task tokens, where it is
- * near 0 (1e-6 on digital silence here), so it never fires.
+ * Why not whisper's own --vad: whisper.cpp maps segment times back to the original timeline but
+ * not token times, and word times come from tokens. Why not the no-speech threshold:
+ * whisper.cpp reads the no-speech probability after the task tokens, where it is near 0 (1e-6
+ * on digital silence here), so it never fires.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Word } from '@captionfarm/contracts';
 import { dieWithParent } from './die-with-parent.ts';
 import { TranscriptionError } from './errors.ts';
 
@@ -81,12 +80,4 @@ export function detectSpeech(opts: { binDir: string; model: string; wav: string;
       }
     });
   });
-}
-
-/**
- * Keeps the words that overlap a speech region widened by `padSeconds` on each side: whisper's
- * word times and the VAD's edges each miss by a few hundred ms at worst.
- */
-export function keepSpokenWords(words: Word[], regions: SpeechRegion[], padSeconds = 0.3): Word[] {
-  return words.filter((w) => regions.some((r) => w.start < r.end + padSeconds && w.end > r.start - padSeconds));
 }

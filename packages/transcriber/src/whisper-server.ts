@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -42,7 +42,24 @@ export interface InferenceParams {
   beamSize: number;
   bestOf: number;
   noSpeechThreshold: number;
+  /**
+   * Temperature fallback step: a window whose decoding fails the entropy or log-probability
+   * threshold is decoded again at +0.2, +0.4... up to 1.0 (sampling). 0: no fallback.
+   */
+  temperatureInc: number;
+  /** Only detect the language (no transcription) and report its probability. */
+  detectLanguage?: boolean;
 }
+
+/**
+ * whisper.cpp's decoder-failure thresholds, sent on every request (the server's defaults today,
+ * named here so that a server default changing does not change our decoding): a window fails, and
+ * falls back to the next temperature, when its average token entropy is below 2.4 (whisper.cpp's
+ * stand-in for openai/whisper's compression ratio of 2.4: repetitive output has low entropy) or
+ * its average log-probability is below -1.
+ */
+export const ENTROPY_THRESHOLD = 2.4;
+export const LOGPROB_THRESHOLD = -1;
 
 /**
  * The multipart fields of one /inference request (pure). The server keeps every field it was
@@ -53,9 +70,10 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     response_format: 'verbose_json',
     language: p.language,
     translate: 'false',
+    detect_language: String(p.detectLanguage ?? false),
     // The default (false) re-runs the encoder after the transcription to list language
-    // probabilities we do not use: +1 encoder pass per request.
-    no_language_probabilities: 'true',
+    // probabilities: +1 encoder pass, only worth it when we detect the language.
+    no_language_probabilities: String(!p.detectLanguage),
     token_timestamps: 'true',
     no_timestamps: 'false',
     split_on_word: 'false',
@@ -64,7 +82,9 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     duration: '0',
     prompt: '',
     temperature: '0',
-    temperature_inc: '0.2',
+    temperature_inc: String(p.temperatureInc),
+    entropy_thold: String(ENTROPY_THRESHOLD),
+    logprob_thold: String(LOGPROB_THRESHOLD),
     beam_size: String(p.beamSize > 1 ? p.beamSize : -1),
     best_of: String(p.bestOf),
     no_speech_thold: String(p.noSpeechThreshold),
@@ -102,12 +122,30 @@ export interface WhisperServer {
   readonly port: number;
   /** False once the child has exited (crashed or closed). */
   readonly alive: boolean;
+  /**
+   * CPU seconds the child has used so far (Linux /proc; null elsewhere). Unlike wall time it
+   * does not grow when other work shares the cores, so time budgets are counted in it.
+   */
+  cpuSeconds(): number | null;
   /** POSTs a 16 kHz mono WAV; resolves with the parsed JSON answer. */
   infer(wavPath: string, fields: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
 }
 
 const STDERR_KEEP = 8000;
+
+/** utime + stime of a process from /proc/PID/stat, in seconds (USER_HZ is 100 on Linux). */
+export function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined || process.platform !== 'linux') return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 
 const tail = (s: string, n = 1500) => (s.length > n ? `...${s.slice(-n)}` : s).trim();
 
@@ -222,6 +260,7 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
 
   return {
     port,
+    cpuSeconds: () => processCpuSeconds(child.pid),
     get alive() {
       return exit === null;
     },

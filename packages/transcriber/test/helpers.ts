@@ -1,4 +1,4 @@
-/** Shared by the transcriber tests: where binaries, models and media are, and loud skips. */
+/** Shared by the transcriber tests: where binaries, models and media are (missing ones fail the suite). */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { captionfarmCacheDir, resolveWhisperBinDir } from '../src/index.ts';
@@ -8,26 +8,23 @@ export const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.u
 /** whisper.cpp's CI fixture: real tiny vocabulary and mel filters, no weights. */
 export const EMPTY_TINY = join(SHARED_MODELS, 'for-tests-ggml-tiny.bin');
 
-/** The whisper.cpp build, or null (then the suite is skipped loudly, and fails under CI). */
-export function whisperBinDir(): string | null {
+/**
+ * The whisper.cpp build. Missing, the suite fails (never skips: a skipped suite reads as green)
+ * with what to run.
+ */
+export function whisperBinDir(): string {
   try {
     return resolveWhisperBinDir();
   } catch (err) {
-    if (process.env.CI) throw err;
-    console.warn(`\n!!! SKIPPED: whisper.cpp is not built (${(err as Error).message})\n`);
-    return null;
+    throw new Error(`the transcriber tests need whisper.cpp: ${(err as Error).message}`, { cause: err });
   }
 }
 
-/** Real Whisper base weights from scripts/fetch-test-model, or null with a loud SKIPPED line. */
-export function realModel(): string | null {
+/** Real Whisper base weights from scripts/fetch-test-model. Missing, the suite fails with what to run. */
+export function realModel(): string {
   const path = process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin');
   if (existsSync(path)) return path;
-  console.warn(
-    `\n${'!'.repeat(100)}\n!!! SKIPPED: accuracy tests need real Whisper weights at ${path}\n` +
-      `!!! run "bash scripts/fetch-test-model" (or set CAPTIONFARM_TEST_MODEL)\n${'!'.repeat(100)}\n`,
-  );
-  return null;
+  throw new Error(`the accuracy tests need real Whisper base weights at ${path}: run "bash scripts/fetch-test-model" (or set CAPTIONFARM_TEST_MODEL)`);
 }
 
 /** Child processes of this process named `name` (Linux /proc). */

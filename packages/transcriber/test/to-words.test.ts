@@ -62,12 +62,19 @@ describe('toWords on a recorded whisper-server payload (jfk.wav, base, language 
 describe('toWords on a recorded payload with DTW times (en.wav)', () => {
   const data = fixture('server-en-base-dtw.json');
 
-  it('uses token times by default and DTW starts when asked', () => {
+  it('starts a word at the DTW time of the token before it when DTW and token times agree', () => {
     const token = toWords(data, { timing: 'token' }).words;
     const dtw = toWords(data, { timing: 'dtw' }).words;
     expect(token.map((w) => w.text)).toEqual(dtw.map((w) => w.text));
+    // en.words: The 0, North 0.129, Wind 0.435. The first word has no token before it.
     expect(token.slice(0, 3).map((w) => w.start)).toEqual([0.07, 0.18, 0.49]);
-    expect(dtw.slice(0, 3).map((w) => w.start)).toEqual([0.12, 0.34, 0.68]);
+    expect(dtw.slice(0, 3).map((w) => w.start)).toEqual([0.07, 0.12, 0.34]);
+  });
+
+  it('keeps the token time where DTW disagrees by more than 250 ms', () => {
+    const r = toWords(payload([[' a', 1, 1.2, 0.9, 130], [' b', 1.3, 1.5, 0.9, 200], [' c', 2.5, 2.7, 0.9, 260]]), { timing: 'dtw' });
+    // b: a's DTW 1.30 agrees with 1.3; c: b's DTW 2.00 is 0.5 s from 2.5.
+    expect(r.words.map((w) => w.start)).toEqual([1, 1.3, 2.5]);
   });
 
   it('joins sub-word tokens and trailing punctuation ("disput" + "ing" + ",")', () => {
@@ -128,11 +135,7 @@ describe('toWords edge cases', () => {
 
   it('rejects a payload that is not whisper-server verbose_json', () => {
     expect(() => toWords({ text: 'hi' }, { timing: 'token' })).toThrow(TranscriptionError);
-    try {
-      toWords({ error: 'failed to read WAV file' }, { timing: 'token' });
-    } catch (err) {
-      expect((err as TranscriptionError).code).toBe('transcription-failed');
-    }
+    expect(() => toWords({ error: 'failed to read WAV file' }, { timing: 'token' })).toThrow(expect.objectContaining({ code: 'transcription-failed' }));
   });
 
   it('rejects a detected language it cannot name', () => {

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createControlPlane, loadConfig, type ControlPlane } from '../src/index.ts';
+import { apiFor } from './harness.ts';
+
+// Issue 11 item 15: a full disk answered 500 `cannot rollback - no transaction is active`.
+// A real small file system (tmpfs), not a mock: mounting needs root, so elsewhere this skips.
+const mountPoint = mkdtempSync(path.join(tmpdir(), 'cf-tiny-fs-'));
+let mounted = false;
+try {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+  mounted = true;
+} catch {
+  /* not root, or no mount in this container */
+}
+
+let cp: ControlPlane;
+beforeAll(async () => {
+  if (!mounted) return;
+  cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: path.join(mountPoint, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }));
+  await cp.listen(0, '127.0.0.1');
+});
+afterAll(async () => {
+  if (mounted) {
+    await cp?.close();
+    execFileSync('umount', [mountPoint]);
+  }
+  rmSync(mountPoint, { recursive: true, force: true });
+});
+
+/** Fills the file system with one file until ENOSPC. */
+async function fill(file: string): Promise<void> {
+  const fh = await open(file, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) await fh.write(chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+describe.skipIf(!mounted)('a full disk', () => {
+  it('503 unavailable naming the cause, never 500; the service recovers once space is back', async () => {
+    const account = await cp.services.accounts.create({ name: 'full', plan: 'pro' });
+    const { key } = await cp.services.accounts.createKey(account.id);
+    const api = apiFor(cp.url, key);
+    const filler = path.join(mountPoint, 'filler');
+    await fill(filler);
+    const answers: { status: number; body: any }[] = [];
+    // SQLite writes into WAL pages it already has until it needs a new one: keep creating until it does.
+    for (let i = 0; i < 300 && !answers.some((a) => a.status !== 202); i++) {
+      answers.push(await api('POST', '/v1/automation-jobs', { videoUrl: `https://v.example.com/${i}.mp4`, templateId: 'karaoke' }));
+    }
+    const refused = answers.filter((a) => a.status !== 202);
+    expect(refused.length, 'the disk never filled').toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.body.error.code).toBe('unavailable');
+      expect(r.body.error.message).toMatch(/disk is full|no space/i);
+      expect(r.body.error.message).not.toMatch(/rollback/);
+    }
+    await rm(filler);
+    const after = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/after.mp4', templateId: 'karaoke' });
+    expect([after.status, after.body.status]).toEqual([202, 'queued']);
+  });
+});

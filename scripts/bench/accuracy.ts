@@ -1,0 +1,76 @@
+/**
+ * Recognition accuracy benchmark: per clip, word error rate, word onset error against espeak-ng's
+ * word events (median and p90), words stamped inside the inserted pauses, and recognition wall
+ * time as a ratio of the audio duration (RTF), over several rounds.
+ *
+ * Clips: ../shared/media/en.wav plus the clips of packages/transcriber/test/clips.ts (English read
+ * with and without three 2.5 s pauses, Spanish with a 6 s pause, German over music, French over
+ * noise), made with espeak-ng and sox into a temp dir.
+ *
+ *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--clip NAME]...
+ *
+ * Default: no language given (detected, as a user who sets none), 2 threads, 3 rounds.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  captionfarmCacheDir, createTranscriber, onsetErrorsMs, percentile, resolveWhisperBinDir, wordErrorRate,
+} from '../../packages/transcriber/src/index.ts';
+import { CLIPS, makeClip, sharedEnClip, wordsInSilence, type Clip } from '../../packages/transcriber/test/clips.ts';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string', default: process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin') },
+    threads: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '3' },
+    'given-language': { type: 'boolean', default: false },
+    clip: { type: 'string', multiple: true },
+    media: { type: 'string', default: new URL('../../../shared/media/', import.meta.url).pathname },
+  },
+});
+const threads = Number(values.threads);
+const runs = Number(values.runs);
+const work = mkdtempSync(join(tmpdir(), 'bench-accuracy-'));
+const wanted = (name: string) => !values.clip || values.clip.includes(name);
+const clips: Clip[] = [
+  ...(wanted('en.wav') ? [sharedEnClip(values.media)] : []),
+  ...CLIPS.filter((c) => wanted(c.name)).map((c) => makeClip(c, work)),
+];
+
+const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir() });
+await transcriber.warmUp();
+
+interface Row { wer: number[]; onsets: number[][]; inSilence: number[]; rtf: number[]; language: string[] }
+const range = (xs: number[], digits: number, scale = 1) => {
+  const s = [...xs].sort((a, b) => a - b).map((x) => (x * scale).toFixed(digits));
+  return s[0] === s.at(-1) ? s[0]! : `${(percentile(xs, 50) * scale).toFixed(digits)} (${s[0]}-${s.at(-1)})`;
+};
+console.log(`model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}`);
+console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF median (min-max) | language |');
+console.log('|---|---|---|---|---|---|---|---|');
+const all: number[] = [];
+// Clip by clip, all rounds of one clip in a row, so that each row prints as soon as it is measured.
+for (const clip of clips) {
+  const r: Row = { wer: [], onsets: [], inSilence: [], rtf: [], language: [] };
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const result = await transcriber.transcribe({ audioPath: clip.path, ...(values['given-language'] ? { language: clip.language } : {}) });
+    const seconds = (performance.now() - started) / 1000;
+    r.rtf.push(seconds / clip.duration);
+    r.wer.push(wordErrorRate(clip.text, result.words.map((w) => w.text).join(' ')));
+    r.onsets.push(onsetErrorsMs(clip.onsets, result.words));
+    r.inSilence.push(wordsInSilence(result.words, clip.silences));
+    const probability = (result as { languageProbability?: number }).languageProbability;
+    r.language.push(probability === undefined ? result.language : `${result.language} ${probability.toFixed(2)}`);
+    if (run === 0) console.error(`${clip.name}: ${result.words.map((w) => w.text).join(' ')}`);
+  }
+  all.push(...r.onsets.flat());
+  console.log(
+    `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(r.onsets.map((o) => percentile(o, 50)), 0)} | ${range(r.onsets.map((o) => percentile(o, 90)), 0)} | ${range(r.inSilence, 0)} | ${range(r.rtf, 3)} | ${[...new Set(r.language)].join(', ')} |`,
+  );
+}
+await transcriber.close();
+rmSync(work, { recursive: true, force: true });
+console.log(`all clips, all rounds: onset median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);
