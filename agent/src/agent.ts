@@ -21,6 +21,8 @@ export interface AgentOptions {
   /** Outbound fetch for client video URLs; default: the production safeFetch (public https only). */
   safeFetch?: SafeFetchFn;
   encoder?: 'auto' | 'cpu' | 'nvenc';
+  /** libx264 threads per job (the hardware plan: every core); default x264's own choice. */
+  x264Threads?: number;
   capabilities?: Partial<AgentCapabilities>;
   /** How often leases are extended; default a quarter of the control plane's lease. */
   heartbeatMs?: number;
@@ -30,7 +32,8 @@ export interface AgentOptions {
   sweepMs?: number;
   /** Minimum spacing of percent reports (phase changes go at once). */
   progressEveryMs?: number;
-  log?: (msg: string) => void;
+  /** Log lines; fields carry the ids (nodeId always, jobId for a job's lines) for a structured logger. */
+  log?: (msg: string, fields: { nodeId?: string; jobId?: string; [k: string]: unknown }) => void;
 }
 
 interface Running {
@@ -53,7 +56,8 @@ export interface Agent {
 }
 
 export function createAgent(opts: AgentOptions): Agent {
-  const log = opts.log ?? (() => undefined);
+  const write = opts.log ?? (() => undefined);
+  const log = (msg: string, fields: Record<string, unknown> = {}) => write(msg, { nodeId, ...fields });
   const max = opts.maxConcurrentJobs ?? 1;
   const workDir = opts.workDir ?? os.tmpdir();
   const safeFetch = opts.safeFetch ?? createSafeFetch();
@@ -80,7 +84,7 @@ export function createAgent(opts: AgentOptions): Agent {
     const r = running.get(jobId);
     if (r && r.completing && why === 'lease-lost') return;
     if (r && !r.controller.signal.aborted) {
-      log(`job ${jobId}: aborting (${why})`);
+      log(`job aborting (${why})`, { jobId });
       r.controller.abort(new JobAborted(why));
     }
   }
@@ -107,7 +111,7 @@ export function createAgent(opts: AgentOptions): Agent {
     const send = (percent: number) => {
       lastSent = Date.now();
       pending = undefined;
-      client.progress.mutate({ ...ref, phase: 'rendering', percent }).then(check, (err: unknown) => log(`progress: ${(err as Error).message}`));
+      client.progress.mutate({ ...ref, phase: 'rendering', percent }).then(check, (err: unknown) => log(`progress: ${(err as Error).message}`, { jobId: job.jobId }));
     };
     controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     return {
@@ -152,23 +156,23 @@ export function createAgent(opts: AgentOptions): Agent {
 
   function startJob(job: LeasedJob): void {
     const controller = new AbortController();
-    log(`job ${job.jobId}: leased (attempt ${job.attempt})`);
+    log(`job leased (attempt ${job.attempt})`, { jobId: job.jobId });
     const done = (async () => {
       try {
-        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto' }, controller.signal);
-        log(`job ${job.jobId}: succeeded`);
+        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto', x264Threads: opts.x264Threads }, controller.signal);
+        log('job succeeded', { jobId: job.jobId });
       } catch (err) {
         const reason = controller.signal.reason as unknown;
         if (controller.signal.aborted || err instanceof JobAborted) {
           const why = reason instanceof JobAborted ? reason.why : err instanceof JobAborted ? err.why : 'cancelled';
           if (why === 'shutdown') await client.release.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId }).catch(() => undefined);
-          log(`job ${job.jobId}: stopped (${why})`);
+          log(`job stopped (${why})`, { jobId: job.jobId });
           return;
         }
         const code: FailureCode = err instanceof JobFailure ? err.code : 'internal';
         const message = err instanceof JobFailure ? err.message : `Unexpected agent error: ${(err as Error).message ?? String(err)}`;
-        log(`job ${job.jobId}: failed ${code}: ${message}`);
-        await client.fail.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message }).catch((e: unknown) => log(`fail report: ${(e as Error).message}`));
+        log(`job failed ${code}: ${message}`, { jobId: job.jobId, failureCode: code });
+        await client.fail.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message }).catch((e: unknown) => log(`fail report: ${(e as Error).message}`, { jobId: job.jobId }));
       } finally {
         running.delete(job.jobId);
         void pump();
@@ -247,7 +251,7 @@ export function createAgent(opts: AgentOptions): Agent {
         setInterval(() => void sweep(), opts.sweepMs ?? 5 * 60_000),
       ];
       for (const t of timers) t.unref();
-      log(`registered as node ${nodeId}`);
+      log('registered');
       await pump();
     },
     async drain() {

@@ -24,7 +24,7 @@ export interface JobChannel {
   /** The recognized words, kept by the control plane for the transcript exports. */
   transcribed(transcript: { language: string; languageProbability: number | null; words: { text: string; start: number; end: number }[] }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
-  complete(result: { resolution: { width: number; height: number }; outputBytes: number }): Promise<LeaseAnswer>;
+  complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
 }
 
 export interface PipelineDeps {
@@ -32,6 +32,16 @@ export interface PipelineDeps {
   transcriber: Transcriber;
   safeFetch: SafeFetchFn;
   encoder: 'auto' | 'cpu' | 'nvenc';
+  /** libx264 threads (the hardware plan); default x264's own. */
+  x264Threads?: number | undefined;
+}
+
+/** Wall seconds of each stage of one job, reported with complete (the control plane's phase histograms). */
+export interface PhaseSeconds {
+  ingest: number;
+  transcribe: number;
+  render: number;
+  upload: number;
 }
 
 const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' } as const;
@@ -42,6 +52,14 @@ const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quickt
  */
 export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: PipelineDeps, signal: AbortSignal): Promise<void> {
   const dir = await mkdtemp(path.join(deps.workDir, jobDirPrefix(job.jobId)));
+  let mark = performance.now();
+  const lap = () => {
+    const t = performance.now();
+    const s = (t - mark) / 1000;
+    mark = t;
+    return Math.round(s * 1000) / 1000;
+  };
+  const phaseSeconds: PhaseSeconds = { ingest: 0, transcribe: 0, render: 0, upload: 0 };
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -64,6 +82,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
 
     // --- transcribe
     // A transcript given at creation replaces recognition: exactly its words are burned.
+    phaseSeconds.ingest = lap();
     await channel.phase('transcribing', null);
     let words: Word[];
     if (job.transcript) {
@@ -87,6 +106,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- render
+    phaseSeconds.transcribe = lap();
     await channel.phase('rendering', 0);
     const template = parseTemplate(job.template);
     if (template.font.fontId && !fonts.has(template.font.fontId)) {
@@ -107,6 +127,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         signal,
         onProgress: (p) => channel.percent(p),
         encoder: deps.encoder,
+        threads: deps.x264Threads,
         source: info,
       });
     } catch (err) {
@@ -115,10 +136,12 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     }
 
     // --- upload
+    phaseSeconds.render = lap();
     const size = (await stat(output)).size;
     const url = await channel.outputUploadUrl(size);
     await uploadFile(url, output, size, CONTENT_TYPES[job.format], signal);
-    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size });
+    phaseSeconds.upload = lap();
+    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size, phaseSeconds });
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -11,16 +11,31 @@ let farm: Farm;
 let clip: Buffer;
 const procs: ChildProcess[] = [];
 
+/** Whether the agent's JSON log has the line `msg` for this job. */
+function logged(log: string, jobId: string, msg: string): boolean {
+  return log.split('\n').some((l) => {
+    try {
+      const j = JSON.parse(l) as { jobId?: string; msg?: string };
+      return j.jobId === jobId && j.msg === msg;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** A real `captionfarm agent` process. */
 async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: string; log: () => string }> {
   const workDir = await mkdtemp(path.join(farm.dir, `${name}-`));
   const token = await farm.agentToken();
   // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper.
   const proc = spawn(process.execPath, ['--import', 'tsx', main, 'agent', '--control-plane', farm.url, '--token', token, '--name', name, '--model', testModelPath(), '--threads', '2', '--work-dir', workDir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CAPTIONFARM_LOG: 'info' },
     cwd: root,
   });
   let log = '';
+  // Its log: JSON lines on stdout (the process is not on a TTY), errors on stderr.
+  proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   procs.push(proc);
   const deadline = Date.now() + 30_000;
@@ -62,10 +77,10 @@ describe('agent processes', () => {
     const { job, seen } = await watchJob(api, created.id, terminal);
     expect(job.status, `${JSON.stringify(job)}\n${b.log()}`).toBe('succeeded');
     expect(seen.at(-1)!.status).toBe('succeeded');
-    expect(b.log()).toContain(`job ${created.id}: leased (attempt 2)`);
+    expect(logged(b.log(), created.id, 'job leased (attempt 2)')).toBe(true);
     // The log line follows the database by a moment.
-    for (let i = 0; i < 50 && !b.log().includes(`job ${created.id}: succeeded`); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(b.log()).toContain(`job ${created.id}: succeeded`);
+    for (let i = 0; i < 50 && !logged(b.log(), created.id, 'job succeeded'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(logged(b.log(), created.id, 'job succeeded')).toBe(true);
     expect(await farm.balance(accountId)).toBe(before - 1);
     const ledger = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === created.id);
     expect(ledger.filter((l: { kind: string }) => l.kind === 'settle')).toHaveLength(1);

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '@captionfarm/control-plane';
 import { captionfarmCacheDir, createTranscriber } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/webhooks';
-import { createAgent, type Agent } from '../src/index.ts';
+import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
 import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
 import { createTestCertificates, type TestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
 
@@ -32,7 +32,7 @@ export interface Farm {
   account(plan: 'free' | 'starter' | 'pro', name?: string): Promise<{ accountId: string; key: string; api: Api }>;
   balance(accountId: string): Promise<number>;
   /** An in-process agent connected over the websocket (the embedded default's path). */
-  startAgent(o?: { model?: string; name?: string; concurrency?: number }): Promise<Agent & { workDir: string }>;
+  startAgent(o?: { model?: string; name?: string; concurrency?: number; threads?: number; encoder?: 'auto' | 'cpu' | 'nvenc'; x264Threads?: number; log?: AgentOptions['log'] }): Promise<Agent & { workDir: string }>;
   agentToken(): Promise<string>;
   close(): Promise<void>;
 }
@@ -67,7 +67,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
     },
     async startAgent(a = {}) {
       const workDir = await mkdtemp(path.join(dir, 'agent-'));
-      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: 2 });
+      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
       const agent = createAgent({
         controlPlaneUrl: url,
         token: await farm.agentToken(),
@@ -75,7 +75,9 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
         maxConcurrentJobs: a.concurrency ?? 1,
         workDir,
         transcriber,
-        encoder: 'cpu',
+        encoder: a.encoder ?? 'cpu',
+        ...(a.x264Threads ? { x264Threads: a.x264Threads } : {}),
+        ...(a.log ? { log: a.log } : {}),
         heartbeatMs: 500,
         pollMs: 500,
         safeFetch: createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca }),

@@ -6,6 +6,8 @@
  * the same encoder settings. Prints the ratio (ours / baseline).
  *
  *   npm run bench:e2e [-- --runs 2]
+ *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
+ *                                                 against both at once (2 slots, the 2-core default)
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,7 +20,7 @@ import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/re
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
 const run = promisify(execFile);
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' }, seconds: { type: 'string', default: '60' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } } });
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
 const shared = path.resolve(import.meta.dirname, '../../../shared/media');
@@ -39,6 +41,37 @@ try {
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
 
+  if (values.slots) {
+    // Same two jobs, same agent settings but the slot count; x264 on every core as the hardware plan does.
+    const cores = (await import('node:os')).availableParallelism();
+    const total = async (slots: number) => {
+      const farm = await startFarm();
+      try {
+        await farm.startAgent({ concurrency: slots, x264Threads: cores });
+        const { api } = await farm.account('pro', 'bench');
+        const [t] = await time(async () => {
+          const created = [await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' }), await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' })];
+          for (const c of created) {
+            const r = await watchJob(api, c.id, terminal, 3_600_000);
+            if (r.job.status !== 'succeeded') throw new Error(`bench job ended ${r.job.status}: ${r.job.failureReason}`);
+          }
+        });
+        return t;
+      } finally {
+        await farm.close();
+      }
+    };
+    const rows: [number, number][] = [];
+    for (let i = 0; i < runs; i++) {
+      const one = await total(1);
+      const two = await total(2);
+      rows.push([one, two]);
+      console.log(`run ${i + 1}: two jobs, 1 slot ${one.toFixed(1)} s; 2 slots ${two.toFixed(1)} s; ratio ${(two / one).toFixed(3)}`);
+    }
+    console.log(`\nbench:e2e --slots  two ${seconds} s 1080x1920 jobs on one agent (${cores} cores): 2 slots / 1 slot total wall = ${rows.map(([a, b]) => (b / a).toFixed(3)).join(' ')} (<= 1 means at once is no slower)`);
+    await rm(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
   const baseline: number[] = [];
   const ours: number[] = [];
   for (let i = 0; i < runs; i++) {

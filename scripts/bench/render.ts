@@ -1,5 +1,6 @@
 /**
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
+ * npm run bench:render -- --all [--rounds 5]   (every built-in template, CPU ratio median and range)
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  *
  * In one run, alternating so that load from other work on the machine hits both alike:
@@ -16,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
-import { getBuiltinTemplate } from '@captionfarm/captions';
+import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
 
@@ -30,6 +31,8 @@ const { values: flags } = parseArgs({
     width: { type: 'string', default: '1080' },
     height: { type: 'string', default: '1920' },
     only: { type: 'string' },
+    /** Every built-in template, each against a plain re-encode in the same rounds; a summary table with spreads. */
+    all: { type: 'boolean', default: false },
   },
 });
 const rounds = Number(flags.rounds);
@@ -39,6 +42,7 @@ const encoder = flags.encoder as 'auto' | 'cpu' | 'nvenc';
 const size = { width: Number(flags.width), height: Number(flags.height) };
 const template = getBuiltinTemplate(flags.template!);
 if (!template) throw new Error(`No built-in template "${flags.template}"`);
+type Template = NonNullable<ReturnType<typeof getBuiltinTemplate>>;
 
 const media = join(import.meta.dirname, '../../../shared/media');
 const work = join(tmpdir(), 'captionfarm-bench-render');
@@ -87,8 +91,9 @@ async function measure(fn: () => Promise<unknown>): Promise<Sample> {
 
 let captionFrames = 0;
 let usedEncoder = '';
+let current: Template = template;
 const countingPainter = (frame: { width: number; height: number; fps: number }): BandPainter => {
-  const painter = createBandPainter({ words, template, width: frame.width, height: frame.height, fps: frame.fps });
+  const painter = createBandPainter({ words, template: current, width: frame.width, height: frame.height, fps: frame.fps });
   const paint = painter.paint.bind(painter);
   captionFrames = 0;
   return { band: painter.band, keyAt: (t) => painter.keyAt(t), paint: (ctx, t) => (captionFrames++, paint(ctx, t)) };
@@ -105,6 +110,30 @@ if (flags.only) {
       : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
   );
   console.log(`${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`);
+  process.exit(0);
+}
+const cpuOf = (x: Sample): number => x.ffmpegCpu + x.nodeCpu;
+if (flags.all) {
+  // Rounds interleave plain and render for each template, so drift in the machine's load hits both sides alike.
+  await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
+  const table: string[] = [];
+  for (const t of builtinTemplates) {
+    current = t;
+    const ratios: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const p = await measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info }));
+      const r = await measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
+      ratios.push(cpuOf(r) / cpuOf(p));
+    }
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    const line = `${t.id.padEnd(12)} CPU ratio median ${median.toFixed(3)}  range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}  (${ratios.map((x) => x.toFixed(3)).join(' ')})  ${median <= 1.05 ? 'ok' : 'over 1.05'}`;
+    console.log(line);
+    table.push(line);
+  }
+  await rm(out, { force: true });
+  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ${rounds} rounds per template, CPU seconds render / plain re-encode (goal <= 1.05)`);
+  for (const l of table) console.log(`  ${l}`);
   process.exit(0);
 }
 // Warm-up: font registration, NVENC detection, page cache.

@@ -39,6 +39,8 @@ const EnvSchema = z.object({
   /** Processing deadline = this + 3 x the input duration (ARCHITECTURE.md: 15 min). */
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
+  /** host:port for a second listener serving only GET /metrics without the admin token (for a scraper on a private network). */
+  CAPTIONFARM_METRICS_LISTEN: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port').optional(),
   /** A connection must send its request headers within this many seconds (the first request too). */
   CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
   /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
@@ -81,6 +83,8 @@ export interface ControlPlaneConfig {
   agentGraceSeconds: number;
   deadlineBaseSeconds: number;
   log: 'silent' | 'info' | 'debug';
+  /** A second listener for GET /metrics without auth; unset: /metrics only on the main port, admin token required. */
+  metricsListen: { host: string; port: number } | undefined;
   headersTimeoutSeconds: number;
   bodyTotalSeconds: number;
   bodyIdleSeconds: number;
@@ -137,6 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
     deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
     log: e.CAPTIONFARM_LOG,
+    metricsListen: e.CAPTIONFARM_METRICS_LISTEN ? splitHostPort(e.CAPTIONFARM_METRICS_LISTEN) : undefined,
     headersTimeoutSeconds: e.CAPTIONFARM_HEADERS_TIMEOUT_SECONDS,
     bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,
     bodyIdleSeconds: e.CAPTIONFARM_BODY_IDLE_SECONDS,
@@ -148,4 +153,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
     previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
   });
+}
+
+function splitHostPort(v: string): { host: string; port: number } {
+  const i = v.lastIndexOf(':');
+  return { host: v.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(v.slice(i + 1)) };
 }

@@ -19,6 +19,7 @@ import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
 import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
@@ -39,6 +40,7 @@ import { dashboardApi } from './dashboard/routes.ts';
 import { dashboardPages } from './dashboard/static.ts';
 import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/webhooks';
+import { createLogger, type Logger } from '@captionfarm/log';
 
 export interface ControlPlaneOptions {
   /** Injectable clock (tests compress time). */
@@ -51,6 +53,8 @@ export interface ControlPlaneOptions {
   agentTimings?: Partial<AgentTimings>;
   /** Webhook dispatcher poll interval, lease, jitter (tests shorten them; time itself comes from `now`). */
   webhookTimings?: WebhookTimings;
+  /** Structured logger; default JSON on stdout (pretty on a TTY) at CAPTIONFARM_LOG's level. */
+  logger?: Logger;
   /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
   dashboardDir?: string;
   /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
@@ -67,6 +71,8 @@ export interface ControlPlane {
   readonly url: string;
   readonly store: ObjectStore;
   readonly server: Server;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
   readonly services: {
     accounts: ReturnType<typeof createAccountsService>;
     jobs: ReturnType<typeof createJobsService>;
@@ -94,10 +100,13 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
   const db = await openDatabase({ path: path.join(config.dataDir, 'captionfarm.sqlite') });
+  const logger = opts.logger ?? createLogger({ name: 'control-plane', level: config.log });
   const log =
     opts.log ??
     ((msg: string, extra?: unknown) => {
-      if (config.log !== 'silent') console.error(`[control-plane] ${msg}`, extra ?? '');
+      if (extra instanceof Error) logger.error({ err: extra }, msg);
+      else if (extra !== undefined) logger.info({ detail: extra }, msg);
+      else logger.info(msg);
     });
   const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
 
@@ -192,9 +201,32 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
     },
   });
-  const agentRouter = createAgentRouter({ agents, hub, presence });
+  const metrics = createMetrics({ db, now });
+  jobs.events.on('ended', (job: { id: string; account_id: string; lease_owner: string | null; status: string; failure_code: string | null }) => {
+    metrics.jobEnded(job);
+    logger.info({ jobId: job.id, accountId: job.account_id, nodeId: job.lease_owner ?? undefined, status: job.status, failureCode: job.failure_code ?? undefined }, `job ${job.status}`);
+  });
+  const agentRouter = createAgentRouter({
+    agents,
+    hub,
+    presence,
+    onCompleted: (input) => {
+      const phaseSeconds = input.phaseSeconds;
+      void Promise.all([
+        db.selectFrom('agent_nodes').select('name').where('id', '=', input.nodeId).executeTakeFirst(),
+        db.selectFrom('jobs').select(['quoted_seconds', 'account_id']).where('id', '=', input.jobId).executeTakeFirst(),
+      ]).then(
+        ([node, job]) => {
+          if (phaseSeconds) metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null });
+          // The end-of-job line has no node (the lease is cleared by then): this one ties the job to it.
+          logger.info({ jobId: input.jobId, accountId: job?.account_id, nodeId: input.nodeId, node: node?.name, phaseSeconds }, 'job completed by agent');
+        },
+        (err: unknown) => log('metrics: job completion lookup failed', err),
+      );
+    },
+  });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
-  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings });
+  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings, onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }) });
   jobs.events.on('ended', () => webhooks.wake());
   // Debris: an ended job's uploaded source can never be used again.
   jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
@@ -207,6 +239,36 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestId());
+  app.use(metrics.http());
+  // One line per request: ids as fields, the route pattern and path without its query string.
+  app.use((req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const caller = res.locals.caller as { accountId?: string } | undefined;
+      const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? req.params.id : undefined);
+      logger.info(
+        { requestId: res.locals.requestId, accountId: caller?.accountId, jobId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) },
+        'request',
+      );
+    });
+    next();
+  });
+  const adminOnly: express.RequestHandler = (req, res, next) => {
+    const ip = clientIp(req);
+    const blocked = authFailures.blocked(ip);
+    if (blocked) return next(blocked);
+    const token = bearer(req);
+    if (token && safeEqual(token, adminToken)) return next();
+    authFailures.failed(ip, { kind: 'admin-token', reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
+    next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+  };
+  const serveMetrics: express.RequestHandler = (_req, res, next) => {
+    metrics.registry.metrics().then((text) => {
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.send(text);
+    }, next);
+  };
+  app.get('/metrics', adminOnly, serveMetrics);
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
@@ -240,15 +302,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use(
     '/admin/v1',
     declaredLengthLimit(config.maxJsonBytes),
-    (req, res, next) => {
-      const ip = clientIp(req);
-      const blocked = authFailures.blocked(ip);
-      if (blocked) return next(blocked);
-      const token = bearer(req);
-      if (token && safeEqual(token, adminToken)) return next();
-      authFailures.failed(ip, { kind: 'admin-token', reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
-      next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
-    },
+    adminOnly,
     ...jsonBody(config.maxJsonBytes, bodyTimeouts),
     makeAdminRoutes(),
   );
@@ -348,6 +402,16 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
 
+  // CAPTIONFARM_METRICS_LISTEN: /metrics alone, without the admin token, on an address the operator keeps private.
+  let metricsServer: Server | undefined;
+  if (config.metricsListen) {
+    const metricsApp = express();
+    metricsApp.disable('x-powered-by');
+    metricsApp.get('/metrics', serveMetrics);
+    metricsApp.use((_req, res) => res.status(404).end());
+    metricsServer = createServer(metricsApp);
+  }
+
   let timer: NodeJS.Timeout | undefined;
   // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
   if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
@@ -369,6 +433,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
     store,
     server,
+    metrics,
+    logger,
     services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
@@ -385,6 +451,13 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         sweep().catch((err) => log('sweep failed', err));
       }, config.sweepSeconds * 1000);
       timer.unref();
+      if (metricsServer && config.metricsListen) {
+        const { host: mHost, port: mPort } = config.metricsListen;
+        await new Promise<void>((resolve, reject) => {
+          metricsServer!.once('error', reject);
+          metricsServer!.listen(mPort, mHost, () => resolve());
+        });
+      }
       webhooks.start();
       return baseUrl;
     },
@@ -397,6 +470,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
       await webhooks.close();
       await previews.close();
       await db.destroy();

@@ -75,10 +75,19 @@ export const AgentIngestedInputSchema = z.strictObject({
   width: z.number().int().positive(),
   height: z.number().int().positive(),
 });
+/** Wall seconds per stage as the agent measured them (for the control plane's metrics). */
+export const PhaseSecondsSchema = z.strictObject({
+  ingest: z.number().nonnegative(),
+  transcribe: z.number().nonnegative(),
+  render: z.number().nonnegative(),
+  upload: z.number().nonnegative(),
+});
 export const AgentCompleteInputSchema = z.strictObject({
   ...leaseRef,
   resolution: ResolutionSchema,
   outputBytes: z.number().int().positive(),
+  /** Optional: agents from before metrics omit it. */
+  phaseSeconds: PhaseSecondsSchema.optional(),
 });
 /** The recognized words of a job (before rendering); kept and served once the job succeeds. */
 export const AgentTranscribedInputSchema = z.strictObject({
@@ -95,6 +104,7 @@ export const AgentFailInputSchema = z.strictObject({
 export type AgentProgressInput = z.infer<typeof AgentProgressInputSchema>;
 export type AgentIngestedInput = z.infer<typeof AgentIngestedInputSchema>;
 export type AgentCompleteInput = z.infer<typeof AgentCompleteInputSchema>;
+export type PhaseSeconds = z.infer<typeof PhaseSecondsSchema>;
 export type AgentFailInput = z.infer<typeof AgentFailInputSchema>;
 export type AgentTranscribedInput = z.infer<typeof AgentTranscribedInputSchema>;
 

@@ -1,5 +1,6 @@
 export * from './paint/index.ts';
-export { nvencAvailable } from './detect-nvenc.ts';
+export { ffmpegPaths } from './ffmpeg-path.ts';
+export { nvencAvailable, nvencStatus, type NvencStatus } from './detect-nvenc.ts';
 export { QUALITY_LEVELS, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 export { RenderError, type RenderErrorCode } from './errors.ts';
 export { createProgressReporter, parseFfmpegProgress } from './parse-ffmpeg-progress.ts';

@@ -19,6 +19,8 @@ export interface RenderArgsInput {
   source: Size;
   out: Size;
   sourceAudioCodec: string | null;
+  /** Encoder threads (libx264 / libvpx); default the encoder's own choice. */
+  threads?: number | undefined;
   /** Where the caption band goes in the output frame. */
   band: Rect;
   /** Only the captions, on transparent frames (webm: VP9 + alpha, mov: ProRes 4444), no audio. */
@@ -31,7 +33,7 @@ function commonArgs(): string[] {
 }
 
 /** Output side shared by the render and the plain re-encode. */
-function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder' | 'sourceAudioCodec' | 'output'>): string[] {
+function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder' | 'sourceAudioCodec' | 'output' | 'threads'>): string[] {
   return [
     ...videoEncoderArgs(opts),
     ...audioEncoderArgs({ format: opts.format, sourceAudioCodec: opts.sourceAudioCodec }),

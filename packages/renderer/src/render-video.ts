@@ -37,6 +37,8 @@ export interface ReencodeOptions {
   encoder?: 'auto' | 'cpu' | 'nvenc' | undefined;
   /** The source's probe, when the caller already has it (the agent probes at ingest). */
   source?: MediaInfo | undefined;
+  /** CPU encoder threads (the agent's hardware plan); default the encoder's own choice. */
+  threads?: number | undefined;
 }
 
 export interface RenderVideoOptions extends ReencodeOptions {
@@ -102,7 +104,7 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
       opts, captions, onStdout: report,
-      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null, overlay },
+      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null, threads: opts.threads, overlay },
     });
   let used = encoder;
   try {

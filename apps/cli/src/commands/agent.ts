@@ -2,12 +2,19 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAgent, type Agent } from '@captionfarm/agent';
+import { createAgent, detectHardware, planHardware, selfTest, type Agent, type WhisperBuild } from '@captionfarm/agent';
+import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
 import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBuildInfo, resolveModelPath, resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { CliError } from '../output.ts';
 
 export const AGENT_USAGE = `captionfarm agent --control-plane URL --token TOKEN [--name NAME] [--concurrency N] [--model NAME|PATH] [--threads N] [--work-dir DIR]
+captionfarm agent --self-test [--model NAME|PATH] [--concurrency N] [--seconds N]
+
+--concurrency defaults to the slots this machine's hardware affords (cores, memory, GPUs); --threads
+(whisper) likewise. --self-test prints what this machine will use (whisper build and device, NVENC
+or why not, x264 threads, slots), then runs one job locally (10 s of video, --seconds to change) and prints each stage's
+realtime factor; it exits 1 when the job fails.
 
 Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a
 GPU is present). SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM
@@ -25,22 +32,38 @@ export function defaultWhisperModel(): string {
   return 'base';
 }
 
-export async function startAgent(o: { controlPlaneUrl: string; token: string; name?: string; concurrency?: number; model?: string; threads?: number; workDir?: string; log?: (m: string) => void }): Promise<{ agent: Agent; close(): Promise<void> }> {
-  const model = o.model ?? defaultWhisperModel();
-  const transcriber = createTranscriber({ model, ...(o.threads ? { threads: o.threads } : {}) });
-  const nvenc = await nvencAvailable().catch(() => false);
-  // whisper.cpp was built with CUDA when nvcc was present at setup (scripts/build-whisper).
-  let cudaWhisper = false;
+/** The whisper.cpp build this machine has (scripts/build-whisper records CUDA or not). */
+export function whisperBuild(): WhisperBuild {
   try {
-    cudaWhisper = readWhisperBuildInfo(resolveWhisperBinDir())?.cuda === true;
+    const binDir = resolveWhisperBinDir();
+    const info = readWhisperBuildInfo(binDir);
+    return { binDir, cuda: info?.cuda === true, detail: info ? `whisper.cpp ${info.whisperCpp}, ${info.cpu}, ${binDir}` : binDir };
   } catch {
-    /* no build: jobs fail with a clear transcription-failed message */
+    return { binDir: null, cuda: false, detail: '' };
   }
+}
+
+/** Hardware, build and plan: what both the agent and its self-test start from. */
+async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined }) {
+  const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
+  const whisper = whisperBuild();
+  const plan = planHardware(hardware, { cudaWhisper: whisper.cuda, nvenc, slots: o.concurrency });
+  if (o.threads) plan.whisperThreads = o.threads;
+  return { hardware, nvenc, whisper, plan };
+}
+
+export async function startAgent(o: { controlPlaneUrl: string; token: string; name?: string; concurrency?: number; model?: string; threads?: number; workDir?: string; log?: (m: string, fields?: Record<string, unknown>) => void }): Promise<{ agent: Agent; close(): Promise<void> }> {
+  const model = o.model ?? defaultWhisperModel();
+  const { hardware, nvenc, whisper, plan } = await machinePlan(o);
+  const transcriber = createTranscriber({ model, threads: plan.whisperThreads });
+  const cudaWhisper = whisper.cuda;
+  o.log?.(`${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`);
   const agent = createAgent({
     controlPlaneUrl: o.controlPlaneUrl,
     token: o.token,
     nodeName: o.name ?? os.hostname(),
-    maxConcurrentJobs: o.concurrency ?? 1,
+    maxConcurrentJobs: plan.slots,
+    x264Threads: plan.x264Threads,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
     capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },
@@ -67,6 +90,8 @@ export async function agentCommand(argv: string[]): Promise<void> {
       model: { type: 'string' },
       threads: { type: 'string' },
       'work-dir': { type: 'string' },
+      'self-test': { type: 'boolean' },
+      seconds: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -75,10 +100,16 @@ export async function agentCommand(argv: string[]): Promise<void> {
     process.stdout.write(`${AGENT_USAGE}\n`);
     return;
   }
+  if (values['self-test']) {
+    await runSelfTest({ model: values.model, concurrency: values.concurrency ? positive(values.concurrency, '--concurrency') : undefined, threads: values.threads ? positive(values.threads, '--threads') : undefined, seconds: values.seconds ? positive(values.seconds, '--seconds') : undefined, workDir: values['work-dir'] });
+    return;
+  }
   const url = values['control-plane'];
   const token = values.token;
   if (!url || !token) throw new CliError(`--control-plane and --token are required\n\n${AGENT_USAGE}`, 2);
-  const log = (m: string) => process.stderr.write(`[agent] ${m}\n`);
+  // JSON lines on stdout (pretty on a terminal); CAPTIONFARM_LOG=silent|info|debug like the control plane.
+  const logger = createLogger({ name: 'agent', level: (process.env.CAPTIONFARM_LOG as 'silent' | 'info' | 'debug' | undefined) ?? 'info' });
+  const log = (m: string, fields: Record<string, unknown> = {}) => logger.info(fields, m);
   const { agent, close } = await startAgent({
     controlPlaneUrl: url,
     token,
@@ -109,4 +140,23 @@ export async function agentCommand(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+}
+
+function positive(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive whole number, not "${v}"`, 2);
+  return n;
+}
+
+/** `captionfarm agent --self-test`: the report on stdout; exit 1 when the local job failed. */
+export async function runSelfTest(o: { model?: string | undefined; concurrency?: number | undefined; threads?: number | undefined; seconds?: number | undefined; workDir?: string | undefined; print?: (l: string) => void }) {
+  const { hardware, whisper, plan } = await machinePlan(o);
+  const transcriber = whisper.binDir ? createTranscriber({ model: o.model ?? defaultWhisperModel(), threads: plan.whisperThreads }) : null;
+  try {
+    const report = await selfTest({ hardware, plan, whisper, transcriber, ...(o.seconds ? { seconds: o.seconds } : {}), ...(o.workDir ? { workDir: o.workDir } : {}), ...(o.print ? { print: o.print } : {}) });
+    if (report.jobError) throw new CliError(`self-test: the local job failed: ${report.jobError}`, 1);
+    return report;
+  } finally {
+    await transcriber?.close();
+  }
 }

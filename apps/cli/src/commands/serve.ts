@@ -29,6 +29,7 @@ export async function serveCommand(_argv: string[]): Promise<void> {
   );
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
   if (config.embeddedAgent) {
+    const agentLog = cp.logger.child({ component: 'embedded-agent' });
     // The in-process agent connects over loopback with the same protocol as remote agents.
     agent = await startAgent({
       controlPlaneUrl: url,
@@ -36,7 +37,7 @@ export async function serveCommand(_argv: string[]): Promise<void> {
       name: 'embedded',
       ...(config.whisperModel ? { model: config.whisperModel } : {}),
       workDir: path.join(config.dataDir, 'work'),
-      log: config.log === 'silent' ? () => undefined : (m) => process.stderr.write(`[agent] ${m}\n`),
+      log: (m, fields) => agentLog.info(fields ?? {}, m),
     });
     process.stderr.write(`  embedded agent: node ${agent.agent.nodeId}\n`);
   }

@@ -7,6 +7,7 @@ import {
   AgentProgressInputSchema,
   AgentRegisterInputSchema,
   AgentTranscribedInputSchema,
+  type AgentCompleteInput,
   type AgentEvent,
 } from '@captionfarm/contracts';
 import type { AgentHub } from './hub.ts';
@@ -28,7 +29,7 @@ const t = initTRPC.context<AgentContext>().create({
 });
 
 /** The internal agent protocol. Every mutation is idempotent: wsLink re-sends after a reconnect. */
-export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; presence?: AgentPresence }) {
+export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; presence?: AgentPresence; onCompleted?: (input: AgentCompleteInput & { nodeId: string }) => void }) {
   const { agents, hub, presence } = deps;
   const seen = (conn: object | undefined, nodeId: string) => {
     if (conn) presence?.seen(conn, nodeId);
@@ -63,7 +64,11 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; 
     outputUploadUrl: nodeProc
       .input(z.strictObject({ ...leaseRef, jobId: z.uuid(), leaseId: z.string(), sizeBytes: z.number().int().positive() }))
       .mutation(({ input }) => agents.outputUploadUrl(input)),
-    complete: nodeProc.input(AgentCompleteInputSchema.extend(leaseRef)).mutation(({ input }) => agents.complete(input)),
+    complete: nodeProc.input(AgentCompleteInputSchema.extend(leaseRef)).mutation(async ({ input }) => {
+      const r = await agents.complete(input);
+      if (r.ok) deps.onCompleted?.(input);
+      return r;
+    }),
     fail: nodeProc.input(AgentFailInputSchema.extend(leaseRef)).mutation(({ input }) => agents.fail(input)),
     release: nodeProc.input(z.strictObject({ ...leaseRef, jobId: z.uuid(), leaseId: z.string() })).mutation(({ input }) => agents.release(input)),
     /** cancel / drain / undrain / work-available, each tracked so a reconnect resumes after the last one seen. */

@@ -45,7 +45,9 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
     res.status(201).json(await deps.uploads.create(callerOf(res), req.body));
   }));
   r.post('/automation-jobs', asyncRoute(async (req, res) => {
-    res.status(202).json(await deps.jobs.create(callerOf(res), req.body));
+    const job = await deps.jobs.create(callerOf(res), req.body);
+    res.locals.jobId = job.id; // for the request's log line
+    res.status(202).json(job);
   }));
   r.get('/automation-jobs', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.list(callerOf(res), req.query));

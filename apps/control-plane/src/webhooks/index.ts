@@ -57,6 +57,8 @@ export function createWebhooks(deps: {
   /** Injected DNS (tests); every answer is still checked. */
   lookup?: LookupFn;
   timings?: WebhookTimings;
+  /** Every delivery attempt (metrics). */
+  onAttempt?: (e: Extract<DispatcherEvent, { type: 'attempt' }>) => void;
 }): Webhooks {
   const { config } = deps;
   const test = config.unsafeTestNetwork;
@@ -68,7 +70,8 @@ export function createWebhooks(deps: {
   const deliveries = createDeliveriesService({ db: deps.db, now: deps.now });
   const onEvent = (e: DispatcherEvent): void => {
     if (e.type === 'error') deps.log(`webhook ${e.stage} error${e.deliveryId ? ` (${e.deliveryId})` : ''}`, e.error);
-    else if (config.log === 'debug') {
+    else deps.onAttempt?.(e);
+    if (e.type === 'attempt' && config.log === 'debug') {
       deps.log(`webhook ${e.deliveryId} attempt ${e.attemptNumber}: ${e.result.outcome} ${e.result.statusCode ?? e.result.error?.code ?? ''} -> ${e.state}${e.applied ? '' : ' (lease lost)'}`);
     }
   };

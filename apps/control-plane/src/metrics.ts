@@ -1,0 +1,142 @@
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PhaseSeconds } from '@captionfarm/contracts';
+import type { Db } from '@captionfarm/db';
+
+/**
+ * Prometheus metrics of one control plane (prom-client), on its own registry so several control
+ * planes in one process (tests) never share counters. Counters and histograms are kept in memory
+ * (per control plane, as Prometheus expects: sum them across instances); queue, agent and webhook
+ * backlog gauges are read from the database at scrape time, so every control plane reports the
+ * farm's truth. The README lists each metric.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** A job reached a terminal status (succeeded, failed, cancelled). */
+  jobEnded(job: { status: string; failure_code: string | null }): void;
+  /** An agent completed a job and said how long each stage took. */
+  jobCompleted(o: { node: string; phaseSeconds: PhaseSeconds; mediaSeconds: number | null }): void;
+  /** One webhook delivery attempt; state 'exhausted' means given up (applied: this dispatcher still held the lease). */
+  webhookAttempt(o: { outcome: string; state: string; applied: boolean }): void;
+  /** Express middleware timing every request by method, matched route and status. */
+  http(): (req: Request, res: Response, next: NextFunction) => void;
+}
+
+export const PHASE_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
+
+export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
+  const { db } = deps;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const jobsEnded = new Counter({
+    name: 'captionfarm_jobs_finished_total',
+    help: 'Jobs that reached a terminal status, by status and failure code ("" unless failed).',
+    labelNames: ['status', 'failure_code'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'captionfarm_queue_depth',
+    help: 'Jobs queued and not yet leased by an agent.',
+    registers: [registry],
+    async collect() {
+      const r = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').executeTakeFirst();
+      this.set(Number(r?.n ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'captionfarm_queue_oldest_age_seconds',
+    help: 'Age of the oldest queued job (0 when the queue is empty).',
+    registers: [registry],
+    async collect() {
+      const r = await db.selectFrom('jobs').select((eb) => eb.fn.min('created_at').as('oldest')).where('status', '=', 'queued').executeTakeFirst();
+      const oldest = r?.oldest ? Date.parse(String(r.oldest)) : NaN;
+      this.set(Number.isFinite(oldest) ? Math.max(0, (deps.now().getTime() - oldest) / 1000) : 0);
+    },
+  });
+  const phase = new Histogram({
+    name: 'captionfarm_job_phase_duration_seconds',
+    help: 'Wall seconds of each stage of a succeeded job (ingest, transcribe, render, upload), as the agent measured them, by node name.',
+    labelNames: ['phase', 'node'] as const,
+    buckets: PHASE_BUCKETS,
+    registers: [registry],
+  });
+  const rtf = new Histogram({
+    name: 'captionfarm_job_realtime_factor',
+    help: 'Seconds of video per second of processing (ingest to upload) of each succeeded job, by node name; above 1 is faster than realtime.',
+    labelNames: ['node'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+    registers: [registry],
+  });
+  const agentGauge = (name: string, help: string, read: (nodes: { drain: number; capabilities: string }[], running: number) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const nodes = await db.selectFrom('agent_nodes').select(['drain', 'capabilities']).where('state', '=', 'online').execute();
+        const running = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'running').executeTakeFirst();
+        this.set(read(nodes, Number(running?.n ?? 0)));
+      },
+    });
+  agentGauge('captionfarm_agents_connected', 'Agents online (registered and heartbeating).', (nodes) => nodes.length);
+  agentGauge('captionfarm_agents_draining', 'Online agents told to drain (finishing their jobs, taking no new ones).', (nodes) => nodes.filter((n) => Number(n.drain) === 1).length);
+  agentGauge('captionfarm_agent_slots', 'Job slots the online agents offer (their concurrency).', (nodes) =>
+    nodes.reduce((sum, n) => sum + (Number((JSON.parse(n.capabilities) as { maxConcurrentJobs?: number }).maxConcurrentJobs) || 0), 0),
+  );
+  agentGauge('captionfarm_agent_slots_in_use', 'Jobs running on agents now (leased slots).', (_nodes, running) => running);
+  new Gauge({
+    name: 'captionfarm_webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting for their first or next attempt.',
+    registers: [registry],
+    async collect() {
+      const r = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+      this.set(Number(r?.n ?? 0));
+    },
+  });
+  const attempts = new Counter({
+    name: 'captionfarm_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (success, retry, gone, ...).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const failed = new Counter({
+    name: 'captionfarm_webhook_deliveries_failed_total',
+    help: 'Webhook deliveries given up on (every retry failed, or the endpoint answered 410 Gone).',
+    registers: [registry],
+  });
+  const http = new Histogram({
+    name: 'captionfarm_http_request_duration_seconds',
+    help: 'HTTP request latency by method, matched route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    jobEnded(job) {
+      jobsEnded.inc({ status: job.status, failure_code: job.failure_code ?? '' });
+    },
+    jobCompleted({ node, phaseSeconds, mediaSeconds }) {
+      for (const k of ['ingest', 'transcribe', 'render', 'upload'] as const) phase.observe({ phase: k, node }, phaseSeconds[k]);
+      const total = phaseSeconds.ingest + phaseSeconds.transcribe + phaseSeconds.render + phaseSeconds.upload;
+      if (mediaSeconds && total > 0) rtf.observe({ node }, mediaSeconds / total);
+    },
+    webhookAttempt({ outcome, state, applied }) {
+      attempts.inc({ outcome });
+      if (state === 'exhausted' && applied) failed.inc();
+    },
+    http() {
+      return (req, res, next) => {
+        const end = http.startTimer();
+        res.on('finish', () => {
+          // The matched pattern (/v1/automation-jobs/:id), never the raw path: ids would explode the label set.
+          const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path === '/metrics' ? '/metrics' : 'unmatched';
+          end({ method: req.method, route, status: String(res.statusCode) });
+        });
+        next();
+      };
+    },
+  };
+}
