@@ -10,7 +10,7 @@
  *     every one is held), while another account polls the API; then 1,000 to one URL from one
  *     address (the caps refuse all but 4 at once). Reports when each was cut.
  *
- *   npm run bench:hardening [-- --rounds 3 --seconds 15 --connections 1000]
+ *   npm run bench:hardening [-- --rounds 3 --seconds 15 --connections 1000 --size 3840x2160 --part AB]
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -24,11 +24,12 @@ import { readAdminToken } from '@captionfarm/control-plane';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, type Api } from '../../apps/control-plane/test/harness.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '1000' }, part: { type: 'string', default: 'AB' } },
+  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '1000' }, part: { type: 'string', default: 'AB' }, size: { type: 'string', default: '3840x2160' } },
 });
 const rounds = Number(values.rounds);
 const loadSeconds = Number(values.seconds);
 const connections = Number(values.connections);
+const [previewWidth, previewHeight] = values.size.split('x').map(Number) as [number, number];
 const UPLOAD_IDLE_SECONDS = 20; // the documented default (CAPTIONFARM_UPLOAD_IDLE_SECONDS)
 
 const pct = (xs: number[], p: number) => {
@@ -102,7 +103,7 @@ console.log(`bench:hardening against ${server.url} (captionfarm serve, child pro
 
 try {
   if (values.part.includes('A')) {
-    console.log(`\nA. one pro account keeps 4 previews (3840x2160) in flight for ${loadSeconds} s; another account polls GET job every 50 ms; an agent heartbeats every 100 ms`);
+    console.log(`\nA. one pro account keeps 4 previews (${values.size}) in flight for ${loadSeconds} s; another account polls GET job every 50 ms; an agent heartbeats every 100 ms`);
     const token = (await admin('POST', '/admin/v1/agents/tokens', { name: 'bench' })).body.token as string;
     const { agent, close } = agentClient(server.url, token);
     const { nodeId } = await agent.register.mutate({ nodeName: 'bench', capabilities: TEST_AGENT_CAPABILITIES });
@@ -133,13 +134,13 @@ try {
       const baseHb = await hb.end();
       // Loaded: the saturating account keeps its plan's 4 previews in flight.
       let previews = 0;
-      let refused = 0;
+      const refusals = new Map<number, number>();
       let stop = false;
       const loops = [1, 2, 3, 4].map(async () => {
         while (!stop) {
-          const r = await saturator('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', width: 3840, height: 2160 });
+          const r = await saturator('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', width: previewWidth, height: previewHeight });
           if (r.status === 200) previews++;
-          else refused++;
+          else refusals.set(r.status, (refusals.get(r.status) ?? 0) + 1);
         }
       });
       await sleep(1000); // the pool's threads start on the first previews
@@ -150,7 +151,7 @@ try {
       const loadedHb = await hb.end();
       stop = true;
       await Promise.all(loops);
-      console.log(`round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), refused ${refused}; GET errors ${base.errors + loaded.errors}`);
+      console.log(`round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), refused ${JSON.stringify(Object.fromEntries(refusals))}; GET errors ${base.errors + loaded.errors}`);
       console.log(`  GET job      baseline ${fmt(base.latencies)}`);
       console.log(`  GET job      loaded   ${fmt(loaded.latencies)}   p99 ratio ${(pct(loaded.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
       console.log(`  heartbeat    baseline ${fmt(baseHb)}`);

@@ -27,7 +27,8 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-describe('captionfarm admin', () => {
+// Each call starts a real CLI process (tsx): a few seconds each on a loaded 2-core machine.
+describe('captionfarm admin', { timeout: 240_000 }, () => {
   it('manages an account end to end with --json output', async () => {
     const created = await cli('admin', 'accounts', 'create', '--name', 'Acme Films', '--plan', 'starter', '--json');
     expect(created.code, created.stderr).toBe(0);

@@ -37,7 +37,8 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
-describe('captionfarm admin agents / nodes', () => {
+// Each call starts a real CLI process (tsx): a few seconds each on a loaded 2-core machine.
+describe('captionfarm admin agents / nodes', { timeout: 240_000 }, () => {
   it('a token made with the CLI registers an agent; drain and undrain from the CLI reach it', async () => {
     const made = await cli('admin', 'agents', 'token', 'create', '--name', 'rack-7', '--json');
     expect(made.code, made.stderr).toBe(0);
@@ -66,7 +67,7 @@ describe('captionfarm admin agents / nodes', () => {
     const shown = JSON.parse((await cli('admin', 'nodes', 'show', '--node', 'gpu-rack-7')).stdout) as { id: string; state: string };
     expect(shown).toMatchObject({ id: nodeId });
     expect(shown.state).not.toBe('draining');
-  }, 180_000); // eight CLI processes, each a tsx start-up
+  });
 
   it('an unknown node is a clear error with a non-zero exit', async () => {
     const res = await cli('admin', 'nodes', 'drain', '--node', 'no-such-node');
@@ -75,7 +76,7 @@ describe('captionfarm admin agents / nodes', () => {
   });
 });
 
-describe('captionfarm models', () => {
+describe('captionfarm models', { timeout: 120_000 }, () => {
   let dir: string;
   let server: Server;
   let served: Buffer;

@@ -50,8 +50,14 @@ describe.skipIf(!mounted)('a full disk', () => {
     const account = await cp.services.accounts.create({ name: 'full', plan: 'pro' });
     const { key } = await cp.services.accounts.createKey(account.id);
     const api = apiFor(cp.url, key);
+    const upload = (await api('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: 512 * 1024 })).body;
     const filler = path.join(mountPoint, 'filler');
     await fill(filler);
+    // The built-in store: our disk, not the client's body.
+    const put = await fetch(upload.uploadUrl, { method: 'PUT', body: Buffer.alloc(512 * 1024, 1) });
+    expect(put.status).toBe(503);
+    expect(put.headers.get('retry-after')).toBe('30');
+    expect(await put.text()).toMatch(/disk is full \(ENOSPC\)/);
     const answers: { status: number; body: any }[] = [];
     // SQLite writes into WAL pages it already has until it needs a new one: keep creating until it does.
     for (let i = 0; i < 300 && !answers.some((a) => a.status !== 202); i++) {

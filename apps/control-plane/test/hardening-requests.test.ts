@@ -94,8 +94,8 @@ describe('request bodies (item 2)', () => {
     const head = connect({ host: u.hostname, port: Number(u.port) }, () => head.write('GET /v1/automation-jobs HTTP/1.1\r\nHost: x\r\n'));
     head.on('error', () => undefined);
     await Promise.all([new Promise((r) => silent.on('close', r)), new Promise((r) => head.on('close', r))]);
-    // A request that started is not cut by the connection's deadline: it runs longer than 1 s here.
-    expect((await api('POST', `/v1/templates/${template}/preview`, { width: 1920, height: 1080 })).status).toBe(200);
+    // A request that started is not cut by this deadline: the trickling body below runs 2 s and
+    // ends with its own 408, not a closed connection at 1 s.
   });
 
   it('a declared Content-Length over the limit gets 413 from the headers alone, and the connection closes', async () => {

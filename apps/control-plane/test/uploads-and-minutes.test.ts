@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
 import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
 
@@ -191,6 +191,8 @@ describe('minutes ledger', () => {
     expect(reserved).toBe(3);
     for (const r of first) expect(await ledgerOf(accountId, r.body.id)).toEqual({ reserve: 1, refund: 1 });
     expect(await balance(accountId)).toBe(0);
+    // Leave no leasable jobs behind for the agents of later tests.
+    for (const r of live) await api('POST', `/v1/automation-jobs/${r.body.id}/cancel`);
   });
 
   // Issue 11 item 14: an upload reserved its plan's maximum until ingest; now it is probed when claimed.
@@ -216,6 +218,7 @@ describe('minutes ledger', () => {
       expect(failed).toMatchObject({ status: 'failed', failureCode: 'source-unreadable' });
       expect(failed.failureReason).toMatch(/not a readable media container/);
       expect(await ledgerOf(accountId, junk.body.id)).toEqual({});
+      await api('POST', `/v1/automation-jobs/${good.body.id}/cancel`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -330,11 +333,15 @@ describe('rate limit', () => {
 describe('concurrency limit', () => {
   it('jobs past the plan concurrency are accepted and wait in queued while an agent with free slots runs only the plan\'s share', async () => {
     const limit = PLANS.starter.concurrentJobs;
-    const { api } = await h.account('starter', 'busy');
+    // A control plane of its own: the other tests' queued jobs (older, so leased first) would take
+    // the agent's slots.
+    const own = await startHarness();
+    onTestFinished(() => own.close());
+    const { api } = await own.account('starter', 'busy');
     const jobs = await Promise.all(Array.from({ length: limit + 2 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
     expect(jobs.map((j) => [j.status, j.body.status])).toEqual(jobs.map(() => [202, 'queued']));
     // An agent with more free slots than the plan allows asks for work: it gets the plan's share only.
-    const a = agentClient(h.url, await agentToken(h));
+    const a = agentClient(own.url, await agentToken(own));
     try {
       const { nodeId } = await a.agent.register.mutate({ nodeName: 'busy-node', capabilities: { ...TEST_AGENT_CAPABILITIES, maxConcurrentJobs: 8 } });
       const leased = await a.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });

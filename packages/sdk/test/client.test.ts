@@ -272,8 +272,10 @@ describe('typed errors carry the API error code', () => {
     const quota = await expectApiError(client.createUpload({ fileName: 'v11.mp4', sizeBytes: 10 }), 429, 'quota_exceeded');
     expect(quota.retryAfterSeconds).toBeGreaterThan(0);
     expect(quota.retryAfterSeconds).toBeLessThanOrEqual(86_400);
+    // The free plan allows 60 requests a minute; 200 tries reach the limit even if the one-minute
+    // window rolls over once during the loop (which a fixed 70 did not).
     let limited: CaptionfarmApiError | undefined;
-    for (let i = 0; i < 70 && !limited; i++) {
+    for (let i = 0; i < 200 && !limited; i++) {
       limited = await client.listJobsPage().then(
         () => undefined,
         (e: unknown) => e as CaptionfarmApiError,

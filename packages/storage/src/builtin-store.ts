@@ -70,10 +70,12 @@ function s3Error(res: ServerResponse, status: number, code: string, message: str
   const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message.replace(/[<&>]/g, '')}</Message></Error>`;
   res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), connection: 'close', ...extraHeaders });
   const req = res.req;
+  // Taken now: once the request has been read to its end the server may have detached it.
+  const socket = req.socket as typeof req.socket | null;
   res.once('finish', () => {
-    req.socket.end();
+    socket?.end();
     req.resume();
-    setTimeout(() => req.socket.destroy(), 2000).unref();
+    setTimeout(() => socket?.destroy(), 2000).unref();
   });
   res.end(body);
 }
@@ -190,8 +192,10 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       });
       try {
         await pipeline(req, counter, createWriteStream(tmp));
-      } catch {
+      } catch (err) {
         await rm(tmp, { force: true });
+        // Our disk, not the client's body: S3's "try again later" (the client keeps its bytes).
+        if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return s3Error(res, 503, 'ServiceUnavailable', "the store's disk is full (ENOSPC); retry later", { 'retry-after': '30' });
         return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
       }
       if (received !== expected) {

@@ -47,7 +47,7 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     expect(r.words.find((w) => w.text === 'you,')).toBeDefined(); // punctuation stays on its word
   });
 
-  it('en.wav (espeak): WER <= 12%, word onsets median <= 150 ms and p90 <= 400 ms', async () => {
+  it('en.wav (espeak): WER <= 10%, word onsets median <= 150 ms and p90 <= 400 ms', async () => {
     const r = await transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' });
     const wer = wordErrorRate(readFileSync(join(MEDIA, 'en.txt'), 'utf8'), text(r));
     const errors = onsetErrorsMs(parseReferenceOnsets(readFileSync(join(MEDIA, 'en.words'), 'utf8')), r.words);
@@ -58,8 +58,9 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     // first decoder's sampler once per server, so a result depends on the requests before it
     // (WER 4.4-10.6% over 8 runs; 10.6% writes "Northwind" for "North Wind" three times). Our
     // build reseeds it per request (scripts/whisper-patches/0001-reseed-first-decoder.patch): same
-    // words every run. The 10% bound comes back once a run on the patched build confirms which.
-    expect(wer).toBeLessThanOrEqual(0.12);
+    // words whatever came before: right after jfk.wav, 10.6% on upstream's build (twice), 5.3% on
+    // ours, as when transcribed first.
+    expect(wer).toBeLessThanOrEqual(0.1);
     expect(errors.length).toBeGreaterThan(90);
     expect(median).toBeLessThanOrEqual(150);
     expect(p90).toBeLessThanOrEqual(400);
