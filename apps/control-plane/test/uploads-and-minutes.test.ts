@@ -318,6 +318,10 @@ describe('minutes ledger', () => {
 describe('rate limit', () => {
   it('429 rate_limited with Retry-After past the plan requests per minute', async () => {
     const { api } = await h.account('free', 'chatty');
+    // Start at the beginning of a one-minute window, so the burst cannot straddle two windows
+    // however slow the machine is.
+    const t = Date.now() + clockOffsetMs;
+    clockOffsetMs += Math.ceil(t / 60_000) * 60_000 + 10 - t;
     const results = await Promise.all(Array.from({ length: PLANS.free.requestsPerMinute + 5 }, () => api('GET', '/v1/automation-jobs?limit=1')));
     const limited = results.filter((r) => r.status === 429);
     expect(limited.length).toBeGreaterThanOrEqual(5);

@@ -33,9 +33,11 @@ describe('automatic retry after 429 rate_limited', () => {
     const { key } = await h.account('free');
     const rec = recordingFetch();
     const client = createClient({ baseUrl: h.url, apiKey: key, maxRetries: 1, fetch: rec.fetch });
-    windowEndsIn(3_000);
-    // Use up the window's 60 requests.
+    // Use up the window's 60 requests with time to spare, then move the clock to 2 s before the
+    // window ends: the next request is refused and its retry lands in the next window.
+    windowEndsIn(50_000);
     for (let i = 0; i < 60; i++) await client.listJobsPage();
+    windowEndsIn(2_000);
     const page = await client.listJobsPage();
     expect(page.jobs).toEqual([]);
     // One 429, then exactly one retry, sent no sooner than the Retry-After it was given.
