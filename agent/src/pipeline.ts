@@ -6,6 +6,7 @@ import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captio
 import type { SafeFetchFn } from '@captionfarm/webhooks';
 import { JobAborted, JobFailure } from './errors.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
+import { loadJobFonts } from './fonts.ts';
 import { jobDirPrefix } from './work-dir.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
@@ -43,7 +44,7 @@ export interface PhaseSeconds {
   upload: number;
 }
 
-const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm' } as const;
+const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' } as const;
 
 /**
  * ingest -> transcribe -> render -> upload for one leased job, under one AbortSignal (cancel,
@@ -76,6 +77,8 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     if (!(info.durationSeconds > 0)) throw new JobFailure('source-unreadable', 'The video has no measurable duration.');
     const verdict = await channel.ingested({ durationSeconds: info.durationSeconds, width: info.width, height: info.height });
     if (!verdict.ok) throw new JobAborted(verdict.reason);
+    // Uploaded fonts before the costly part: a font that cannot be used fails the job early.
+    const fonts = await loadJobFonts(job.fonts, path.join(deps.workDir, 'font-cache'), signal);
 
     // --- transcribe
     // A transcript given at creation replaces recognition: exactly its words are burned.
@@ -106,14 +109,18 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     phaseSeconds.transcribe = lap();
     await channel.phase('rendering', 0);
     const template = parseTemplate(job.template);
+    if (template.font.fontId && !fonts.has(template.font.fontId)) {
+      throw new JobFailure('render-failed', `Font ${template.font.fontId} is no longer available (deleted after the job was created).`);
+    }
     const output = path.join(dir, `output.${job.format}`);
     let result;
     try {
       result = await renderVideo({
         input: source,
         output,
-        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps }),
+        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps, fonts }),
         format: job.format,
+        overlay: job.overlay,
         quality: job.quality,
         resolution: job.resolution ?? undefined,
         maxPixels: job.frameBudget,

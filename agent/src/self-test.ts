@@ -166,7 +166,7 @@ export async function selfTest(o: {
     const job: LeasedJob = {
       jobId: randomUUID(), leaseId: 'self-test', attempt: 1, leaseExpiresAt: new Date(Date.now() + 3_600_000).toISOString(), deadlineAt: null,
       source: { kind: 'upload', url: `${store.url}/source.mp4`, sizeBytes: (await stat(clip)).size },
-      templateId: 'karaoke', template: getBuiltinTemplate('karaoke'), format: 'mp4', quality: 'high', resolution: null, language: 'en', transcript: null,
+      templateId: 'karaoke', template: getBuiltinTemplate('karaoke'), format: 'mp4', quality: 'high', overlay: false, fonts: [], resolution: null, language: 'en', transcript: null,
       maxInputSeconds: 600, frameBudget: 1080 * 1920, maxSourceBytes: 2 ** 31,
     };
     await runPipeline(job, channel, { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads }, new AbortController().signal);

@@ -19,6 +19,8 @@ export interface PreviewTask {
   width: number;
   height: number;
   at: number;
+  /** Checked uploaded fonts on local disk (FontsService.files). */
+  fonts?: { id: string; sha256: string; weight: number; path: string }[];
 }
 
 /** Runs in a preview worker thread: one PNG frame, its bytes moved (not copied) to the main thread. */

@@ -1,6 +1,7 @@
 import type { Word } from '@captionfarm/contracts';
-import { parseTemplate } from '@captionfarm/captions';
-import { renderPreviewFrame } from '@captionfarm/renderer';
+import { parseTemplate, type CustomFontFace } from '@captionfarm/captions';
+import { readFileSync } from 'node:fs';
+import { registerCustomFont, renderPreviewFrame } from '@captionfarm/renderer';
 
 /**
  * Sample timings for a preview text: one word every `wordSeconds`, the frame's time `at` falling
@@ -19,8 +20,20 @@ function gradientBackground(width: number, height: number): Buffer {
   );
 }
 
-export async function renderTemplatePreview(o: { template: unknown; text: string; width: number; height: number; at?: number; background?: Buffer }): Promise<Buffer> {
+export async function renderTemplatePreview(o: {
+  template: unknown;
+  text: string;
+  width: number;
+  height: number;
+  at?: number;
+  background?: Buffer;
+  /** Uploaded fonts the template names: checked files on this machine (FontsService.files). */
+  fonts?: readonly { id: string; sha256: string; weight: number; path: string }[];
+}): Promise<Buffer> {
   const at = o.at ?? 2;
+  // Registered in the thread that draws (a preview worker); once per font and thread.
+  const fonts = new Map<string, CustomFontFace>();
+  for (const f of o.fonts ?? []) fonts.set(f.id, registerCustomFont({ bytes: () => readFileSync(f.path), sha256: f.sha256, weight: f.weight }));
   return renderPreviewFrame({
     words: sampleWords(o.text, at),
     template: parseTemplate(o.template),
@@ -28,5 +41,6 @@ export async function renderTemplatePreview(o: { template: unknown; text: string
     height: o.height,
     t: at,
     background: o.background ?? gradientBackground(o.width, o.height),
+    fonts,
   });
 }

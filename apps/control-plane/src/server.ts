@@ -32,6 +32,7 @@ import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createUploadsService } from './services/uploads.ts';
+import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
@@ -79,6 +80,7 @@ export interface ControlPlane {
     templates: ReturnType<typeof createTemplatesService>;
     agents: ReturnType<typeof createAgentsService>;
     webhooks: Webhooks;
+    fonts: ReturnType<typeof createFontsService>;
     users: ReturnType<typeof createUsersService>;
     previews: PreviewPool;
   };
@@ -142,8 +144,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         };
 
   const accounts = createAccountsService({ db, now });
+  const fonts = createFontsService({ db, store, now, cacheDir: path.join(config.dataDir, 'font-cache') });
+  const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
   const users = createUsersService({ db, now });
-  const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now });
+  const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const admission = createAdmission({
     db,
@@ -156,6 +160,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     store,
     templates,
     checkPublicUrl,
+    requireFonts,
     cursorKey: secrets.cursorKey,
     now,
     probeUpload: (key) => probeUpload(store, key),
@@ -180,6 +185,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     now,
     timings,
     onEnded: (job) => jobs.events.emit('ended', job),
+    leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
     onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
   jobs.events.on('queued', () => {
@@ -272,7 +278,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
   const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
   // One factory per surface: the dashboard mounts the same routes behind a session.
-  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, extend: (r) => webhooks.mountPublic(r) });
+  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) });
   const makeAdminRoutes = () =>
     adminRoutes({
       db,
@@ -429,7 +435,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -1,4 +1,4 @@
-import type { Template } from './template.ts';
+import { emphasisOf, type Template } from './template.ts';
 
 // Animation curves. Every transition is a function of progress p in [0, 1]; the timeline samples
 // them on a frame grid, so the number of distinct caption images stays small.
@@ -47,7 +47,7 @@ export function maxWordScale(t: Template): number {
   if (t.animation.active === 'pop') active = 1 + (t.active.scale - 1) * BACK_PEAK;
   let enter = 1;
   if (t.animation.word === 'pop') enter = WORD_POP_FROM + (1 - WORD_POP_FROM) * BACK_PEAK;
-  const emph = t.emphasis ? t.emphasis.scale : 1;
+  const emph = emphasisOf(t)?.scale ?? 1;
   return Math.max(active, enter, 1) * emph;
 }
 

@@ -37,3 +37,25 @@ export function nearestWeight(family: FontFamily, weight: number): number {
   }
   return best;
 }
+
+/** An uploaded font as the renderer registered it: the family name it answers to, and its weight. */
+export interface CustomFontFace {
+  family: string;
+  weight: number;
+}
+
+/**
+ * The family and weight a template's text is drawn with: its uploaded font when `fontId` is set
+ * (which must be among `fonts`), else its built-in family at the nearest shipped weight.
+ */
+export function fontFaceFor(
+  font: { family: FontFamily; weight: number; fontId?: string | null },
+  fonts?: ReadonlyMap<string, CustomFontFace>,
+): CustomFontFace {
+  if (font.fontId) {
+    const face = fonts?.get(font.fontId);
+    if (!face) throw new Error(`font ${font.fontId} is not loaded: fetch and register it before laying out`);
+    return face;
+  }
+  return { family: font.family, weight: nearestWeight(font.family, font.weight) };
+}

@@ -18,18 +18,26 @@ export {
   AnimationSchema,
   parseTemplate,
   deriveTemplate,
+  applyStyle,
+  emphasisOf,
+  StyleSchema,
+  type StyleInput,
   type Template,
   type TemplateInput,
   type Color,
 } from './template.ts';
 export { builtinTemplates, getBuiltinTemplate } from './builtin-templates.ts';
-export { FONT_FAMILIES, FONT_WEIGHTS, FontFamilySchema, nearestWeight, type FontFamily } from './fonts.ts';
+export { FONT_FAMILIES, FONT_WEIGHTS, FontFamilySchema, nearestWeight, fontFaceFor, type FontFamily, type CustomFontFace } from './fonts.ts';
+export { EMOJI_TABLE, emojiForWord, pickPageEmoji } from './emoji.ts';
 export { createApproxMeasurer, type TextMeasurer, type FontSpec, type TextBox, type FontMetrics } from './measure.ts';
 export {
   layoutCaptions,
   backgroundRects,
   baseFontPx,
   REFERENCE_SIDE,
+  EMOJI_EM,
+  EMOJI_FAMILY,
+  type CaptionEmoji,
   type CaptionLayout,
   type CaptionPage,
   type CaptionLine,

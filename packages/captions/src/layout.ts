@@ -1,5 +1,5 @@
 import type { Word } from '@captionfarm/contracts';
-import type { Template } from './template.ts';
+import { emphasisOf, type Template } from './template.ts';
 import type { FontMetrics, FontSpec, TextMeasurer, TextBox } from './measure.ts';
 import { captionArea, safeArea, unionRect, type Rect } from './safe-area.ts';
 import {
@@ -19,7 +19,8 @@ import {
   type Direction,
 } from './text.ts';
 import { BOUNCE_EM, RISE_EM, SLIDE_EM, maxPageScale, maxWordScale } from './animation.ts';
-import { nearestWeight } from './fonts.ts';
+import { fontFaceFor, type CustomFontFace } from './fonts.ts';
+import { pickPageEmoji } from './emoji.ts';
 
 /** One displayed unit: a word, or one character of Chinese/Japanese text. */
 export interface CaptionUnit {
@@ -41,7 +42,7 @@ export interface CaptionUnit {
   /** Ink of the glyphs, frame pixels. */
   ink: Rect;
   direction: Direction;
-  /** Picked by the template's emphasis rule. */
+  /** Picked by the template's emphasis rule, or one of its `keywords`. */
   emphasized: boolean;
   /** Whether a space precedes this unit in reading order (false in Chinese/Japanese). */
   spaceBefore: boolean;
@@ -66,7 +67,26 @@ export interface CaptionPage {
   units: number[];
   /** Union of the line boxes. */
   box: Rect;
+  /** The page's emoji (template `emoji: 'auto'`), or null. */
+  emoji: CaptionEmoji | null;
 }
+
+/** An emoji drawn centred above (or, without room, below) its page, appearing with its word. */
+export interface CaptionEmoji {
+  text: string;
+  /** The unit whose word picked it (index into layout.units): the emoji appears when it is spoken. */
+  unit: number;
+  /** Left edge of the advance box and the baseline, frame pixels. */
+  x: number;
+  baseline: number;
+  width: number;
+  sizePx: number;
+  ink: Rect;
+}
+
+/** Emoji are this many times the font size, and sit this far (em) from the text. */
+export const EMOJI_EM = 1.15;
+const EMOJI_GAP_EM = 0.3;
 
 export interface CaptionLayout {
   width: number;
@@ -91,7 +111,15 @@ export interface LayoutOptions {
   width: number;
   height: number;
   measurer: TextMeasurer;
+  /**
+   * Uploaded fonts the renderer registered, by font id: the template's `font.fontId` must be one
+   * of them (a missing one throws).
+   */
+  fonts?: ReadonlyMap<string, CustomFontFace> | undefined;
 }
+
+/** The family that draws emoji (a colour font every renderer host installs). */
+export const EMOJI_FAMILY = 'Noto Color Emoji';
 
 interface Token {
   text: string;
@@ -110,6 +138,8 @@ interface MeasuredToken extends Token {
   box: TextBox;
   direction: Direction | null;
   chars: number;
+  /** One of the template's keywords (always emphasised). */
+  forced: boolean;
 }
 
 /** Words a line or page should not end on (articles, prepositions, conjunctions, possessives). */
@@ -146,7 +176,12 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
 function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOptions): CaptionLayout {
   const r = (v: Rect): Rect => ({ x: v.x * k, y: v.y * k, width: v.width * k, height: v.height * k });
   const units = ref.units.map((u) => ({ ...u, x: u.x * k, baseline: u.baseline * k, width: u.width * k, fontPx: u.fontPx * k, ink: r(u.ink) }));
-  const pages = ref.pages.map((p) => ({ ...p, box: r(p.box), lines: p.lines.map((l) => ({ ...l, box: r(l.box), baseline: l.baseline * k })) }));
+  const pages = ref.pages.map((p) => ({
+    ...p,
+    box: r(p.box),
+    lines: p.lines.map((l) => ({ ...l, box: r(l.box), baseline: l.baseline * k })),
+    emoji: p.emoji && { ...p.emoji, x: p.emoji.x * k, baseline: p.emoji.baseline * k, width: p.emoji.width * k, sizePx: p.emoji.sizePx * k, ink: r(p.emoji.ink) },
+  }));
   const fontPx = ref.font.sizePx * k;
   const out = {
     width: opts.width,
@@ -166,9 +201,10 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOp
 function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   const { template, width, height, measurer } = opts;
   const fontPx = baseFontPx(template, width, height);
+  const face = fontFaceFor(template.font, opts.fonts);
   const font: FontSpec = {
-    family: template.font.family,
-    weight: nearestWeight(template.font.family, template.font.weight),
+    family: face.family,
+    weight: face.weight,
     sizePx: fontPx,
     letterSpacingPx: template.font.letterSpacing * fontPx,
   };
@@ -179,14 +215,17 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   const maxLineWidth = textArea.width * template.layout.maxWidth;
 
   const tokens = tokenize(opts.words, template);
-  const wordScale = maxWordScale(template) / (template.emphasis ? template.emphasis.scale : 1);
+  const emphasis = emphasisOf(template);
+  const autoEmphasis = emphasis !== null && emphasis.rule === 'keyword';
+  const wordScale = maxWordScale(template) / (emphasis ? emphasis.scale : 1);
   // A word alone on its line must fit even at its largest animated or emphasised size.
-  const measured = tokens.map((tok) => measureToken(tok, font, measurer, maxLineWidth / maxWordScale(template)));
-  const emphasisGrowth = template.emphasis ? template.emphasis.scale - 1 : 0;
+  const forced = keywordTokens(tokens, template.keywords);
+  const measured = tokens.map((tok, i) => ({ ...measureToken(tok, font, measurer, maxLineWidth / maxWordScale(template)), forced: forced.has(i) }));
+  const emphasisGrowth = emphasis ? emphasis.scale - 1 : 0;
 
   // Words are placed absolutely and never move, so the gap between two words leaves room for
   // both to grow to their largest animated (or emphasised) size without touching.
-  const emphScale = template.emphasis ? template.emphasis.scale : 1;
+  const emphScale = emphasis ? emphasis.scale : 1;
   const gap = (a: MeasuredToken, b: MeasuredToken, sa = wordScale, sb = wordScale) =>
     (needsSpaceBetween(a.text, b.text) ? template.font.wordSpacing * fontPx : 0) + ((sa - 1) * a.width + (sb - 1) * b.width) / 2;
 
@@ -197,24 +236,26 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
     let chars = 0;
     let w = 0;
     let widest = 0;
+    let forcedWidth = 0;
     ts.forEach((t, i) => {
       if (i === 0 || ts[i - 1]!.wordIndex !== t.wordIndex) words++;
       chars += t.chars;
       w += t.width;
-      widest = Math.max(widest, t.width);
+      if (t.forced) forcedWidth += t.width;
+      else if (autoEmphasis) widest = Math.max(widest, t.width);
       if (i > 0) {
         const space = needsSpaceBetween(ts[i - 1]!.text, t.text);
         chars += space ? 1 : 0;
         w += gap(ts[i - 1]!, t);
       }
     });
-    // Room for the end words to grow past the line's ends (they scale about their centres), and
-    // for the one emphasised word per page, the widest at worst.
+    // Room for the end words to grow past the line's ends (they scale about their centres), for
+    // every keyword, and for the one automatically emphasised word per page, the widest at worst.
     const ends = ((wordScale - 1) * (ts[0]!.width + ts.at(-1)!.width)) / 2;
     return (
       words <= template.layout.maxWordsPerLine &&
       chars <= template.layout.maxCharsPerLine &&
-      w + ends + emphasisGrowth * widest * wordScale <= maxLineWidth * (1 + 1e-9)
+      w + ends + emphasisGrowth * (widest + forcedWidth) * wordScale <= maxLineWidth * (1 + 1e-9)
     );
   };
 
@@ -228,10 +269,13 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   pagesOfTokens.forEach((lines, pageIndex) => {
     const pageTokens = lines.flat();
     const direction = baseDirection(pageTokens.map((t) => t.text));
-    const emphasized = template.emphasis ? pickKeyword(pageTokens) : -1;
+    const emphasized = new Set<number>();
+    pageTokens.forEach((t, i) => t.forced && emphasized.add(i));
+    if (autoEmphasis) emphasized.add(pickKeyword(pageTokens));
+    emphasized.delete(-1);
     const blockHeight = (lines.length - 1) * lineHeightPx + metrics.capHeight + metrics.descender;
     const top = textArea.y + template.position.y * Math.max(0, textArea.height - blockHeight);
-    const page: CaptionPage = { index: pageIndex, start: 0, end: 0, direction, lines: [], units: [], box: { x: 0, y: 0, width: 0, height: 0 } };
+    const page: CaptionPage = { index: pageIndex, start: 0, end: 0, direction, lines: [], units: [], box: { x: 0, y: 0, width: 0, height: 0 }, emoji: null };
     let pageBox: Rect | null = null;
     let tokenIndex = 0;
     lines.forEach((lineTokens, lineIndex) => {
@@ -241,7 +285,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
         direction,
       );
       const firstIndex = tokenIndex;
-      const scaleOf = (ti: number) => (firstIndex + ti === emphasized ? wordScale * emphScale : wordScale);
+      const scaleOf = (ti: number) => (emphasized.has(firstIndex + ti) ? wordScale * emphScale : wordScale);
       const gapBefore = (k: number) => {
         const a = order[k - 1]!;
         const b = order[k]!;
@@ -284,7 +328,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
             height: t.box.inkAscent + t.box.inkDescent,
           },
           direction: t.direction ?? direction,
-          emphasized: tokenIndex === emphasized,
+          emphasized: emphasized.has(tokenIndex),
           spaceBefore: i > 0 && needsSpaceBetween(lineTokens[i - 1]!.text, t.text),
         };
         tokenIndex++;
@@ -296,6 +340,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
       pageBox = unionRect(pageBox, line.box);
     });
     page.box = pageBox ?? page.box;
+    if (template.emoji === 'auto') page.emoji = placeEmoji({ page, pageTokens, emphasized, units, fontPx, font, measurer, top: captionArea(width, height).y, template });
     pages.push(page);
   });
 
@@ -317,6 +362,61 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   });
 
   return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages };
+}
+
+/**
+ * The page's emoji, centred over the page's text box: above it, or below it when the caption area
+ * has no room above. Never moves the text, so switching emoji on changes nothing else.
+ */
+function placeEmoji(a: {
+  page: CaptionPage;
+  pageTokens: MeasuredToken[];
+  emphasized: ReadonlySet<number>;
+  units: CaptionUnit[];
+  fontPx: number;
+  font: FontSpec;
+  measurer: TextMeasurer;
+  top: number;
+  template: Template;
+}): CaptionEmoji | null {
+  const pick = pickPageEmoji(
+    a.pageTokens.map((t) => t.text),
+    a.emphasized,
+  );
+  if (!pick) return null;
+  const sizePx = EMOJI_EM * a.fontPx;
+  const box = a.measurer.measureText(pick.emoji, { family: EMOJI_FAMILY, weight: 400, sizePx, letterSpacingPx: 0 });
+  const gap = EMOJI_GAP_EM * a.fontPx + (a.template.animation.active === 'bounce' ? BOUNCE_EM * a.fontPx : 0);
+  const x = a.page.box.x + a.page.box.width / 2 - (box.inkLeft + box.inkRight) / 2;
+  let baseline = a.page.box.y - gap - box.inkDescent;
+  if (baseline - box.inkAscent < a.top) baseline = a.page.box.y + a.page.box.height + gap + box.inkAscent;
+  return {
+    text: pick.emoji,
+    unit: a.page.units[pick.word]!,
+    x,
+    baseline,
+    width: box.width,
+    sizePx,
+    ink: { x: x + box.inkLeft, y: baseline - box.inkAscent, width: box.inkRight - box.inkLeft, height: box.inkAscent + box.inkDescent },
+  };
+}
+
+/**
+ * Token indices matching the keywords: whole words, case-insensitive, phrases as consecutive
+ * words, punctuation around words ignored.
+ */
+function keywordTokens(tokens: readonly Token[], keywords: readonly string[]): Set<number> {
+  const out = new Set<number>();
+  const norm = (s: string) => s.toLocaleLowerCase('en').replace(/[^\p{L}\p{N}'’]/gu, '');
+  const words = tokens.map((t) => norm(t.text));
+  for (const k of keywords) {
+    const phrase = k.split(/\s+/).map(norm).filter(Boolean);
+    if (phrase.length === 0) continue;
+    for (let i = 0; i + phrase.length <= words.length; i++) {
+      if (phrase.every((p, j) => words[i + j] === p)) for (let j = 0; j < phrase.length; j++) out.add(i + j);
+    }
+  }
+  return out;
 }
 
 /**
@@ -396,7 +496,7 @@ function tokenize(words: readonly Word[], template: Template): Token[] {
   return out;
 }
 
-function measureToken(tok: Token, font: FontSpec, measurer: TextMeasurer, maxLineWidth: number): MeasuredToken {
+function measureToken(tok: Token, font: FontSpec, measurer: TextMeasurer, maxLineWidth: number): Omit<MeasuredToken, 'forced'> {
   let box = measurer.measureText(tok.text, font);
   let fontPx = font.sizePx;
   // A single word wider than a line shrinks to fit (it will be alone on its line).
@@ -579,6 +679,12 @@ function computeBand(a: { template: Template; width: number; height: number; fon
       pageRect = unionRect(pageRect, grown);
     }
     for (const r of backgroundRects(t, p, fontPx, a.lineHeightPx)) pageRect = unionRect(pageRect, { ...r, height: r.height + down });
+    if (p.emoji) {
+      // The emoji pops in (overshooting about 10%) and moves with the page.
+      const e = p.emoji.ink;
+      const g = 0.12 * Math.max(e.width, e.height);
+      pageRect = unionRect(pageRect, { x: e.x - g, y: e.y - g, width: e.width + 2 * g, height: e.height + 2 * g + down });
+    }
     if (!pageRect) continue;
     const ps = maxPageScale(t);
     if (ps > 1) {

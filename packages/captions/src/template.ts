@@ -25,6 +25,11 @@ export const FontSchema = z.strictObject({
   lineHeight: z.number().min(0.8).max(2.5).default(1.2),
   /** Space between words, em. */
   wordSpacing: z.number().min(0).max(1.5).default(0.28),
+  /**
+   * An uploaded font (POST /v1/fonts) by id. When set it replaces `family` and `weight` (the font
+   * file has one weight); glyphs it lacks fall back to the Noto fonts like any family's.
+   */
+  fontId: z.uuid().nullable().default(null),
 });
 
 export const TextSchema = z.strictObject({
@@ -111,8 +116,11 @@ export const ActiveSchema = z.strictObject({
 export const EmphasisSchema = z.strictObject({
   color: ColorSchema.default('#FFD60A'),
   scale: z.number().min(1).max(1.6).default(1.12),
-  /** 'keyword': per page, the word with a number or else the longest non-stopword (4+ letters). */
-  rule: z.enum(['keyword']).default('keyword'),
+  /**
+   * 'keyword': per page, the word with a number or else the longest non-stopword (4+ letters),
+   * plus the template's `keywords`; 'listed': only the `keywords`.
+   */
+  rule: z.enum(['keyword', 'listed']).default('keyword'),
 });
 
 export const AnimationSchema = z.strictObject({
@@ -160,12 +168,27 @@ export const TemplateSchema = z.strictObject({
   /** Keyword emphasis in a second colour. */
   emphasis: EmphasisSchema.nullable().default(null),
   animation: AnimationSchema.prefault({}),
+  /** 'auto': at most one emoji per page, picked from the words by a shipped table (see emoji.ts). */
+  emoji: z.enum(['off', 'auto']).default('off'),
+  /**
+   * Words or phrases always emphasised (case-insensitive, whole words): in `emphasis`'s colour and
+   * scale, or the default emphasis look when the template has none.
+   */
+  keywords: z.array(z.string().trim().min(1).max(60)).max(50).default([]),
 });
 
 /** A complete template (every default filled in). */
 export type Template = z.infer<typeof TemplateSchema>;
 /** What a client may send: id and name, everything else optional. */
 export type TemplateInput = z.input<typeof TemplateSchema>;
+
+/**
+ * A per-job style: any template field but id, name and description, nested objects partial.
+ * Validated by the template schema itself, so a style can never hold what a template cannot.
+ */
+export const StyleSchema = TemplateSchema.omit({ id: true, name: true, description: true }).partial();
+/** What a client sends as `style` (every field optional, at every depth). */
+export type StyleInput = z.input<typeof StyleSchema>;
 
 /** Parses a (partial) template; throws a ZodError listing every problem. */
 export function parseTemplate(input: unknown): Template {
@@ -179,6 +202,27 @@ export function parseTemplate(input: unknown): Template {
 export function deriveTemplate(base: TemplateInput, patch: unknown): Template {
   return TemplateSchema.parse(deepMerge(base, patch));
 }
+
+/**
+ * The effective template of a job: `style` deep-merged over `base` and validated by the template
+ * schema. Returns the issues instead of throwing, with paths relative to the style.
+ */
+export function applyStyle(
+  base: TemplateInput,
+  style: unknown,
+): { ok: true; template: Template } | { ok: false; issues: z.core.$ZodIssue[] } {
+  const own = StyleSchema.safeParse(style ?? {});
+  if (!own.success) return { ok: false, issues: own.error.issues };
+  const merged = TemplateSchema.safeParse(deepMerge(base, style ?? {}));
+  return merged.success ? { ok: true, template: merged.data } : { ok: false, issues: merged.error.issues };
+}
+
+/** The emphasis look a template uses: its own, or the default one when it only lists keywords. */
+export function emphasisOf(t: Template): Template['emphasis'] {
+  if (t.emphasis) return t.emphasis;
+  return t.keywords.length > 0 ? DEFAULT_KEYWORD_EMPHASIS : null;
+}
+const DEFAULT_KEYWORD_EMPHASIS = Object.freeze(EmphasisSchema.parse({ rule: 'listed' }));
 
 function deepMerge(base: unknown, patch: unknown): unknown {
   if (patch === undefined) return base;

@@ -1,4 +1,4 @@
-import type { Template, Color } from './template.ts';
+import { emphasisOf, type Template, type Color } from './template.ts';
 import type { CaptionLayout, CaptionPage } from './layout.ts';
 import { graphemes } from './text.ts';
 import {
@@ -43,6 +43,8 @@ export interface CaptionFrame {
   scale: number;
   dy: number;
   words: WordFrame[];
+  /** The page's emoji once its word is spoken (it pops in like a word), or null. */
+  emoji: { opacity: number; scale: number } | null;
   /** Equal keys <=> equal images. */
   key: string;
 }
@@ -52,7 +54,7 @@ export interface FrameOptions {
   fps: number;
 }
 
-const EMPTY: CaptionFrame = { page: -1, opacity: 1, scale: 1, dy: 0, words: [], key: '-' };
+const EMPTY: CaptionFrame = { page: -1, opacity: 1, scale: 1, dy: 0, words: [], emoji: null, key: '-' };
 
 /**
  * The animation grid: the output frame rate divided down to at most 30 Hz (60 -> 30, 50 -> 25),
@@ -120,7 +122,15 @@ export function captionFrameAt(layout: CaptionLayout, template: Template, t: num
     const w = wordFrame(template, ui, u.text, u.start, u.end, state, u.emphasized, tq, fontPx);
     if (w) words.push(w);
   }
-  const frame: CaptionFrame = { page: pi, opacity: r2(opacity), scale: r3(scale), dy: Math.round(dy), words, key: '' };
+  let emoji: CaptionFrame['emoji'] = null;
+  if (page.emoji) {
+    const since = tq - layout.units[page.emoji.unit]!.start;
+    if (since >= 0) {
+      const p = clamp01(since / dur);
+      emoji = { opacity: r2(clamp01(p * 3)), scale: r3(wordPopScale(p)) };
+    }
+  }
+  const frame: CaptionFrame = { page: pi, opacity: r2(opacity), scale: r3(scale), dy: Math.round(dy), words, emoji, key: '' };
   frame.key = frameKey(frame, template);
   return frame;
 }
@@ -151,7 +161,8 @@ function wordFrame(
   const since = t - start;
   const p = clamp01(since / anim.duration);
   let opacity = state === 'upcoming' ? tpl.upcoming.opacity : state === 'spoken' ? tpl.spoken.opacity : 1;
-  let scale = emphasized && tpl.emphasis ? tpl.emphasis.scale : 1;
+  const emphasis = emphasized ? emphasisOf(tpl) : null;
+  let scale = emphasis ? emphasis.scale : 1;
   let dy = 0;
   let visible: number | null = null;
   let shown = text;
@@ -191,7 +202,7 @@ function wordFrame(
 
   const stateColor = state === 'upcoming' ? tpl.upcoming.color : state === 'spoken' ? tpl.spoken.color : tpl.spoken.color;
   let color: Color = stateColor ?? tpl.fill;
-  if (emphasized && tpl.emphasis) color = tpl.emphasis.color;
+  if (emphasis) color = emphasis.color;
   if (state === 'active' && tpl.active.color) color = tpl.active.color;
 
   return {
@@ -215,6 +226,7 @@ function wordFrame(
  */
 function frameKey(f: CaptionFrame, tpl: Template): string {
   let k = `${f.page}|${f.opacity}|${f.scale}|${f.dy}`;
+  if (f.emoji) k += `|e${f.emoji.scale}o${f.emoji.opacity}`;
   for (const w of f.words) {
     if (w.opacity <= 0) continue;
     const glow = w.glow === null ? '' : w.glow === tpl.glow ? 'g' : 'G';

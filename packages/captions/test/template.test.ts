@@ -4,7 +4,7 @@ import { TemplateSchema, builtinTemplates, deriveTemplate, getBuiltinTemplate, p
 describe('TemplateSchema', () => {
   it('fills every default from just an id and a name', () => {
     const t = TemplateSchema.parse({ id: 'mine', name: 'Mine' });
-    expect(t.font).toEqual({ family: 'Montserrat', weight: 800, size: 6, letterSpacing: 0, lineHeight: 1.2, wordSpacing: 0.28 });
+    expect(t.font).toEqual({ family: 'Montserrat', weight: 800, size: 6, letterSpacing: 0, lineHeight: 1.2, wordSpacing: 0.28, fontId: null });
     expect(t.outline).toEqual({ color: '#000000', width: 0.08 });
     expect(t.shadow).toBeNull();
     expect(t.layout.maxLines).toBe(2);

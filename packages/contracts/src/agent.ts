@@ -25,6 +25,16 @@ export const JobSourceSchema = z.discriminatedUnion('kind', [
 ]);
 export type JobSource = z.infer<typeof JobSourceSchema>;
 
+/** An uploaded font a leased job needs: a presigned GET of its checked TTF/OTF. */
+export const LeasedFontSchema = z.strictObject({
+  id: z.uuid(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  sizeBytes: z.number().int().positive(),
+  weight: z.number().int().min(100).max(900),
+  url: z.string(),
+});
+export type LeasedFont = z.infer<typeof LeasedFontSchema>;
+
 /** A leased job, as the agent receives it. */
 export const LeasedJobSchema = z.strictObject({
   jobId: z.uuid(),
@@ -38,6 +48,10 @@ export const LeasedJobSchema = z.strictObject({
   template: z.unknown(),
   format: FormatSchema,
   quality: QualitySchema,
+  /** Render only the captions on transparent frames (format webm or mov). */
+  overlay: z.boolean().default(false),
+  /** Uploaded fonts the template uses, checked at upload; the agent caches them by sha256. */
+  fonts: z.array(LeasedFontSchema).max(4).default([]),
   resolution: ResolutionSchema.nullable(),
   language: z.string().length(2).nullable(),
   maxInputSeconds: z.number().int().positive(),

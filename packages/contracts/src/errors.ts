@@ -16,6 +16,7 @@ export const API_ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   limit_exceeded: 422,
+  invalid_font: 422,
   rate_limited: 429,
   quota_exceeded: 429,
   internal: 500,

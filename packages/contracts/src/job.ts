@@ -38,7 +38,11 @@ export const FAILURE_CODES = [
 export const FailureCodeSchema = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
 
-export const FormatSchema = z.enum(['mp4', 'webm']);
+/**
+ * `mp4` or `webm` (the spec's two) for burned videos; `mov` (ProRes 4444) exists only as a
+ * transparent overlay, so a job asks for it with `overlay: true`.
+ */
+export const FormatSchema = z.enum(['mp4', 'webm', 'mov']);
 export const QualitySchema = z.enum(['low', 'medium', 'high']);
 export type Format = z.infer<typeof FormatSchema>;
 export type Quality = z.infer<typeof QualitySchema>;
@@ -114,6 +118,13 @@ export const CreateJobRequestSchema = z
       description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES).filter((c) => c.length === 2).join(', ')}. Omit it to detect the language.`,
     }),
     webhookUrl: z.string().min(1).max(2048).optional(),
+    /**
+     * Overrides of the template's fields for this job (any template field but id, name and
+     * description; nested objects partially). Validated by the template schema.
+     */
+    style: z.record(z.string(), z.unknown()).optional(),
+    /** Only the captions on transparent frames: `webm` (VP9 + alpha) or `mov` (ProRes 4444 + alpha). */
+    overlay: z.boolean().default(false),
     /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
     transcript: TranscriptInputSchema.optional().meta({
       description:
@@ -121,6 +132,12 @@ export const CreateJobRequestSchema = z
     }),
   })
   .superRefine((body, ctx) => {
+    if (body.format === 'mov' && !body.overlay) {
+      ctx.addIssue({ code: 'custom', path: ['format'], message: '"mov" (ProRes 4444) is only an overlay output: send overlay: true, or use mp4 or webm' });
+    }
+    if (body.overlay && body.format === 'mp4') {
+      ctx.addIssue({ code: 'custom', path: ['overlay'], message: 'mp4 has no alpha channel: an overlay is "webm" (VP9 with alpha) or "mov" (ProRes 4444)' });
+    }
     const given = (body.videoUrl !== undefined ? 1 : 0) + (body.uploadId !== undefined ? 1 : 0);
     if (given !== 1) {
       ctx.addIssue({
@@ -132,6 +149,18 @@ export const CreateJobRequestSchema = z
   });
 export type CreateJobRequest = z.input<typeof CreateJobRequestSchema>;
 export type CreateJobInput = z.output<typeof CreateJobRequestSchema>;
+
+/** GET /v1/automation-jobs/:id/style: what the job renders with. */
+export const JobStyleSchema = z.strictObject({
+  jobId: z.uuid(),
+  templateId: TemplateIdSchema,
+  overlay: z.boolean(),
+  /** The per-job style as sent at creation, or null. */
+  override: z.record(z.string(), z.unknown()).nullable(),
+  /** The effective template: the template with the style applied, every default filled in. */
+  style: z.record(z.string(), z.unknown()),
+});
+export type JobStyle = z.infer<typeof JobStyleSchema>;
 
 export const ListJobsQuerySchema = z.strictObject({
   cursor: z.string().min(1).max(512).optional(),

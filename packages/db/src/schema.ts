@@ -64,6 +64,10 @@ export interface JobsTable {
   lease_owner: string | null;
   lease_expires_at: Iso | null;
   attempts: Generated<number>;
+  /** 1: a transparent overlay output (format webm or mov), not a burned video. */
+  overlay: Generated<number>;
+  /** The per-job style as sent, or null; template_json already has it applied. */
+  style_json: string | null;
 }
 
 export interface UploadsTable {
@@ -145,6 +149,32 @@ export interface AgentNodesTable {
   created_at: Iso;
 }
 
+/** Uploaded fonts (POST /v1/fonts): 'pending' until completed and checked, then 'ready'. */
+export interface FontsTable {
+  id: string;
+  account_id: string;
+  file_name: string;
+  object_key: string;
+  content_type: string;
+  size_bytes: number;
+  status: string;
+  /** ttf | otf | woff2, as uploaded. */
+  format: string | null;
+  family: string | null;
+  subfamily: string | null;
+  weight: number | null;
+  italic: number | null;
+  glyphs: number | null;
+  /** The checked TTF/OTF that agents fetch (equal to object_key unless the upload was WOFF2). */
+  sfnt_key: string | null;
+  sfnt_bytes: number | null;
+  /** sha256 hex of the sfnt: agents cache fonts by it. */
+  sha256: string | null;
+  created_at: Iso;
+  url_expires_at: Iso;
+  completed_at: Iso | null;
+}
+
 export interface TemplatesTable {
   id: string;
   account_id: string;
@@ -220,6 +250,7 @@ export interface Database {
   agent_tokens: AgentTokensTable;
   agent_nodes: AgentNodesTable;
   templates: TemplatesTable;
+  fonts: FontsTable;
   users: UsersTable;
   user_invites: UserInvitesTable;
   sessions: SessionsTable;
@@ -235,6 +266,7 @@ export type Upload = Selectable<UploadsTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 export type AgentNode = Selectable<AgentNodesTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
+export type FontRow = Selectable<FontsTable>;
 export type User = Selectable<UsersTable>;
 export type Session = Selectable<SessionsTable>;
 export type JobTranscript = Selectable<JobTranscriptsTable>;

@@ -1,4 +1,5 @@
-export type OutputFormat = 'mp4' | 'webm';
+/** 'mov' is ProRes 4444 and exists only as a transparent overlay (`overlay: true`). */
+export type OutputFormat = 'mp4' | 'webm' | 'mov';
 export type Quality = 'low' | 'medium' | 'high';
 /** The video encoder actually used: libx264 / libvpx-vp9 on 'cpu', h264_nvenc on 'nvenc'. */
 export type VideoEncoder = 'cpu' | 'nvenc';
@@ -14,10 +15,18 @@ export const QUALITY_LEVELS: Record<'x264' | 'nvenc' | 'vp9', Record<Quality, nu
 };
 
 /** Video encoder arguments, shared by the render and the bench's plain re-encode so both encode alike. */
-export function videoEncoderArgs(opts: { format: OutputFormat; quality: Quality; encoder: VideoEncoder; threads?: number | undefined }): string[] {
+export function videoEncoderArgs(opts: { format: OutputFormat; quality: Quality; encoder: VideoEncoder; threads?: number | undefined; overlay?: boolean }): string[] {
   const { format, quality, encoder } = opts;
   // x264 picks 1.5 x cores itself; an agent passes its plan (every core) so jobs at once share them knowingly.
   const threads = opts.threads ? ['-threads', String(opts.threads)] : [];
+  if (format === 'mov') {
+    // ProRes 4444 with a 16-bit alpha plane; an intermediate codec for editors, so quality is fixed high.
+    return ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le', '-alpha_bits', '16', '-vendor', 'apl0', ...threads];
+  }
+  if (format === 'webm' && opts.overlay) {
+    // VP9 keeps alpha in a second stream; libvpx refuses alternate reference frames with it.
+    return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', String(QUALITY_LEVELS.vp9[quality]), '-b:v', '0', '-pix_fmt', 'yuva420p', '-auto-alt-ref', '0', ...threads];
+  }
   if (format === 'webm') {
     // Realtime VP9: cpu-used 8 encoded 1080x1920 at 0.46 CPU-s per video second here, cpu-used 5 at 0.72.
     return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', String(QUALITY_LEVELS.vp9[quality]), '-b:v', '0', '-pix_fmt', 'yuv420p', ...threads];
@@ -39,5 +48,6 @@ export function audioEncoderArgs(opts: { format: OutputFormat; sourceAudioCodec:
 
 /** Container arguments; mp4 gets its index up front so players can start before the download ends. */
 export function muxerArgs(format: OutputFormat): string[] {
+  if (format === 'mov') return ['-f', 'mov', '-movflags', '+faststart'];
   return format === 'mp4' ? ['-f', 'mp4', '-movflags', '+faststart'] : ['-f', 'webm'];
 }

@@ -14,3 +14,4 @@ export {
   type RenderResult,
   type RenderVideoOptions,
 } from './render-video.ts';
+export * from './font-file/index.ts';

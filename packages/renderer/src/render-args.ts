@@ -23,6 +23,8 @@ export interface RenderArgsInput {
   threads?: number | undefined;
   /** Where the caption band goes in the output frame. */
   band: Rect;
+  /** Only the captions, on transparent frames (webm: VP9 + alpha, mov: ProRes 4444), no audio. */
+  overlay?: boolean | undefined;
 }
 
 /** Arguments every ffmpeg run starts with: errors only on stderr, machine progress on stdout. */
@@ -49,6 +51,7 @@ function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder'
  * measured with signalstats), and straight alpha has the SIMD blend path.
  */
 export function renderArgs(opts: RenderArgsInput): string[] {
+  if (opts.overlay) return overlayArgs(opts);
   const { band } = opts;
   const base = sizeFilters(opts.source, opts.out);
   const graph = [
@@ -63,6 +66,31 @@ export function renderArgs(opts: RenderArgsInput): string[] {
     '-filter_complex', graph,
     '-map', '[v]', '-map', '0:a:0?',
     ...outputArgs(opts),
+  ];
+}
+
+/**
+ * The transparent overlay: the source's frames (so size, frame rate, timestamps and duration are
+ * the source's, after the same scaling as a burned render) are made fully transparent and the
+ * caption band is overlaid on them. Onto a transparent pixel ffmpeg's overlay keeps the band's
+ * own colour and alpha (straight alpha), so compositing the overlay over the source later gives
+ * the burned frame.
+ */
+function overlayArgs(opts: RenderArgsInput): string[] {
+  const { band } = opts;
+  const yuv = opts.format === 'mov' ? 'yuv444' : 'yuv420';
+  const base = [...sizeFilters(opts.source, opts.out), `format=${yuv.replace('yuv', 'yuva')}p`, 'lutyuv=y=16:u=128:v=128:a=0'];
+  const graph = [`[0:v:0]${base.join(',')}[base]`, `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=${yuv}:eof_action=repeat[v]`].join(';');
+  return [
+    ...commonArgs(),
+    '-i', toFileUrl(opts.input),
+    '-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3',
+    '-filter_complex', graph,
+    '-map', '[v]', '-an',
+    ...videoEncoderArgs({ ...opts, overlay: true }),
+    '-fps_mode', 'vfr',
+    ...muxerArgs(opts.format),
+    '-y', toFileUrl(opts.output),
   ];
 }
 

@@ -44,6 +44,11 @@ export interface ReencodeOptions {
 export interface RenderVideoOptions extends ReencodeOptions {
   /** The painter, or a factory called with the output frame (captions are laid out in output pixels). */
   painter: BandPainter | ((frame: OutputFrame) => BandPainter);
+  /**
+   * Only the captions on transparent frames, at the output size, frame rate and duration, no
+   * audio: `webm` is VP9 with alpha (yuva420p), `mov` ProRes 4444 with alpha. Required for `mov`.
+   */
+  overlay?: boolean | undefined;
 }
 
 export interface RenderResult {
@@ -87,17 +92,19 @@ interface Captions {
 async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo, out: Size) => Captions | null): Promise<RenderResult> {
   const { signal } = opts;
   if (signal?.aborted) throw abortError(signal);
+  const overlay = 'overlay' in opts && opts.overlay === true;
+  if (opts.format === 'mov' && !overlay) throw new RenderError('render-failed', 'mov output exists only as a transparent overlay (overlay: true)');
   const source = opts.source ?? (await probeMedia(opts.input, { signal }));
   const out = planOutputSize({ source, resolution: opts.resolution, maxPixels: opts.maxPixels });
   const captions = captionsFor(source, out);
 
   const report = createProgressReporter(source.durationSeconds, (p) => opts.onProgress?.(p));
   const wanted = opts.encoder ?? 'auto';
-  const encoder: VideoEncoder = opts.format === 'mp4' && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
+  const encoder: VideoEncoder = opts.format === 'mp4' && !overlay && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
       opts, captions, onStdout: report,
-      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null, threads: opts.threads },
+      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null, threads: opts.threads, overlay },
     });
   let used = encoder;
   try {

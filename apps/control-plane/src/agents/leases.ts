@@ -8,7 +8,15 @@ import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings, LeaseCheck } from './timings.ts';
 
 /** Leases: taking queued jobs, heartbeats that extend them, giving them back. */
-export function createAgentLeases(deps: { db: Db; store: ObjectStore; jobs: JobsService; nodes: AgentNodes; timings: AgentTimings; now: () => Date }) {
+export function createAgentLeases(deps: {
+  db: Db;
+  store: ObjectStore;
+  jobs: JobsService;
+  nodes: AgentNodes;
+  timings: AgentTimings;
+  now: () => Date;
+  leasedFonts: (accountId: string, template: unknown) => Promise<LeasedJob['fonts']>;
+}) {
   const { db, store, nodes, timings, now } = deps;
   /** Lease results by (node, request id): a lease re-sent after a reconnect returns the same jobs. */
   const leaseReplies = new Map<string, LeasedJob[]>();
@@ -21,6 +29,7 @@ export function createAgentLeases(deps: { db: Db; store: ObjectStore; jobs: Jobs
     } else {
       source = { kind: 'url', url: job.video_url ?? '' };
     }
+    const template = JSON.parse(job.template_json) as unknown;
     return {
       jobId: job.id,
       leaseId: job.lease_id ?? '',
@@ -29,7 +38,9 @@ export function createAgentLeases(deps: { db: Db; store: ObjectStore; jobs: Jobs
       deadlineAt: job.deadline_at,
       source,
       templateId: job.template_id,
-      template: JSON.parse(job.template_json) as unknown,
+      template,
+      overlay: job.overlay === 1,
+      fonts: await deps.leasedFonts(job.account_id, template),
       format: job.format as LeasedJob['format'],
       quality: job.quality as LeasedJob['quality'],
       resolution: job.req_width !== null && job.req_height !== null ? { width: job.req_width, height: job.req_height } : null,

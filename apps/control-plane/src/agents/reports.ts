@@ -14,7 +14,7 @@ import { finishJob, type Ending } from '../services/finish-job.ts';
 import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
-const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm' };
+const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' };
 
 /** Who writes: the node (checked against the token by the router) and the lease it holds. */
 type Holder = { nodeId: string; jobId: string; leaseId: string };

@@ -1,3 +1,4 @@
+import type { LeasedJob } from '@captionfarm/contracts';
 import type { Db, Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { JobsService } from '../services/jobs.ts';
@@ -25,6 +26,8 @@ export function createAgentsService(deps: {
   onEnded: (job: Job) => void;
   /** Minutes came back to an account (a true-up below the reservation): its waiting jobs may run. */
   onMinutesFreed?: (accountId: string) => void;
+  /** Presigned GETs of the uploaded fonts a job's template names (FontsService.leasedFonts). */
+  leasedFonts: (accountId: string, template: unknown) => Promise<LeasedJob['fonts']>;
 }) {
   const nodes = createAgentNodes({ ...deps, onRegistered: (nodeId) => service.onRegistered(nodeId) });
   const leases = createAgentLeases({ ...deps, nodes });

@@ -7,6 +7,7 @@ import type { JobsService } from '../services/jobs.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
+import { fontIdsOf, type FontsService } from '../services/fonts.ts';
 import { asyncRoute } from '../http/async-route.ts';
 
 const PreviewRequestSchema = z.strictObject({
@@ -15,6 +16,8 @@ const PreviewRequestSchema = z.strictObject({
   height: z.number().int().min(64).max(3840).default(1920),
   /** Seconds: which moment of the animation to show. */
   at: z.number().min(0).max(600).default(2),
+  /** A per-job style to preview over the template (the same `style` POST /v1/automation-jobs takes). */
+  style: z.record(z.string(), z.unknown()).optional(),
 });
 
 
@@ -28,6 +31,7 @@ export interface PublicRoutesDeps {
   jobs: JobsService;
   uploads: UploadsService;
   templates: TemplatesService;
+  fonts: FontsService;
   previews: PreviewPool;
   transcripts: TranscriptsService;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
@@ -50,6 +54,9 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   }));
   r.get('/automation-jobs/:id', asyncRoute(async (req, res) => {
     res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
+  }));
+  r.get('/automation-jobs/:id/style', asyncRoute(async (req, res) => {
+    res.status(200).json(await deps.jobs.style(callerOf(res), String(req.params.id)));
   }));
   r.get('/automation-jobs/:id/transcript', asyncRoute(async (req, res) => {
     const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
@@ -81,14 +88,44 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
     const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
     const caller = callerOf(res);
-    const { template } = await deps.templates.get(caller.accountId, String(req.params.id));
+    const { style, ...opts } = parsed.data;
+    let { template } = await deps.templates.get(caller.accountId, String(req.params.id));
+    if (style) {
+      const styled = deps.templates.catalog.applyStyle(template, style);
+      if (!styled.ok) {
+        throw new ApiError('invalid_request', 'style is not valid: see details.', {
+          details: issuesToDetails(styled.issues).map((d) => ({ ...d, path: d.path ? `style.${d.path}` : 'style' })),
+        });
+      }
+      template = styled.template;
+    }
+    const fontIds = fontIdsOf(template);
+    await deps.fonts.requireReady(caller.accountId, fontIds, style ? 'style.font.fontId' : 'font.fontId');
+    const fonts = await deps.fonts.files(caller.accountId, fontIds);
     // A client that goes away stops its render (its worker turn goes to someone else).
     const gone = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const png = await deps.previews.render(caller, { template, ...parsed.data }, gone.signal);
+    const png = await deps.previews.render(caller, { template, ...opts, fonts }, gone.signal);
     res.status(200).type('image/png').send(png);
+  }));
+  r.post('/fonts', asyncRoute(async (req, res) => {
+    res.status(201).json(await deps.fonts.create(callerOf(res), req.body));
+  }));
+  r.get('/fonts', asyncRoute(async (_req, res) => {
+    res.json({ fonts: await deps.fonts.list(callerOf(res)) });
+  }));
+  r.get('/fonts/:id', asyncRoute(async (req, res) => {
+    res.json(await deps.fonts.get(callerOf(res), String(req.params.id)));
+  }));
+  r.post('/fonts/:id/complete', asyncRoute(async (req, res) => {
+    noBody(req);
+    res.status(200).json(await deps.fonts.complete(callerOf(res), String(req.params.id)));
+  }));
+  r.delete('/fonts/:id', asyncRoute(async (req, res) => {
+    await deps.fonts.remove(callerOf(res), String(req.params.id));
+    res.status(204).end();
   }));
   deps.extend?.(r);
   return r;

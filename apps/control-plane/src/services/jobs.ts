@@ -8,6 +8,7 @@ import {
   ListJobsQuerySchema,
   type JobList,
   type JobRecord,
+  type JobStyle,
   type JobStatus,
   type PlanId,
 } from '@captionfarm/contracts';
@@ -46,6 +47,8 @@ export function createJobsService(deps: {
   templates: TemplatesService;
   /** null when the URL is acceptable, else the reason it is refused. */
   checkPublicUrl: UrlPolicy;
+  /** Refuses font ids that are not ready fonts of the account (FontsService.requireReady). */
+  requireFonts: (accountId: string, template: unknown, path: string) => Promise<void>;
   cursorKey: string;
   now: () => Date;
   /** Probes an upload when a job claims it (default: none, the plan's maximum is reserved). */
@@ -75,12 +78,24 @@ export function createJobsService(deps: {
     }
     const input = parsed.data;
     const plan = PLANS[caller.plan];
-    const template = await templates.resolve(caller.accountId, input.templateId);
-    if (!template) {
+    const base = await templates.resolve(caller.accountId, input.templateId);
+    if (!base) {
       throw new ApiError('invalid_request', `Unknown templateId "${input.templateId}": list the available ones with GET /v1/templates.`, {
         details: [{ path: 'templateId', message: 'unknown template' }],
       });
     }
+    // The style is applied here, once: the job keeps its effective template, like a resolved one.
+    let template: unknown = base;
+    if (input.style) {
+      const styled = templates.catalog.applyStyle(base, input.style);
+      if (!styled.ok) {
+        throw new ApiError('invalid_request', 'style is not valid: see details.', {
+          details: issuesToDetails(styled.issues).map((d) => ({ ...d, path: d.path ? `style.${d.path}` : 'style' })),
+        });
+      }
+      template = styled.template;
+    }
+    await deps.requireFonts(caller.accountId, template, input.style ? 'style.font.fontId' : 'templateId');
     for (const field of ['videoUrl', 'webhookUrl'] as const) {
       const url = input[field];
       if (url === undefined) continue;
@@ -148,6 +163,8 @@ export function createJobsService(deps: {
           upload_id: input.uploadId ?? null,
           format: input.format,
           quality: input.quality,
+          overlay: input.overlay ? 1 : 0,
+          style_json: input.style ? JSON.stringify(input.style) : null,
           req_width: input.resolution?.width ?? null,
           req_height: input.resolution?.height ?? null,
           language: input.language ?? null,
@@ -250,6 +267,17 @@ export function createJobsService(deps: {
     list,
     async get(caller: Caller, id: string): Promise<JobRecord> {
       return toJobRecord(await getOwned(caller, id));
+    },
+    /** The job's effective style: its template with the per-job style applied. */
+    async style(caller: Caller, id: string): Promise<JobStyle> {
+      const job = await getOwned(caller, id);
+      return {
+        jobId: job.id,
+        templateId: job.template_id,
+        overlay: job.overlay === 1,
+        override: job.style_json === null ? null : (JSON.parse(job.style_json) as Record<string, unknown>),
+        style: JSON.parse(job.template_json) as Record<string, unknown>,
+      };
     },
   };
 }

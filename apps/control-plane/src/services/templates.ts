@@ -5,6 +5,8 @@ import type { Db } from '@captionfarm/db';
 export interface TemplateCatalog {
   builtins(): readonly { id: string; name: string; description: string }[];
   builtin(id: string): unknown | undefined;
+  /** `style` applied over `base` and validated by the template schema, or the issues. */
+  applyStyle(base: unknown, style: unknown): { ok: true; template: Record<string, unknown> } | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
   /** Validates a custom template body (defaults applied) or returns the issues. */
   validate(body: unknown): { ok: true; template: { id: string; name: string; description?: string } & Record<string, unknown> } | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
 }
@@ -19,9 +21,16 @@ export interface TemplateSummary {
 
 export const MAX_CUSTOM_TEMPLATES = 200;
 
-export function createTemplatesService(deps: { db: Db; catalog: TemplateCatalog; now: () => Date }) {
+export function createTemplatesService(deps: {
+  db: Db;
+  catalog: TemplateCatalog;
+  now: () => Date;
+  /** Refuses font ids that are not ready fonts of the account (FontsService.requireReady). */
+  requireFonts: (accountId: string, template: unknown, path: string) => Promise<void>;
+}) {
   const { db, catalog, now } = deps;
   return {
+    catalog,
     /** A template by id for this account: a built-in, or one of the account's own; null if none. */
     async resolve(accountId: string, id: string): Promise<unknown | null> {
       const builtin = catalog.builtin(id);
@@ -55,6 +64,7 @@ export function createTemplatesService(deps: { db: Db; catalog: TemplateCatalog;
       if (catalog.builtin(id)) throw new ApiError('conflict', `"${id}" is a built-in template id; choose another id.`);
       const taken = await db.selectFrom('templates').select('id').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
       if (taken) throw new ApiError('conflict', `This account already has a template "${id}"; delete it first or choose another id.`);
+      await deps.requireFonts(accountId, checked.template, 'font.fontId');
       const createdAt = now().toISOString();
       await db.insertInto('templates').values({ id, account_id: accountId, name: checked.template.name, body: JSON.stringify(checked.template), created_at: createdAt }).execute();
       return { id, builtin: false, createdAt, template: checked.template };

@@ -6,6 +6,8 @@ import {
   type CaptionFrame,
   type CaptionLayout,
   type CaptionUnit,
+  type CaptionEmoji,
+  EMOJI_FAMILY,
   type FontSpec,
   type Template,
   type WordFrame,
@@ -21,7 +23,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
   const { template, width, height } = opts;
   const fps = opts.fps ?? DEFAULT_FPS;
   const measurer = createCanvasMeasurer();
-  const layout = layoutCaptions({ words: opts.words, template, width, height, measurer });
+  const layout = layoutCaptions({ words: opts.words, template, width, height, measurer, fonts: opts.fonts });
   const band = layout.band;
   const units = layout.units.map((u) => prepareUnit(u, layout));
   // Scratch layers for words and pages that fade: drawn opaque, then composited with alpha, so
@@ -63,6 +65,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
         target.translate(-cx, -cy);
       }
       paintBackground(target, layout, template, f, units);
+      if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
       for (const w of f.words) {
         if (w.opacity <= 0) continue;
         if (w.opacity >= 1) {
@@ -209,6 +212,24 @@ function paintWord(ctx: SKRSContext2D, p: PreparedUnit, w: WordFrame, tpl: Templ
   if (outline > 0) strokeText(ctx, w.text, x, y, outline, w.outlineColor!);
   ctx.fillStyle = w.color;
   ctx.fillText(w.text, x, y);
+  ctx.restore();
+}
+
+/** The page's emoji in colour, popping in about its centre like a word. */
+function paintEmoji(ctx: SKRSContext2D, e: CaptionEmoji, f: NonNullable<CaptionFrame['emoji']>): void {
+  if (f.opacity <= 0) return;
+  ctx.save();
+  const cx = e.ink.x + e.ink.width / 2;
+  const cy = e.ink.y + e.ink.height / 2;
+  if (f.scale !== 1) {
+    ctx.translate(cx, cy);
+    ctx.scale(f.scale, f.scale);
+    ctx.translate(-cx, -cy);
+  }
+  ctx.globalAlpha *= f.opacity;
+  setFont(ctx, { family: EMOJI_FAMILY, weight: 400, sizePx: e.sizePx, letterSpacingPx: 0 }, e.text);
+  ctx.fillStyle = '#FFFFFF';
+  ctx.fillText(e.text, e.x, e.baseline);
   ctx.restore();
 }
 

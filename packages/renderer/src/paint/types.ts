@@ -1,6 +1,6 @@
 import type { Image, SKRSContext2D } from '@napi-rs/canvas';
 import type { Word } from '@captionfarm/contracts';
-import type { Template } from '@captionfarm/captions';
+import type { CustomFontFace, Template } from '@captionfarm/captions';
 
 /** An even-aligned rectangle in output pixels. */
 export interface BandRect {
@@ -31,6 +31,8 @@ export interface BandPainterOptions {
    * second (60 -> 30), so keyAt changes only on frame boundaries and a pop is 4-5 images. Default 30.
    */
   fps?: number;
+  /** Uploaded fonts registered with `registerCustomFont`, by font id (for `template.font.fontId`). */
+  fonts?: ReadonlyMap<string, CustomFontFace> | undefined;
 }
 
 export interface PreviewFrameOptions extends BandPainterOptions {

@@ -1,0 +1,230 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ApiError,
+  CreateFontRequestSchema,
+  FONT_CONTENT_TYPES,
+  MAX_FONTS_PER_ACCOUNT,
+  MAX_FONT_BYTES,
+  fontContentTypeForFileName,
+  issuesToDetails,
+  type FontRecord,
+  type FontUploadRecord,
+  type LeasedFont,
+} from '@captionfarm/contracts';
+import type { Db, FontRow } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
+import { FontRejectedError, inspectFont } from '@captionfarm/renderer';
+import type { Caller } from './jobs.ts';
+
+export const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function toFontRecord(row: FontRow): FontRecord {
+  return {
+    id: row.id,
+    status: row.status as FontRecord['status'],
+    fileName: row.file_name,
+    sizeBytes: row.size_bytes,
+    format: row.format as FontRecord['format'],
+    family: row.family,
+    subfamily: row.subfamily,
+    weight: row.weight,
+    italic: row.italic === null ? null : row.italic === 1,
+    glyphs: row.glyphs,
+    sha256: row.sha256,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+/**
+ * Uploaded fonts: a presigned upload like a video's, then `complete`, which reads the file in the
+ * sandboxed font checker (packages/renderer inspectFont) and keeps it only if it passes. Only
+ * 'ready' fonts can be named by a style or template, so no unchecked font reaches an agent.
+ */
+/** A checked font on this machine's disk, for the preview workers to register. */
+export interface LocalFont {
+  id: string;
+  sha256: string;
+  weight: number;
+  path: string;
+}
+
+export function createFontsService(deps: { db: Db; store: ObjectStore; now: () => Date; /** Where checked fonts are cached for previews, by sha256. */ cacheDir: string }) {
+  const { db, store, now } = deps;
+
+  async function getOwned(accountId: string, id: string): Promise<FontRow> {
+    const row = UUID_RE.test(id)
+      ? await db.selectFrom('fonts').selectAll().where('id', '=', id.toLowerCase()).where('account_id', '=', accountId).executeTakeFirst()
+      : undefined;
+    if (!row) throw new ApiError('not_found', `No font ${id} in this account: list them with GET /v1/fonts.`);
+    return row;
+  }
+
+  async function fetchObject(key: string, maxBytes: number): Promise<Buffer> {
+    const res = await fetch(await store.presignGet({ key, expiresInSeconds: 300 }));
+    if (!res.ok) throw new Error(`object store answered ${res.status} for ${key}`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    if (bytes.length > maxBytes) throw new Error(`object ${key} is larger than expected`);
+    return bytes;
+  }
+
+  async function removeObjects(row: FontRow): Promise<void> {
+    await store.delete(row.object_key);
+    if (row.sfnt_key && row.sfnt_key !== row.object_key) await store.delete(row.sfnt_key);
+  }
+
+  const service = {
+    async create(caller: Caller, body: unknown): Promise<FontUploadRecord> {
+      const parsed = CreateFontRequestSchema.safeParse(body);
+      if (!parsed.success) throw new ApiError('invalid_request', 'The request body is not a valid font upload request: see details.', { details: issuesToDetails(parsed.error.issues) });
+      const { fileName, sizeBytes } = parsed.data;
+      const contentType = fontContentTypeForFileName(fileName);
+      if (!contentType) throw new ApiError('unsupported_media_type', `"${fileName}" is not an accepted font file; accepted extensions: ${Object.keys(FONT_CONTENT_TYPES).join(', ')}.`);
+      if (sizeBytes > MAX_FONT_BYTES) {
+        throw new ApiError('limit_exceeded', `A font file may be at most ${MAX_FONT_BYTES} bytes; this one is ${sizeBytes} bytes.`, { details: [{ path: 'sizeBytes', message: `at most ${MAX_FONT_BYTES}` }] });
+      }
+      const id = randomUUID();
+      const ext = fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase();
+      const key = `fonts/${id}.${ext}`;
+      const t = now();
+      const expiresAt = new Date(t.getTime() + FONT_UPLOAD_URL_TTL_SECONDS * 1000);
+      await db.transaction().execute(async (trx) => {
+        const n = await trx.selectFrom('fonts').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', caller.accountId).executeTakeFirstOrThrow();
+        if (Number(n.n) >= MAX_FONTS_PER_ACCOUNT) throw new ApiError('limit_exceeded', `An account can keep at most ${MAX_FONTS_PER_ACCOUNT} fonts; delete some with DELETE /v1/fonts/:id first.`);
+        await trx
+          .insertInto('fonts')
+          .values({ id, account_id: caller.accountId, file_name: fileName, object_key: key, content_type: contentType, size_bytes: sizeBytes, status: 'pending', created_at: t.toISOString(), url_expires_at: expiresAt.toISOString() })
+          .execute();
+      });
+      const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: FONT_UPLOAD_URL_TTL_SECONDS });
+      return { fontId: id, uploadUrl, contentType, sizeBytes, expiresAt: expiresAt.toISOString() };
+    },
+
+    /** Checks the uploaded file; a refused font is deleted and answered with 422 invalid_font. */
+    async complete(caller: Caller, id: string): Promise<FontRecord> {
+      const row = await getOwned(caller.accountId, id);
+      if (row.status === 'ready') return toFontRecord(row);
+      const head = await store.head(row.object_key);
+      if (!head || head.sizeBytes !== row.size_bytes) {
+        throw new ApiError('upload_not_completed', `Font ${row.id} has not been uploaded: PUT the ${row.size_bytes} bytes to its uploadUrl first.`);
+      }
+      const dir = await mkdtemp(join(tmpdir(), 'captionfarm-font-'));
+      try {
+        const input = join(dir, 'upload');
+        const output = join(dir, 'checked');
+        await writeFile(input, await fetchObject(row.object_key, MAX_FONT_BYTES));
+        let report;
+        try {
+          report = await inspectFont({ input, output });
+        } catch (err) {
+          if (!(err instanceof FontRejectedError)) throw err;
+          await db.deleteFrom('fonts').where('id', '=', row.id).execute();
+          await removeObjects(row);
+          throw new ApiError('invalid_font', `The font was refused: ${err.message}. Upload a TTF, OTF or WOFF2 file exported by a font tool.`, {
+            details: [{ path: 'file', message: err.message }],
+          });
+        }
+        let sfntKey = row.object_key;
+        if (report.format === 'woff2') {
+          // Agents get the decoded TTF/OTF: WOFF2 is decoded once, here, by the checker.
+          sfntKey = `fonts/${row.id}.${report.outline === 'cff' ? 'otf' : 'ttf'}`;
+          const url = await store.presignPut({ key: sfntKey, contentLength: report.sfntBytes, contentType: 'font/sfnt', expiresInSeconds: 300 });
+          const put = await fetch(url, { method: 'PUT', body: await readFile(output), headers: { 'content-type': 'font/sfnt' } });
+          if (!put.ok) throw new Error(`storing the decoded font failed: HTTP ${put.status}`);
+        }
+        await db
+          .updateTable('fonts')
+          .set({
+            status: 'ready',
+            format: report.format,
+            family: report.family,
+            subfamily: report.subfamily,
+            weight: report.weight,
+            italic: report.italic ? 1 : 0,
+            glyphs: report.glyphs,
+            sfnt_key: sfntKey,
+            sfnt_bytes: report.sfntBytes,
+            sha256: report.sha256,
+            completed_at: now().toISOString(),
+          })
+          .where('id', '=', row.id)
+          .where('status', '=', 'pending')
+          .execute();
+        return toFontRecord(await getOwned(caller.accountId, row.id));
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    async list(caller: Caller): Promise<FontRecord[]> {
+      const rows = await db.selectFrom('fonts').selectAll().where('account_id', '=', caller.accountId).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toFontRecord);
+    },
+
+    async get(caller: Caller, id: string): Promise<FontRecord> {
+      return toFontRecord(await getOwned(caller.accountId, id));
+    },
+
+    async remove(caller: Caller, id: string): Promise<void> {
+      const row = await getOwned(caller.accountId, id);
+      await db.deleteFrom('fonts').where('id', '=', row.id).execute();
+      await removeObjects(row);
+    },
+
+    /**
+     * Refuses a template or style naming a font that is not a ready font of this account.
+     * `path` is where the font id sits in the request, for the error's details.
+     */
+    async requireReady(accountId: string, fontIds: readonly string[], path: string): Promise<void> {
+      for (const id of fontIds) {
+        const row = UUID_RE.test(id) ? await db.selectFrom('fonts').select(['status']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst() : undefined;
+        if (!row) throw new ApiError('invalid_request', `Unknown font ${id}: upload it with POST /v1/fonts, or list yours with GET /v1/fonts.`, { details: [{ path, message: 'unknown font' }] });
+        if (row.status !== 'ready') throw new ApiError('invalid_request', `Font ${id} is not ready: complete its upload with POST /v1/fonts/${id}/complete.`, { details: [{ path, message: 'font not ready' }] });
+      }
+    },
+
+    /** What an agent needs to fetch a job's fonts (fonts deleted since the job was created are left out). */
+    async leasedFonts(accountId: string, fontIds: readonly string[]): Promise<LeasedFont[]> {
+      const out: LeasedFont[] = [];
+      for (const id of fontIds) {
+        const row = await db.selectFrom('fonts').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('status', '=', 'ready').executeTakeFirst();
+        if (!row || !row.sfnt_key || !row.sha256 || !row.sfnt_bytes) continue;
+        out.push({ id: row.id, sha256: row.sha256, sizeBytes: row.sfnt_bytes, weight: row.weight ?? 400, url: await store.presignGet({ key: row.sfnt_key, expiresInSeconds: 6 * 3600 }) });
+      }
+      return out;
+    },
+
+    /** An account's ready fonts as local files (fetched once per content hash), for template previews. */
+    async files(accountId: string, fontIds: readonly string[]): Promise<LocalFont[]> {
+      const out: LocalFont[] = [];
+      for (const f of await service.leasedFonts(accountId, fontIds)) {
+        const file = join(deps.cacheDir, `${f.sha256}.sfnt`);
+        const cached = await stat(file).then((s) => s.size === f.sizeBytes, () => false);
+        if (!cached) {
+          const res = await fetch(f.url);
+          if (!res.ok) throw new Error(`font ${f.id}: object store answered ${res.status}`);
+          const bytes = Buffer.from(await res.arrayBuffer());
+          if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) throw new Error(`font ${f.id}: stored bytes do not match their hash`);
+          await mkdir(deps.cacheDir, { recursive: true });
+          const tmp = `${file}.${randomUUID().slice(0, 8)}.partial`;
+          await writeFile(tmp, bytes);
+          await rename(tmp, file);
+        }
+        out.push({ id: f.id, sha256: f.sha256, weight: f.weight, path: file });
+      }
+      return out;
+    },
+  };
+  return service;
+}
+export type FontsService = ReturnType<typeof createFontsService>;
+
+/** The uploaded font ids a template (or effective style) names. */
+export function fontIdsOf(template: unknown): string[] {
+  const id = (template as { font?: { fontId?: unknown } } | null)?.font?.fontId;
+  return typeof id === 'string' ? [id] : [];
+}

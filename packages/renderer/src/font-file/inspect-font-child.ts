@@ -1,0 +1,80 @@
+// Runs in a child process (see inspect-font.ts): everything that parses an untrusted font happens
+// here, so a font that crashes, loops or exhausts memory takes down only this process.
+// argv: <input path> <output path for the sfnt>. Prints one JSON line.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
+import * as fontkit from 'fontkit';
+import { decodeFontFile } from './decode.ts';
+import { FontProblem } from './sfnt.ts';
+
+/** Glyphs drawn by Skia: enough to touch every kind of outline the font uses. */
+const SKIA_SAMPLE = 400;
+
+async function main(): Promise<void> {
+  const [input, output] = process.argv.slice(2);
+  const { format, sfnt, info } = await decodeFontFile(readFileSync(input!));
+  const buf = Buffer.from(sfnt.buffer, sfnt.byteOffset, sfnt.byteLength);
+
+  const parsed = fontkit.create(buf);
+  if ('fonts' in parsed) throw new FontProblem('font collections are not accepted: upload one font');
+  const font = parsed;
+  if (font.numGlyphs !== info.numGlyphs) throw new FontProblem('the font engine counts a different number of glyphs than the font declares');
+  const family = (font.familyName ?? '').trim();
+  if (!family) throw new FontProblem('the font has no family name');
+  const chars = font.characterSet.filter((c) => c > 0x20 && c !== 0x7f && c < 0x110000);
+  if (chars.length === 0) throw new FontProblem('the font maps no characters');
+  // Every glyph's outline and metrics, as the renderer might need them.
+  for (let g = 0; g < font.numGlyphs; g++) {
+    const glyph = font.getGlyph(g);
+    const bbox = glyph.path.bbox;
+    if (![glyph.advanceWidth, bbox.minX, bbox.maxX, bbox.minY, bbox.maxY].every((v) => Number.isFinite(v) || v === Infinity || v === -Infinity)) {
+      throw new FontProblem(`glyph ${g} has no valid outline`);
+    }
+  }
+  const sample = String.fromCodePoint(...chars.slice(0, 64));
+  font.layout(sample);
+
+  // Skia, which draws the captions, reads the font too: draw the first mapped characters with it.
+  const alias = `cf-check-${process.pid}`;
+  GlobalFonts.register(buf, alias);
+  if (!GlobalFonts.has(alias)) throw new FontProblem('the renderer cannot load this font');
+  const ctx = createCanvas(256, 128).getContext('2d');
+  ctx.font = `64px "${alias}"`;
+  let ink = 0;
+  for (let i = 0; i < Math.min(chars.length, SKIA_SAMPLE); i += 8) {
+    ctx.clearRect(0, 0, 256, 128);
+    ctx.fillStyle = '#fff';
+    ctx.fillText(String.fromCodePoint(...chars.slice(i, i + 8)), 4, 90);
+    const d = ctx.getImageData(0, 0, 256, 128).data;
+    for (let p = 3; p < d.length; p += 4) if (d[p]! > 0) ink++;
+  }
+  if (ink === 0) throw new FontProblem('none of the font’s characters draws anything');
+
+  writeFileSync(output!, buf);
+  const os2 = (font as unknown as { 'OS/2'?: { usWeightClass?: number; fsSelection?: { italic?: boolean } } })['OS/2'];
+  const rawWeight = os2?.usWeightClass ?? 400;
+  const weight = Math.min(900, Math.max(100, Math.round((rawWeight >= 1 && rawWeight <= 9 ? rawWeight * 100 : rawWeight) / 100) * 100));
+  process.stdout.write(
+    `${JSON.stringify({
+      ok: true,
+      font: {
+        format,
+        outline: info.flavor,
+        family: family.slice(0, 200),
+        subfamily: (font.subfamilyName ?? '').trim().slice(0, 200),
+        weight,
+        italic: Boolean(os2?.fsSelection?.italic) || font.italicAngle !== 0,
+        glyphs: font.numGlyphs,
+        sfntBytes: buf.length,
+        sha256: createHash('sha256').update(buf).digest('hex'),
+      },
+    })}\n`,
+  );
+}
+
+main().catch((err: unknown) => {
+  const reason = err instanceof FontProblem ? err.message : `the font could not be read (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
+  process.stdout.write(`${JSON.stringify({ ok: false, reason })}\n`);
+  process.exitCode = 0;
+});

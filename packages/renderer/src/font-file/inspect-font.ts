@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { abortError } from '../errors.ts';
+import { precheckFontFile, type FontFileFormat } from './decode.ts';
+import { FontProblem, MAX_SFNT_BYTES } from './sfnt.ts';
+
+/** What the font checker learnt about an accepted font. */
+export interface FontReport {
+  /** The uploaded file's format; the checked font is always written as sfnt (TTF/OTF). */
+  format: FontFileFormat;
+  outline: 'truetype' | 'cff';
+  family: string;
+  subfamily: string;
+  /** OS/2 weight class, rounded to 100..900. */
+  weight: number;
+  italic: boolean;
+  glyphs: number;
+  sfntBytes: number;
+  /** sha256 hex of the sfnt bytes: the font's identity in agents' caches. */
+  sha256: string;
+}
+
+/** A font the checker refused; `message` says why, for the client. */
+export class FontRejectedError extends Error {
+  override name = 'FontRejectedError';
+}
+
+export interface InspectFontOptions {
+  /** The font file as uploaded (TTF, OTF or WOFF2). */
+  input: string;
+  /** Where the checked sfnt bytes are written (a WOFF2 upload is decoded). */
+  output: string;
+  /** Default 20 s: a font that takes longer is refused. */
+  timeoutMs?: number;
+  signal?: AbortSignal | undefined;
+}
+
+const CHILD = fileURLToPath(new URL('./inspect-font-child.ts', import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** JS heap of the checker; decoded fonts are at most 30 MB. */
+const CHILD_HEAP_MB = 384;
+const STDOUT_CAP = 64 * 1024;
+/** Checks running at once per process: font checks must not starve renders or API requests. */
+const MAX_PARALLEL = 2;
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/**
+ * Parses and validates an untrusted font in a child process (structure, checksums, every glyph
+ * through fontkit, a sample through Skia), so a hostile font can crash, hang or bloat only that
+ * child. Resolves with the report, or rejects with FontRejectedError.
+ */
+export async function inspectFont(opts: InspectFontOptions): Promise<FontReport> {
+  if (opts.signal?.aborted) throw abortError(opts.signal);
+  await precheck(opts.input);
+  if (running >= MAX_PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await runChild(opts);
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** The engine-free checks in this process: a child (about 1 s to start) only for files that pass them. */
+async function precheck(input: string): Promise<void> {
+  const f = await open(input, 'r');
+  try {
+    const { size } = await f.stat();
+    if (size > MAX_SFNT_BYTES) throw new FontRejectedError(`the font file is larger than ${MAX_SFNT_BYTES} bytes`);
+    const bytes = Buffer.alloc(size);
+    await f.read(bytes, 0, size, 0);
+    precheckFontFile(bytes);
+  } catch (err) {
+    if (err instanceof FontProblem) throw new FontRejectedError(err.message);
+    throw err;
+  } finally {
+    await f.close();
+  }
+}
+
+function runChild(opts: InspectFontOptions): Promise<FontReport> {
+  const { signal } = opts;
+  return new Promise<FontReport>((resolve, reject) => {
+    const child = spawn(process.execPath, [`--max-old-space-size=${CHILD_HEAP_MB}`, '--stack-size=900', '--import', TSX, CHILD, opts.input, opts.output], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      if (stdout.length < STDOUT_CAP) stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr = (stderr + c).slice(-2048);
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, opts.timeoutMs ?? 20_000);
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    child.on('close', (code, sig) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) return reject(abortError(signal));
+      if (timedOut) return reject(new FontRejectedError('the font took too long to read (refused as a possible attack)'));
+      const line = stdout.split('\n').find((l) => l.startsWith('{'));
+      let msg: { ok: true; font: FontReport } | { ok: false; reason: string } | undefined;
+      try {
+        msg = line ? (JSON.parse(line) as typeof msg) : undefined;
+      } catch {
+        msg = undefined;
+      }
+      if (msg?.ok === true && code === 0) return resolve(msg.font);
+      if (msg?.ok === false) return reject(new FontRejectedError(msg.reason));
+      // No verdict: the checker crashed or ran out of memory on this font.
+      const why = sig ? `signal ${sig}` : `exit ${code}`;
+      const oom = /heap out of memory|Allocation failed/i.test(stderr);
+      reject(new FontRejectedError(oom ? 'the font needs too much memory to read (refused as a possible attack)' : `the font crashed the font reader (${why}); it is damaged or hostile`));
+    });
+  });
+}

@@ -1,0 +1,218 @@
+import { readFileSync } from 'node:fs';
+import { brotliCompressSync, constants } from 'node:zlib';
+import { createRequire } from 'node:module';
+import { sfntChecksum } from '../../src/font-file/sfnt.ts';
+
+// Fonts for tests, made at test time from fonts installed on every renderer host (Debian's
+// fonts-noto-core, installed by scripts/setup): a "brand" font and a hostile-font corpus.
+
+/** A serif no built-in template uses: the "brand" font of the tests. */
+export const BRAND_TTF = '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf';
+export const BRAND_FAMILY = 'Noto Serif';
+
+const require = createRequire(import.meta.url);
+
+/** TTF -> WOFF2 with Google's encoder (wawoff2). */
+export async function toWoff2(ttf: Uint8Array): Promise<Buffer> {
+  const compress = require('wawoff2/compress.js') as (b: Uint8Array) => Promise<Uint8Array>;
+  return Buffer.from(await compress(ttf));
+}
+
+const u16 = (b: Buffer, o: number) => b.readUInt16BE(o);
+const u32 = (b: Buffer, o: number) => b.readUInt32BE(o);
+
+interface Dir {
+  tag: string;
+  entry: number;
+  offset: number;
+  length: number;
+}
+
+export function tableDirectory(b: Buffer): Dir[] {
+  const n = u16(b, 4);
+  return Array.from({ length: n }, (_, i) => {
+    const e = 12 + 16 * i;
+    return { tag: b.toString('latin1', e, e + 4), entry: e, offset: u32(b, e + 8), length: u32(b, e + 12) };
+  });
+}
+
+const table = (b: Buffer, tag: string) => tableDirectory(b).find((t) => t.tag === tag)!;
+
+/** Recomputes every table checksum and head.checkSumAdjustment: the lie is then only structural. */
+export function fixChecksums(b: Buffer): Buffer {
+  const out = Buffer.from(b);
+  const dir = tableDirectory(out);
+  const head = dir.find((t) => t.tag === 'head');
+  if (head) out.writeUInt32BE(0, head.offset + 8);
+  for (const t of dir) {
+    if (t.offset + t.length <= out.length) out.writeUInt32BE(sfntChecksum(out, t.offset, t.length), t.entry + 4);
+  }
+  if (head) out.writeUInt32BE((0xb1b0afba - sfntChecksum(out, 0, out.length)) >>> 0, head.offset + 8);
+  return out;
+}
+
+/** Deterministic PRNG (mulberry32): the corpus is the same on every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface HostileFont {
+  name: string;
+  bytes: Buffer;
+  ext: 'ttf' | 'otf' | 'woff2';
+}
+
+/** A WOFF2 whose header declares a decoded size far over the limit (a zip bomb's claim). */
+function woff2DeclaringHugeSize(woff2: Buffer): Buffer {
+  const b = Buffer.from(woff2);
+  b.writeUInt32BE(1024 * 1024 * 1024, 16);
+  return b;
+}
+
+/**
+ * A real zip bomb: a valid WOFF2 header and table directory with a plausible declared size, whose
+ * Brotli stream unpacks to 256 MB of zeros (from about 200 bytes).
+ */
+function woff2Bomb(woff2: Buffer, opts: { padTo?: number } = {}): Buffer {
+  const n = u16(woff2, 12);
+  // Walk the WOFF2 table directory (variable-length entries) to where the compressed stream starts.
+  let o = 48;
+  const base128 = () => {
+    let v = 0;
+    for (let i = 0; i < 5; i++) {
+      const c = woff2[o++]!;
+      v = v * 128 + (c & 0x7f);
+      if ((c & 0x80) === 0) return v;
+    }
+    throw new Error('bad UIntBase128');
+  };
+  for (let i = 0; i < n; i++) {
+    const flags = woff2[o++]!;
+    if ((flags & 0x3f) === 0x3f) o += 4;
+    base128();
+    const tagIndex = flags & 0x3f;
+    const version = (flags >> 6) & 3;
+    const transformed = tagIndex === 10 || tagIndex === 11 ? version !== 3 : version !== 0;
+    if (transformed) base128();
+  }
+  const zeros = Buffer.alloc(256 * 1024 * 1024);
+  const stream = brotliCompressSync(zeros, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: zeros.length } });
+  // Padding after the stream makes the size ratio look like a real font's, so the bomb gets past
+  // the header check and reaches the decoder, which must stop at the declared size.
+  const padded = opts.padTo && opts.padTo > stream.length ? Buffer.concat([stream, Buffer.alloc(opts.padTo - stream.length)]) : stream;
+  const out = Buffer.concat([woff2.subarray(0, o), padded]);
+  out.writeUInt32BE(out.length, 8);
+  out.writeUInt32BE(padded.length, 20);
+  return out;
+}
+
+/** A composite glyph made of itself: a font engine that follows components recurses forever. */
+function selfReferencingGlyph(ttf: Buffer): Buffer {
+  const b = Buffer.from(ttf);
+  const head = table(b, 'head');
+  const loca = table(b, 'loca');
+  const glyf = table(b, 'glyf');
+  const long = u16(b, head.offset + 50) === 1;
+  const at = (g: number) => (long ? u32(b, loca.offset + 4 * g) : u16(b, loca.offset + 2 * g) * 2);
+  // The first glyph past the basic ones that is long enough to rewrite in place.
+  for (let g = 30; g < 200; g++) {
+    if (at(g + 1) - at(g) < 16) continue;
+    const p = glyf.offset + at(g);
+    b.writeInt16BE(-1, p); // composite
+    b.writeUInt16BE(0x0000, p + 10); // flags: byte args, no more components
+    b.writeUInt16BE(g, p + 12); // component = itself
+    b.writeInt8(0, p + 14);
+    b.writeInt8(0, p + 15);
+    return fixChecksums(b);
+  }
+  throw new Error('no glyph to rewrite');
+}
+
+/**
+ * The hostile-font corpus: truncations, wrong and missing tables, huge glyph counts, outlines
+ * pointing outside their table, a recursive glyph, WOFF2 bombs and random mutations of a real
+ * font. Every one must be refused.
+ */
+export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promise<HostileFont[]> {
+  const ttf = readFileSync(BRAND_TTF);
+  const woff2 = await toWoff2(ttf);
+  const out: HostileFont[] = [];
+  const add = (name: string, bytes: Buffer, ext: HostileFont['ext'] = 'ttf') => out.push({ name, bytes, ext });
+
+  for (const n of [0, 3, 11, 100, 2000, Math.floor(ttf.length / 2), ttf.length - 1]) add(`truncated to ${n} bytes`, ttf.subarray(0, n));
+  for (const n of [47, 200, Math.floor(woff2.length / 2), woff2.length - 1]) add(`WOFF2 truncated to ${n} bytes`, woff2.subarray(0, n), 'woff2');
+  add('random bytes named .ttf', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24)));
+  add('a PNG named .otf', Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(500)]), 'otf');
+
+  {
+    // Wrong tables: a renamed one, a missing required one, a table outside the file, overlapping tables.
+    const renamed = Buffer.from(ttf);
+    const cmap = table(renamed, 'cmap');
+    renamed.write('cmaq', cmap.entry, 'latin1');
+    add('unknown table tag (cmap renamed)', fixChecksums(renamed));
+    const noGlyf = Buffer.from(ttf);
+    noGlyf.write('glyF', table(noGlyf, 'glyf').entry, 'latin1');
+    add('glyph table missing', fixChecksums(noGlyf));
+    const outside = Buffer.from(ttf);
+    outside.writeUInt32BE(ttf.length + 1000, table(outside, 'GSUB').entry + 8);
+    add('table offset past the end of the file', fixChecksums(outside));
+    const overlap = Buffer.from(ttf);
+    overlap.writeUInt32BE(table(overlap, 'glyf').offset, table(overlap, 'loca').entry + 8);
+    add('glyph index overlapping the glyph table', fixChecksums(overlap));
+    const badHead = Buffer.from(ttf);
+    badHead.writeUInt32BE(0xdeadbeef, table(badHead, 'head').offset + 12);
+    add('head with a wrong magic number', fixChecksums(badHead));
+  }
+  {
+    // Huge glyph counts: maxp claims 65535 glyphs; hhea claims more metrics than glyphs.
+    const huge = Buffer.from(ttf);
+    huge.writeUInt16BE(65535, table(huge, 'maxp').offset + 4);
+    add('maxp claims 65535 glyphs', fixChecksums(huge));
+    const metrics = Buffer.from(ttf);
+    metrics.writeUInt16BE(65535, table(metrics, 'hhea').offset + 34);
+    add('hhea claims 65535 metrics', fixChecksums(metrics));
+    const zero = Buffer.from(ttf);
+    zero.writeUInt16BE(0, table(zero, 'maxp').offset + 4);
+    add('maxp claims 0 glyphs', fixChecksums(zero));
+    const loca = Buffer.from(ttf);
+    const l = table(loca, 'loca');
+    const long = u16(loca, table(loca, 'head').offset + 50) === 1;
+    if (long) loca.writeUInt32BE(0x7ffffff0, l.offset + 4 * 5);
+    else loca.writeUInt16BE(0xfff0, l.offset + 2 * 5);
+    add('glyph offset outside the glyph table', fixChecksums(loca));
+  }
+  add('self-referencing composite glyph', selfReferencingGlyph(ttf));
+  add('WOFF2 declaring 1 GB decoded', woff2DeclaringHugeSize(woff2), 'woff2');
+  add('WOFF2 zip bomb (256 MB of zeros in the Brotli stream)', woff2Bomb(woff2), 'woff2');
+  add('WOFF2 zip bomb padded to a plausible compression ratio', woff2Bomb(woff2, { padTo: Math.ceil(ttf.length / 50) }), 'woff2');
+  {
+    const garbage = Buffer.from(woff2);
+    const r = prng(7);
+    for (let i = garbage.length - 2000; i < garbage.length; i++) garbage[i] = Math.floor(r() * 256);
+    add('WOFF2 with a garbled Brotli stream', garbage, 'woff2');
+  }
+  {
+    const flavour = Buffer.from(woff2);
+    flavour.write('ttcf', 4, 'latin1');
+    add('WOFF2 of a font collection', flavour, 'woff2');
+  }
+
+  const rand = prng(16);
+  for (let i = 0; i < (opts.mutants ?? 40); i++) {
+    const m = Buffer.from(ttf);
+    const flips = 1 + Math.floor(rand() * 8);
+    for (let k = 0; k < flips; k++) {
+      const at = Math.floor(rand() * m.length);
+      m[at] = (m[at]! ^ (1 + Math.floor(rand() * 255))) & 0xff;
+    }
+    add(`random mutation #${i} (${flips} bytes)`, m);
+  }
+  return out;
+}
