@@ -77,10 +77,12 @@ describe('the job pipeline, end to end', () => {
     const info = await probe(file);
     expect(info.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
     expect(Number(info.format.duration)).toBeCloseTo(4, 0);
-    // Minutes: reserved 10 (pro max input), trued up to 1, settled once.
+    // Minutes: the upload was probed when the job claimed it, so the reservation is its real
+    // duration (1 minute), with nothing to true up; settled once.
     expect(await farm.balance(accountId)).toBe(before - 1);
     const ledger = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === job.id);
-    expect(ledger.map((l: { kind: string }) => l.kind).sort()).toEqual(['reserve', 'settle', 'true_up']);
+    expect(ledger.map((l: { kind: string }) => l.kind).sort()).toEqual(['reserve', 'settle']);
+    expect(ledger.find((l: { kind: string }) => l.kind === 'reserve')).toMatchObject({ minutes: -1 });
   });
 
   it('URL flow over HTTPS to a webm output', async () => {
