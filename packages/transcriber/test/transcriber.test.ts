@@ -135,24 +135,26 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
   it('aborts a transcription on signal, and serves the next one', async () => {
     const ac = new AbortController();
     const reason = new Error('cancelled by the user');
-    const started = Date.now();
     const job = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: ac.signal }).catch((e: unknown) => e);
     setTimeout(() => ac.abort(reason), 300);
+    // A finished transcription would resolve with words: rejecting with the reason is the abort.
     expect(await job).toBe(reason);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
   it('rejects a job cancelled while it waits in the queue at once', async () => {
-    const first = transcriber.transcribe({ audioPath: longWav, language: 'en' });
+    const stopFirst = new AbortController();
+    let firstSettled = false;
+    const first = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: stopFirst.signal }).catch((e: unknown) => e).finally(() => (firstSettled = true));
     const ac = new AbortController();
     const waiting = transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en', signal: ac.signal }).catch((e: unknown) => e);
     const reason = new Error('cancelled while queued');
-    const started = Date.now();
     ac.abort(reason);
     expect(await waiting).toBe(reason);
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(await first).toEqual({ language: 'en', languageProbability: null, words: [] });
+    // "At once": it did not wait for the job ahead of it, which is still running.
+    expect(firstSettled).toBe(false);
+    stopFirst.abort(new Error('done with it'));
+    await first;
   });
 
   it('converts non-WAV input with ffmpeg', async () => {
