@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
+import { runCliAsLocalAdmin } from './cli-process.ts';
 
-const run = promisify(execFile);
-const main = path.resolve(import.meta.dirname, '../src/main.ts');
-const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 let h: Harness;
 beforeAll(async () => {
@@ -14,18 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Runs the real CLI as a local admin would: only the data dir and URL, no token given. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(tsx, [main, ...args], {
-      env: { ...process.env, CAPTIONFARM_URL: h.url, CAPTIONFARM_DATA_DIR: h.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCliAsLocalAdmin({ url: h.url, dataDir: h.dataDir }, ...args);
 
 // Each call starts a real CLI process (tsx): a few seconds each on a loaded 2-core machine.
 describe('captionfarm admin', { timeout: 240_000 }, () => {
@@ -83,7 +67,8 @@ describe('captionfarm admin', { timeout: 240_000 }, () => {
     expect(badPlan.stderr).toContain('invalid_request');
     const unknown = await cli('admin', 'minutes', 'show', '--account', '00000000-0000-4000-8000-000000000000');
     expect(unknown.stderr).toContain('not_found');
-    const down = await run(tsx, [main, 'admin', 'accounts', 'list'], { env: { ...process.env, CAPTIONFARM_URL: 'http://127.0.0.1:9', CAPTIONFARM_DATA_DIR: h.dataDir } }).catch((e: { stderr: string }) => e);
-    expect((down as { stderr: string }).stderr).toContain('cannot reach the control plane');
+    const down = await runCliAsLocalAdmin({ url: 'http://127.0.0.1:9', dataDir: h.dataDir }, 'admin', 'accounts', 'list');
+    expect(down.code).not.toBe(0);
+    expect(down.stderr).toContain('cannot reach the control plane');
   });
 });

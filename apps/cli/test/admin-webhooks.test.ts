@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createControlPlane, loadConfig, type ControlPlane } from '@captionfarm/control-plane';
 import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
@@ -11,10 +9,8 @@ import { startReceiver, type Receiver } from '../../../packages/webhooks/test/he
 import { apiFor, testLookup, until, type Api } from '../../control-plane/test/harness.ts';
 import { adminWebhooksHandlers } from '../src/commands/admin-webhooks.ts';
 import { requestJson } from '../src/http.ts';
+import { runCliAsLocalAdmin } from './cli-process.ts';
 
-const run = promisify(execFile);
-const main = path.resolve(import.meta.dirname, '../src/main.ts');
-const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 let certs: TestCertificates;
 let dataDir: string;
@@ -51,18 +47,7 @@ afterAll(async () => {
   certs?.cleanup();
 });
 
-/** Runs the real CLI as a local admin would: only the data dir and URL, no token given. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(tsx, [main, ...args], {
-      env: { ...process.env, CAPTIONFARM_URL: url, CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (...args: string[]) => runCliAsLocalAdmin({ url, dataDir }, ...args);
 
 async function deliveredJob(): Promise<{ jobId: string; deliveryId: string }> {
   const before = receiver.requests.length;

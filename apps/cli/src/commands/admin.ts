@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { readAdminToken } from '@captionfarm/control-plane';
+// The secrets module alone: the control plane's index loads the whole server (seconds of start-up).
+import { readAdminToken } from '@captionfarm/control-plane/secrets';
 import type { CliEnv } from '../env.ts';
 import { requestJson } from '../http.ts';
 import { CliError, print, table } from '../output.ts';
