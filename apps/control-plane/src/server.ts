@@ -418,6 +418,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await fonts.sweepPending();
     await uploads.deleteEndedSources();
     if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
     await agents.sweep();
