@@ -23,6 +23,8 @@ export async function main(argv: string[]): Promise<void> {
     case 'serve':
       return (await import('./commands/serve.ts')).serveCommand(rest);
     case 'admin': {
+      // A local command: it reads the data dir's SQLite file, not the admin API.
+      if (rest[0] === 'migrate-to-postgres') return (await import('./commands/admin-migrate.ts')).migrateToPostgresCommand(rest.slice(1), env);
       const [{ adminCommand }, { adminWebhooksHandlers }] = await Promise.all([import('./commands/admin.ts'), import('./commands/admin-webhooks.ts')]);
       return adminCommand(rest, env, { ...adminWebhooksHandlers });
     }

@@ -28,6 +28,7 @@ export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--jso
   users list [--account ID]
   users remove --user ID|EMAIL        (their dashboard sessions end at once)
   queue show                          (jobs per status, oldest waiting job, webhook backlog)
+  migrate-to-postgres [--to URL] [--from FILE]   (copy an embedded farm's SQLite into PostgreSQL)
 ${ADMIN_WEBHOOKS_USAGE}
 
 Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
