@@ -30,9 +30,9 @@ registerCaptionFonts();
 /** "The North Wind and the Sun" read by espeak-ng, with exact word onsets (shared/media), or a stand-in. */
 function sampleWords(): Word[] {
   const media = fileURLToPath(new URL('../../shared/media/', import.meta.url));
-  if (existsSync(media + 'en.words')) {
-    const text = readFileSync(media + 'en.txt', 'utf8');
-    const rows = readFileSync(media + 'en.words', 'utf8').trim().split('\n').map((l) => l.split('\t'));
+  if (existsSync(`${media}en.words`)) {
+    const text = readFileSync(`${media}en.txt`, 'utf8');
+    const rows = readFileSync(`${media}en.words`, 'utf8').trim().split('\n').map((l) => l.split('\t'));
     return rows.slice(0, -1).map((r, i) => {
       const next = rows[i + 1]!;
       return {
@@ -61,11 +61,14 @@ function background(width: number, height: number, seed: number): Buffer {
     ['#4b3b35', '#8a6f5c', '#c7b299', '#2b2a2e'],
   ];
   const pal = palettes[seed % palettes.length]!;
-  pal.forEach((col, i) => g.addColorStop(i / (pal.length - 1), col));
+  for (const [i, col] of pal.entries()) g.addColorStop(i / (pal.length - 1), col);
   ctx.fillStyle = g;
   ctx.fillRect(0, 0, width, height);
   let s = seed * 9301 + 49297;
-  const rnd = () => ((s = (s * 9301 + 49297) % 233280) / 233280);
+  const rnd = () => {
+    s = (s * 9301 + 49297) % 233280;
+    return s / 233280;
+  };
   const m = Math.min(width, height);
   // A bright window behind the caption area: captions must read on light backgrounds too.
   const wg = ctx.createRadialGradient(width * 0.62, height * 0.62, 0, width * 0.62, height * 0.62, m * 0.55);
@@ -102,7 +105,7 @@ function background(width: number, height: number, seed: number): Buffer {
   return c.toBuffer('image/png');
 }
 
-const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
+const clamp = (v: number) => (v < 0 ? 0 : Math.min(v, 255));
 
 interface Shot {
   label: string;

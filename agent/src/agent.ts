@@ -81,7 +81,7 @@ export function createAgent(opts: AgentOptions): Agent {
 
   function abortJob(jobId: string, why: JobAborted['why']): void {
     const r = running.get(jobId);
-    if (r && r.completing && why === 'lease-lost') return;
+    if (r?.completing && why === 'lease-lost') return;
     if (r && !r.controller.signal.aborted) {
       log(`job aborting (${why})`, { jobId });
       r.controller.abort(new JobAborted(why));

@@ -55,7 +55,7 @@ export async function detectHardware(): Promise<Hardware> {
 }
 
 /** Memory one job needs at peak: ffmpeg decoding + encoding 1080x1920 (~0.6 GB) and the job's share of whisper. */
-export const JOB_MEMORY_BYTES = 1.5 * 2 ** 30;
+const JOB_MEMORY_BYTES = 1.5 * 2 ** 30;
 /** Kept for the OS, the agent process and whisper's model. */
 const RESERVED_MEMORY_BYTES = 1 * 2 ** 30;
 

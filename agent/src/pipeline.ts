@@ -37,7 +37,7 @@ export interface PipelineDeps {
 }
 
 /** Wall seconds of each stage of one job, reported with complete (the control plane's phase histograms). */
-export interface PhaseSeconds {
+interface PhaseSeconds {
   ingest: number;
   transcribe: number;
   render: number;

@@ -121,7 +121,7 @@ export async function makeClip(dir: string, name: string, o: { width: number; he
 }
 
 /** PUT bytes to a presigned URL with node:http (exact Content-Length, no Authorization). */
-export function putFile(url: string, body: Buffer): Promise<number> {
+function putFile(url: string, body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'PUT', headers: { 'content-length': body.length } }, (res) => {
       res.resume();

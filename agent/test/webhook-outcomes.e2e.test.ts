@@ -30,10 +30,12 @@ const hookUrl = (name: string) => `https://127.0.0.1:${receiver.port}/${name}`;
 /** The one delivery sent to `/name`, verified with the account's secret. */
 async function deliveredTo(name: string, accountId: string) {
   const end = Date.now() + 30_000;
-  let got: ReceivedRequest | undefined;
-  while (!(got = receiver.requests.find((r) => r.url === `/${name}`))) {
+  const find = () => receiver.requests.find((r) => r.url === `/${name}`);
+  let got: ReceivedRequest | undefined = find();
+  while (!got) {
     if (Date.now() > end) throw new Error(`no webhook reached /${name}: ${JSON.stringify(receiver.requests.map((r) => r.url))}`);
     await receiver.waitForRequests(receiver.requests.length + 1, Math.max(1, end - Date.now())).catch(() => undefined);
+    got = find();
   }
   const { secret } = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/webhook-secret`)).body;
   const verified = verifyWebhook({ body: got.body, headers: got.headers as Record<string, string>, secret });

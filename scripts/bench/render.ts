@@ -96,7 +96,14 @@ const countingPainter = (frame: { width: number; height: number; fps: number }):
   const painter = createBandPainter({ words, template: current, width: frame.width, height: frame.height, fps: frame.fps });
   const paint = painter.paint.bind(painter);
   captionFrames = 0;
-  return { band: painter.band, keyAt: (t) => painter.keyAt(t), paint: (ctx, t) => (captionFrames++, paint(ctx, t)) };
+  return {
+    band: painter.band,
+    keyAt: (t) => painter.keyAt(t),
+    paint: (ctx, t) => {
+      captionFrames++;
+      return paint(ctx, t);
+    },
+  };
 };
 
 const plain: Sample[] = [];

@@ -50,7 +50,7 @@ const env = { ...process.env };
 /** whisper-cli with the flags our server requests use (inferenceFields) and JSON token output. */
 function cli(file: string, outBase: string): Promise<number> {
   const args = [
-    '-m', values.model, '-f', file, '-t', String(threads), '-l', 'auto', '-bs', String(beam > 1 ? beam : 1), '-bo', String(beam > 1 ? beam : 5),
+    '-m', values.model, '-f', file, '-t', String(threads), '-l', 'auto', '-bs', String(Math.max(beam, 1)), '-bo', String(beam > 1 ? beam : 5),
     '-tp', '0', '-tpi', '0.2', '-nth', '0.6', '-sns', '-ojf', '-of', outBase, '-np',
     ...(timing === 'dtw' ? ['-dtw', 'base', '-nfa'] : []),
   ];
@@ -72,7 +72,8 @@ const quality: Record<string, { wer: number; language: string; onsets?: number[]
 async function runOurs(f: (typeof files)[number]): Promise<void> {
   const started = performance.now();
   const result = await transcriber.transcribe({ audioPath: join(values.media, f.name) });
-  (ours[f.name] ??= []).push(performance.now() - started);
+  ours[f.name] ??= [];
+  ours[f.name]!.push(performance.now() - started);
   quality[f.name] = {
     wer: wordErrorRate(f.text, result.words.map((w) => w.text).join(' ')),
     language: result.language,
@@ -80,7 +81,8 @@ async function runOurs(f: (typeof files)[number]): Promise<void> {
   };
 }
 async function runCli(f: (typeof files)[number], run: number): Promise<void> {
-  (theirs[f.name] ??= []).push(await cli(join(values.media, f.name), join(work, `${f.name}-${run}`)));
+  theirs[f.name] ??= [];
+  theirs[f.name]!.push(await cli(join(values.media, f.name), join(work, `${f.name}-${run}`)));
 }
 if (values.interleave) {
   for (let run = 0; run < runs; run++) {

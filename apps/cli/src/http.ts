@@ -13,7 +13,7 @@ export async function requestJson(opts: { url: string; method: string; path: str
     throw new CliError(`cannot reach the control plane at ${opts.url} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); is it running (npm start)? Set CAPTIONFARM_URL otherwise.`);
   }
   const text = await res.text();
-  let body: unknown = undefined;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {

@@ -7,7 +7,7 @@ export function usageText(cmd: Command): string {
 }
 
 /** The full command line of a command, e.g. "captionfarm admin keys create". */
-export function commandPath(cmd: Command): string {
+function commandPath(cmd: Command): string {
   const names: string[] = [];
   for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
   return names.join(' ');

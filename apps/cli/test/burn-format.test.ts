@@ -129,7 +129,7 @@ describe('readTranscript (--transcript-in)', () => {
 
   it.each([
     ['{"words": [', /is not JSON/],
-    [JSON.stringify({ words: [{ text: 'a', start: 1, end: 0.5 }] }), /not a valid transcript:\n  words\.0\.end: end \(0\.5\) must be greater than start \(1\)/],
+    [JSON.stringify({ words: [{ text: 'a', start: 1, end: 0.5 }] }), /not a valid transcript:\n {2}words\.0\.end: end \(0\.5\) must be greater than start \(1\)/],
     [JSON.stringify({ text: 'hello' }), /not a valid transcript:[\s\S]*words/],
     [JSON.stringify(Array.from({ length: 30 }, () => ({ text: '', start: 0, end: 1 }))), /\.\.\. and 20 more/],
   ])('refuses %s before anything is uploaded (exit 2)', async (content, message) => {

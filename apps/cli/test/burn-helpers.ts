@@ -3,8 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 /** Shared by the burn, jobs and templates CLI tests: run the real `captionfarm` as a user would. */
-export const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
-export const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
+const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
 
 const execFileP = promisify(execFile);
 
@@ -67,7 +67,7 @@ export interface PtyRun {
   kill(): void;
 }
 
-export function stripAnsi(s: string): string {
+function stripAnsi(s: string): string {
   // eslint-disable-next-line no-control-regex
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
 }

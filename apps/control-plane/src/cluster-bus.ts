@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Db } from '@captionfarm/db';
 
 /** An event for one agent node, or (nodeId null) for every node online on a control plane. */
-export interface BusMessage {
+interface BusMessage {
   nodeId: string | null;
   event: AgentEvent;
 }

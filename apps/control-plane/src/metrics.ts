@@ -22,7 +22,7 @@ export interface Metrics {
   http(): (req: Request, res: Response, next: NextFunction) => void;
 }
 
-export const PHASE_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
+const PHASE_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
 
 export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
   const { db } = deps;

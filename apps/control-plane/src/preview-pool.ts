@@ -7,11 +7,11 @@ import type { PreviewTask } from './preview-worker.ts';
  * of the pool's threads' turns; past it the request gets 429 at once (no waiting, so a client
  * sees the limit immediately and no request holds a connection while it waits).
  */
-export const PREVIEW_CONCURRENCY: Record<PlanId, number> = { free: 1, starter: 2, pro: 4 };
+const PREVIEW_CONCURRENCY: Record<PlanId, number> = { free: 1, starter: 2, pro: 4 };
 /** Largest preview in pixels (3840x2160 either way round); a bigger frame is 422. */
-export const MAX_PREVIEW_PIXELS = 3840 * 2160;
+const MAX_PREVIEW_PIXELS = 3840 * 2160;
 /** A preview that takes longer than this is abandoned (its worker is replaced) with 503. */
-export const PREVIEW_TIMEOUT_MS = 20_000;
+const PREVIEW_TIMEOUT_MS = 20_000;
 
 export interface PreviewPool {
   /** Renders one frame on a worker thread; the caller's plan bounds its previews in flight. */

@@ -53,7 +53,9 @@ function otherConnection() {
   return {
     query: (text: string) => {
       const stmt = db.prepare(text);
-      return stmt.reader ? String(Object.values(stmt.get() as Record<string, unknown>)[0]) : (stmt.run(), '');
+      if (stmt.reader) return String(Object.values(stmt.get() as Record<string, unknown>)[0]);
+      stmt.run();
+      return '';
     },
     close: () => db.close(),
   };

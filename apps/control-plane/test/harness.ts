@@ -19,9 +19,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export interface Api {
-  (method: string, p: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
-}
+export type Api = (method: string, p: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; headers: Headers }>;
 
 export function apiFor(url: string, key: string | undefined): Api {
   return async (method, p, body, headers = {}) => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
-import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
 let h: Harness;
 let clockOffsetMs = 0;

@@ -117,7 +117,7 @@ export interface TemplateSummary {
   createdAt: string | null;
 }
 
-export interface WebhookAttemptView {
+interface WebhookAttemptView {
   attempt: number;
   startedAt: string;
   durationMs: number;

@@ -6,17 +6,17 @@ import { emphasisOf, type Template } from './template.ts';
 const C1 = 1.70158;
 const C3 = C1 + 1;
 
-export const clamp01 = (p: number) => (p < 0 ? 0 : p > 1 ? 1 : p);
+export const clamp01 = (p: number) => (p < 0 ? 0 : Math.min(p, 1));
 export const easeOutCubic = (p: number) => 1 - (1 - clamp01(p)) ** 3;
 /** Overshoots to about 1.10 at p = 0.58, then settles at 1. */
-export const easeOutBack = (p: number) => {
+const easeOutBack = (p: number) => {
   const q = clamp01(p) - 1;
   return 1 + C3 * q ** 3 + C1 * q ** 2;
 };
 const BACK_PEAK = 1.0999;
 
 /** A word popping in: from 55% to full size with a small overshoot. */
-export const WORD_POP_FROM = 0.55;
+const WORD_POP_FROM = 0.55;
 export const wordPopScale = (p: number) => WORD_POP_FROM + (1 - WORD_POP_FROM) * easeOutBack(p);
 /** Rising words start this far below (em). */
 export const RISE_EM = 0.35;
@@ -25,7 +25,7 @@ export const BOUNCE_EM = 0.22;
 /** A bounce lasts this many transition durations. */
 export const BOUNCE_SPAN = 1.5;
 /** A page popping in starts at 80% size. */
-export const PAGE_POP_FROM = 0.8;
+const PAGE_POP_FROM = 0.8;
 export const pagePopScale = (p: number) => PAGE_POP_FROM + (1 - PAGE_POP_FROM) * easeOutBack(p);
 /** Pages sliding up start this far below (em). */
 export const SLIDE_EM = 0.45;

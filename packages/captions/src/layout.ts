@@ -270,7 +270,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
     const pageTokens = lines.flat();
     const direction = baseDirection(pageTokens.map((t) => t.text));
     const emphasized = new Set<number>();
-    pageTokens.forEach((t, i) => t.forced && emphasized.add(i));
+    for (const [i, t] of pageTokens.entries()) if (t.forced) emphasized.add(i);
     if (autoEmphasis) emphasized.add(pickKeyword(pageTokens));
     emphasized.delete(-1);
     const blockHeight = (lines.length - 1) * lineHeightPx + metrics.capHeight + metrics.descender;

@@ -52,10 +52,6 @@ export function unionRect(a: Rect | null, b: Rect): Rect {
   return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
 }
 
-export function insetRect(r: Rect, dx: number, dy: number): Rect {
-  return { x: r.x + dx, y: r.y + dy, width: Math.max(0, r.width - 2 * dx), height: Math.max(0, r.height - 2 * dy) };
-}
-
 export function containsRect(outer: Rect, inner: Rect, tolerance = 0.5): boolean {
   return (
     inner.x >= outer.x - tolerance &&

@@ -183,7 +183,7 @@ export function subtitleCues(words: readonly SubtitleWord[], opts: SubtitleOptio
   return groups.map((g, i) => {
     const start = g.tokens[0]!.start;
     let end = Math.max(...g.tokens.map((t) => t.end));
-    const nextStart = groups[i + 1]?.tokens[0]!.start;
+    const nextStart = groups[i + 1]?.tokens[0]?.start;
     if (nextStart !== undefined && nextStart > start) end = Math.min(end, nextStart);
     return { start, end: Math.max(end, start + 0.001), lines: g.lines.map((idx) => lineText(g.tokens, idx)) };
   });

@@ -19,7 +19,7 @@ const SENTENCE_END_RE = /[.!?…。！？]["'”’」』)]*$/u;
 const SOFT_BREAK_RE = /[,;:，、；：—–]["'”’」』)]*$/u;
 const STRIP_TRAILING_RE = /[.,;:…，。、；：]+$/u;
 
-export function charDirection(ch: string): Direction | null {
+function charDirection(ch: string): Direction | null {
   if (RTL_RE.test(ch)) return 'rtl';
   if (STRONG_RE.test(ch)) return 'ltr';
   return null;

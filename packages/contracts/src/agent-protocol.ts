@@ -5,7 +5,7 @@ import {
   AgentFailInputSchema,
   AgentIngestedInputSchema,
   AgentProgressInputSchema,
-  AgentRegisterInputSchema,
+  type AgentRegisterInputSchema,
   AgentTranscribedInputSchema,
   type AgentEvent,
   type LeasedJob,

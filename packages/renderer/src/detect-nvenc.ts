@@ -2,7 +2,7 @@ import { runFf } from './call-ff.ts';
 import { ffmpegPaths } from './ffmpeg-path.ts';
 
 /** Listing the encoder is not enough (Debian's ffmpeg lists h264_nvenc on machines without a GPU): a tiny trial encode decides. */
-export const NVENC_TRIAL_ARGS: readonly string[] = [
+const NVENC_TRIAL_ARGS: readonly string[] = [
   '-hide_banner', '-nostdin', '-loglevel', 'error',
   '-f', 'lavfi', '-i', 'color=c=black:s=256x256:r=30:d=0.2',
   '-c:v', 'h264_nvenc', '-f', 'null', '-',

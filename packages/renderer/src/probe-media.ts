@@ -23,7 +23,7 @@ const NOT_MEDIA_ERRORS = new Set([-1094995529, -541478725]);
 const HTTP_URL = /^https?:\/\//i;
 
 /** A local path, or an http(s) URL (the control plane probes a presigned GET of an upload: ffprobe reads only what it needs, with ranges). */
-export function ffprobeArgs(path: string): string[] {
+function ffprobeArgs(path: string): string[] {
   // `-show_error` puts ffprobe's error code into the JSON, so failures are classified by
   // number, never by message text. `file:` keeps a path like `a:b.mp4` from being read as a protocol.
   // A URL gets a 15 s read/write timeout, so a stalled store cannot hold the probe.
@@ -75,7 +75,7 @@ export function parseProbeOutput(json: string, stderrTail = ''): MediaInfo {
   const video = streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
   const audio = streams.find((s) => s.codec_type === 'audio');
   const durationSeconds = positive(out.format?.duration) ?? positive(video?.duration) ?? null;
-  if (!video || !video.width || !video.height || durationSeconds === null) {
+  if (!video?.width || !video.height || durationSeconds === null) {
     throw new RenderError('source-unreadable', video ? 'The video has no duration or size (a still image?); upload a video file' : 'The file has no video stream; upload a video file', { stderrTail });
   }
   const rotation = rotationOf(video);

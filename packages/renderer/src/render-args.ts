@@ -2,7 +2,7 @@ import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type 
 import { sizeFilters, type Size } from './plan-output-size.ts';
 import { toFileUrl } from './probe-media.ts';
 
-export interface Rect {
+interface Rect {
   x: number;
   y: number;
   width: number;

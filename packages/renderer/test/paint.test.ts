@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { Word } from '@captionfarm/contracts';
-import { builtinTemplates, deriveTemplate, getBuiltinTemplate, safeArea, type Template } from '@captionfarm/captions';
+import { builtinTemplates, deriveTemplate, getBuiltinTemplate, safeArea } from '@captionfarm/captions';
 import { createBandPainter, renderPreviewFrame } from '../src/paint/index.ts';
 
 const STORY =

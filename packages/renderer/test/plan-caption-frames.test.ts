@@ -40,7 +40,10 @@ describe('planCaptionFrames', () => {
 
   it('samples at most 120 times a second, whatever rate a file claims', () => {
     let calls = 0;
-    planCaptionFrames({ keyAt: () => (calls++, 'x'), durationSeconds: 10, fps: 90_000 });
+    planCaptionFrames({ keyAt: () => {
+        calls++;
+        return 'x';
+      }, durationSeconds: 10, fps: 90_000 });
     expect(calls).toBeLessThanOrEqual(1202);
   });
 

@@ -20,7 +20,7 @@ describe('renderArgs', () => {
   const args = renderArgs(base);
 
   it('reads the source, then the caption stream from fd 3 without probing it', () => {
-    expect(args.filter((a, i) => args[i - 1] === '-i')).toEqual(['/in/source video.mov', 'pipe:3']);
+    expect(args.filter((_a, i) => args[i - 1] === '-i')).toEqual(['/in/source video.mov', 'pipe:3']);
     const pipeAt = args.indexOf('pipe:3');
     expect(args.slice(pipeAt - 7, pipeAt + 1)).toEqual(['-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3']);
   });

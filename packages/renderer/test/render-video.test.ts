@@ -103,7 +103,10 @@ describe('renderVideo', () => {
     const sizes: unknown[] = [];
     const result = await renderVideo({
       input, output: out, format: 'mp4', quality: 'low',
-      painter: (frame) => (sizes.push(frame), blockPainter(frame, { redAt: 0.5, greenAt: 5 })),
+      painter: (frame) => {
+        sizes.push(frame);
+        return blockPainter(frame, { redAt: 0.5, greenAt: 5 });
+      },
     });
     expect(sizes).toEqual([{ width: 320, height: 240, fps: 30 }]);
     expect(result).toMatchObject({ width: 320, height: 240 });
@@ -133,7 +136,7 @@ describe('renderVideo', () => {
       (await ffprobeJson(f, ['-select_streams', 'v:0', '-show_entries', 'frame=pts_time'])).frames.map((fr: any) => Number(fr.pts_time));
     const [src, dst] = [await times(input), await times(out)];
     expect(dst.length).toBe(src.length);
-    dst.forEach((t, i) => expect(t).toBeCloseTo(src[i]!, 2));
+    for (const [i, t] of dst.entries()) expect(t).toBeCloseTo(src[i]!, 2);
     // Irregular spacing really is there (not resampled to a constant rate).
     const gaps = new Set(dst.slice(1).map((t, i) => Math.round((t - dst[i]!) * 1000)));
     expect(gaps.size).toBeGreaterThan(1);
@@ -142,7 +145,10 @@ describe('renderVideo', () => {
   it('scales to a requested resolution and to the frame budget', async () => {
     const a = join(dir, 'res.mp4');
     const sizes: unknown[] = [];
-    const painter = (size: { width: number; height: number }) => (sizes.push(size), blockPainter(size));
+    const painter = (size: { width: number; height: number }) => {
+      sizes.push(size);
+      return blockPainter(size);
+    };
     expect(await renderVideo({ input: speech, output: a, painter, format: 'mp4', quality: 'low', resolution: { width: 160, height: 120 } })).toMatchObject({ width: 160, height: 120 });
     const b = join(dir, 'budget.mp4');
     expect(await renderVideo({ input: speech, output: b, painter, format: 'mp4', quality: 'low', maxPixels: 200 * 150 })).toMatchObject({ width: 200, height: 150 });

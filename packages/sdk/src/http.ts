@@ -143,4 +143,3 @@ export function createTransport(opts: TransportOptions) {
     },
   };
 }
-export type Transport = ReturnType<typeof createTransport>;

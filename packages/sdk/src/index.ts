@@ -12,7 +12,7 @@ export {
 } from './errors.ts';
 export { SDK_VERSION } from './http.ts';
 export { RETRYABLE_FAILURE_CODES, isKnownFailureCode, isRetryableFailure, isTerminal, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
-export { type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
+export type { DownloadOptions, PutUploadOptions, TransferProgress, UploadBody } from './transfer.ts';
 export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
 export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type HeadersLike, type VerifiedWebhook, type VerifyWebhookOptions } from './webhooks.ts';
 export {

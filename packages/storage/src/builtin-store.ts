@@ -32,7 +32,7 @@ export interface BuiltinStoreOptions {
   corsOrigin?: string;
 }
 
-export interface BuiltinStoreLimits {
+interface BuiltinStoreLimits {
   /** Concurrent requests from one client address; 503 SlowDown above. */
   maxConnectionsPerIp: number;
   /** Concurrent PUTs to one object (every presigned URL of one key); 503 SlowDown above. */
@@ -41,7 +41,7 @@ export interface BuiltinStoreLimits {
   putIdleMs: number;
 }
 
-export const DEFAULT_BUILTIN_STORE_LIMITS: BuiltinStoreLimits = { maxConnectionsPerIp: 64, maxPutsPerObject: 4, putIdleMs: 20_000 };
+const DEFAULT_BUILTIN_STORE_LIMITS: BuiltinStoreLimits = { maxConnectionsPerIp: 64, maxPutsPerObject: 4, putIdleMs: 20_000 };
 
 export interface BuiltinStore extends ObjectStore {
   /** Path prefix the handler serves (`/s3`). */

@@ -93,7 +93,7 @@ describe('built-in store: concurrent PUTs to one upload URL', () => {
         socket.on('data', (d) => (text += d.toString()));
         socket.on('close', () => resolve(text));
       }));
-      sockets.forEach((socket, i) => socket.write(Buffer.concat([Buffer.from(`PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`), bodies[i]!])));
+      for (const [i, socket] of sockets.entries()) socket.write(Buffer.concat([Buffer.from(`PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`), bodies[i]!]));
       const statuses = (await Promise.all(responses)).map((r) => r.slice(0, 12));
       expect(statuses).toEqual(Array(12).fill('HTTP/1.1 200'));
       const stored = await readFile(s.store.filePath('uploads/same.mp4'));

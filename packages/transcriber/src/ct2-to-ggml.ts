@@ -29,7 +29,7 @@ const CT2_DTYPE_SIZE: Record<number, { name: string; size: number }> = {
 };
 const CT2_FLOAT16 = 4;
 
-export interface Ct2Variable {
+interface Ct2Variable {
   dims: number[];
   dtype: number;
   data: Buffer;
@@ -47,9 +47,15 @@ export function parseCt2Model(buf: Buffer): Ct2Model {
   const need = (n: number) => {
     if (o + n > buf.length) throw new Error(`CTranslate2 model truncated at byte ${o} (needs ${n} more)`);
   };
-  const u8 = () => (need(1), buf.readUInt8(o++));
-  const u16 = () => (need(2), (o += 2), buf.readUInt16LE(o - 2));
-  const u32 = () => (need(4), (o += 4), buf.readUInt32LE(o - 4));
+  /** Reads `n` bytes with `read` at the cursor and moves past them. */
+  const take = <T>(n: number, read: (at: number) => T): T => {
+    need(n);
+    o += n;
+    return read(o - n);
+  };
+  const u8 = () => take(1, (at) => buf.readUInt8(at));
+  const u16 = () => take(2, (at) => buf.readUInt16LE(at));
+  const u32 = () => take(4, (at) => buf.readUInt32LE(at));
   const str = () => {
     const n = u16();
     need(n);

@@ -7,7 +7,7 @@ export const GGML_MAGIC = 0x67676d6c;
 /** Little-endian int32 values. */
 export function int32s(...values: number[]): Buffer {
   const buf = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => buf.writeInt32LE(v, i * 4));
+  for (const [i, v] of values.entries()) buf.writeInt32LE(v, i * 4);
   return buf;
 }
 

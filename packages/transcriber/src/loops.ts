@@ -13,7 +13,7 @@
 import { deflateSync } from 'node:zlib';
 import { normalizeWords } from './metrics.ts';
 
-export const COMPRESSION_RATIO_THRESHOLD = 2.4;
+const COMPRESSION_RATIO_THRESHOLD = 2.4;
 const MIN_CHARS_FOR_RATIO = 60;
 const REPEATS = 4;
 

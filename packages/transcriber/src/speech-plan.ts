@@ -29,9 +29,9 @@ export interface PlanParams {
   maxChunk: number;
 }
 
-export const DEFAULT_PLAN: PlanParams = { pad: 0.2, mergeGap: 0.5, joinGap: 0.3, maxChunk: 28 };
+const DEFAULT_PLAN: PlanParams = { pad: 0.2, mergeGap: 0.5, joinGap: 0.3, maxChunk: 28 };
 
-export interface Span {
+interface Span {
   /** Source seconds. */
   start: number;
   end: number;

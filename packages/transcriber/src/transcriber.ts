@@ -112,7 +112,7 @@ export function dtwPreset(modelPath: string): string | undefined {
   return `${m[1]!.replace(/-/g, '.')}${m[2] ?? ''}`;
 }
 
-export const VAD_MODEL_NAME = 'silero-v6.2.3';
+const VAD_MODEL_NAME = 'silero-v6.2.3';
 
 function findVadModel(option: string | undefined, modelsDir: string, fallbackDir: string): string {
   if (option !== undefined) return resolveModelPath(option, modelsDir);

@@ -28,7 +28,7 @@ export interface VadParams {
   speechPadMs: number;
 }
 
-export const DEFAULT_VAD: VadParams = { threshold: 0.5, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
+const DEFAULT_VAD: VadParams = { threshold: 0.5, minSpeechMs: 250, minSilenceMs: 100, speechPadMs: 30 };
 
 /** Args of whisper-vad-speech-segments (pure). */
 export function vadArgs(opts: { wav: string; model: string; threads: number; params?: VadParams }): string[] {

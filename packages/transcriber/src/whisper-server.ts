@@ -58,8 +58,8 @@ export interface InferenceParams {
  * stand-in for openai/whisper's compression ratio of 2.4: repetitive output has low entropy) or
  * its average log-probability is below -1.
  */
-export const ENTROPY_THRESHOLD = 2.4;
-export const LOGPROB_THRESHOLD = -1;
+const ENTROPY_THRESHOLD = 2.4;
+const LOGPROB_THRESHOLD = -1;
 
 /**
  * The multipart fields of one /inference request (pure). The server keeps every field it was
@@ -135,7 +135,7 @@ export interface WhisperServer {
 const STDERR_KEEP = 8000;
 
 /** utime + stime of a process from /proc/PID/stat, in seconds (USER_HZ is 100 on Linux). */
-export function processCpuSeconds(pid: number | undefined): number | null {
+function processCpuSeconds(pid: number | undefined): number | null {
   if (pid === undefined || process.platform !== 'linux') return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

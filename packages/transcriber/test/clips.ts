@@ -11,7 +11,7 @@ import { parseReferenceOnsets, type ReferenceOnset } from '../src/index.ts';
 
 const ESPEAK_WORDS = new URL('./espeak-words.py', import.meta.url).pathname;
 
-export type ClipPart = { say: string } | { quiet: number };
+type ClipPart = { say: string } | { quiet: number };
 
 export interface ClipSpec {
   name: string;
@@ -35,7 +35,7 @@ export interface Clip {
 }
 
 /** A read of four sentences, as in issue 10. */
-export const EN_READ = [
+const EN_READ = [
   'Our quarterly results were better than we expected.',
   'Revenue grew by twelve percent for the third month in a row.',
   'Most new customers found us through the mobile app in the spring.',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { captionfarmCacheDir, resolveWhisperBinDir } from '../src/index.ts';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
-export const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
+const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
 /** whisper.cpp's CI fixture: real tiny vocabulary and mel filters, no weights. */
 export const EMPTY_TINY = join(SHARED_MODELS, 'for-tests-ggml-tiny.bin');
 

@@ -40,7 +40,7 @@ export function isSafeFetchError(err: unknown): err is SafeFetchError {
 }
 
 /** Walks an error's `cause` chain (undici wraps everything in `TypeError: fetch failed`). */
-export function findInCauseChain<T>(err: unknown, pick: (e: unknown) => e is T): T | undefined {
+function findInCauseChain<T>(err: unknown, pick: (e: unknown) => e is T): T | undefined {
   const seen = new Set<unknown>();
   let current: unknown = err;
   while (current !== undefined && current !== null && !seen.has(current)) {

@@ -91,14 +91,14 @@ const RANGE_WORDS: Record<AddressRange, string> = {
 };
 
 /** Strict dotted-quad IPv4 (what DNS and the WHATWG URL parser produce) to a uint32. */
-export function parseIPv4(input: string): number | null {
+function parseIPv4(input: string): number | null {
   if (!net.isIPv4(input)) return null;
   const parts = input.split('.').map(Number);
   const [a, b, c, d] = parts as [number, number, number, number];
   return v4(a, b, c, d);
 }
 
-export function formatIPv4(value: number): string {
+function formatIPv4(value: number): string {
   return [value >>> 24, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff].join('.');
 }
 

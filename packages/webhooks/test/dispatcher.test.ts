@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createWebhookDispatcher, type DispatcherEvent, type WebhookDispatcherOptions } from '../src/dispatcher.ts';
@@ -60,7 +60,9 @@ function requestsFor(id: string): ReceivedRequest[] {
 function eventWaiter(timeoutMs = 15_000) {
   const listeners: Array<(e: DispatcherEvent) => void> = [];
   return {
-    onEvent: (e: DispatcherEvent) => listeners.forEach((l) => l(e)),
+    onEvent: (e: DispatcherEvent) => {
+      for (const l of listeners) l(e);
+    },
     next(pick: (e: DispatcherEvent) => boolean): Promise<DispatcherEvent> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('event did not come in time')), timeoutMs);

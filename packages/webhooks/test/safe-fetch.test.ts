@@ -250,7 +250,7 @@ describe('safeFetch SSRF defences (test setting OFF)', () => {
 
   it('is DNS-rebinding safe: the address checked is the one connected to', async () => {
     let answers = 0;
-    const rebinding = async (hostname: string) => {
+    const rebinding = async (_hostname: string) => {
       answers += 1;
       // First answer (creation-time check) public, every later one loopback.
       return answers === 1

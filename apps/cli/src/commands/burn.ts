@@ -253,7 +253,7 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     let fontId: string;
     if (plan.font.kind === 'file') {
       const font = await client.uploadFont(plan.font.path, { signal });
-      screen.line(`font ${font.family} ${font.subfamily ?? ''}`.trimEnd() + ` uploaded as ${font.id}`);
+      screen.line(`font ${[font.family, font.subfamily].filter(Boolean).join(' ')} uploaded as ${font.id}`);
       fontId = font.id;
     } else {
       fontId = plan.font.id;

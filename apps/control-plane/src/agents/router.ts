@@ -86,4 +86,4 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; 
     }),
   });
 }
-export type { AgentContext, AgentRouter } from '@captionfarm/contracts';
+export type { AgentRouter } from '@captionfarm/contracts';

@@ -9,7 +9,7 @@ import { createAgentReports } from './reports.ts';
 import { createAgentSweeper } from './sweeper.ts';
 import type { AgentTimings } from './timings.ts';
 
-export { DEFAULT_AGENT_TIMINGS, OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
+export { DEFAULT_AGENT_TIMINGS, type AgentTimings } from './timings.ts';
 
 /**
  * The agents' side of the control plane, by concern: nodes (tokens, registration, drain),

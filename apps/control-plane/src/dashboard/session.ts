@@ -8,8 +8,8 @@ import { SESSION_ABSOLUTE_MS, type UsersService } from './users.ts';
 
 export const SESSION_COOKIE = 'cf_session';
 /** Before sign-in there is no session to hold the CSRF token: a double-submit cookie does. */
-export const CSRF_COOKIE = 'cf_csrf';
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_COOKIE = 'cf_csrf';
+const CSRF_HEADER = 'x-csrf-token';
 
 export function parseCookies(header: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -60,7 +60,7 @@ export function loadSession(users: UsersService): RequestHandler {
 }
 
 /** The CSRF token the browser must echo: the session's, or the pre-sign-in cookie's. */
-export function expectedCsrf(req: Request, res: Response): string | undefined {
+function expectedCsrf(req: Request, res: Response): string | undefined {
   return authOf(res)?.session.csrf_token ?? parseCookies(req.headers.cookie)[CSRF_COOKIE];
 }
 

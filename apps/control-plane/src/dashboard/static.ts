@@ -5,13 +5,13 @@ import express, { type RequestHandler, type Router } from 'express';
 import { ApiError } from '@captionfarm/contracts';
 
 /** Where `vite build` of apps/dashboard writes (scripts/setup builds it). */
-export const DEFAULT_DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dashboard/dist');
+const DEFAULT_DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dashboard/dist');
 
 /**
  * The pages' Content-Security-Policy: scripts, styles and everything else from this origin only
  * (Vite's build output has no inline script); media and uploads may also reach an external store.
  */
-export function contentSecurityPolicy(storeOrigin: string | undefined): string {
+function contentSecurityPolicy(storeOrigin: string | undefined): string {
   const store = storeOrigin ? ` ${storeOrigin}` : '';
   return [
     "default-src 'self'",

@@ -3,14 +3,14 @@ import { ApiError } from '@captionfarm/contracts';
 import type { Db, Session, User } from '@captionfarm/db';
 import { hashSecret, safeEqual } from '../crypto.ts';
 
-export const INVITE_TTL_MS = 72 * 3600_000;
+const INVITE_TTL_MS = 72 * 3600_000;
 /** A session ends after this long without a request... */
-export const SESSION_IDLE_MS = 2 * 3600_000;
+const SESSION_IDLE_MS = 2 * 3600_000;
 /** ...and this long after sign-in, whatever happens. */
 export const SESSION_ABSOLUTE_MS = 24 * 3600_000;
 /** last_seen_at is written at most this often (one write per minute per session, not per request). */
 const TOUCH_EVERY_MS = 60_000;
-export const MIN_PASSWORD_LENGTH = 10;
+const MIN_PASSWORD_LENGTH = 10;
 
 // OWASP's scrypt floor (N=2^15, r=8, p=3: 32 MiB); the parameters are stored with each hash.
 const SCRYPT = { N: 2 ** 15, r: 8, p: 3 };
@@ -19,13 +19,13 @@ function scrypt(password: string, salt: Buffer, keylen: number, o: ScryptOptions
   return new Promise((resolve, reject) => scryptCb(password, salt, keylen, { ...o, maxmem: 128 * o.N! * o.r! * 2 }, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
-export async function hashPassword(password: string): Promise<string> {
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scrypt(password, salt, 32, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [kind, n, r, p, salt, hash] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !hash) return false;
   const key = await scrypt(password, Buffer.from(salt, 'base64url'), 32, { N: Number(n), r: Number(r), p: Number(p) });

@@ -1,7 +1,7 @@
 import { ApiError, type ErrorBody } from '@captionfarm/contracts';
 import type { ErrorRequestHandler, Response } from 'express';
 
-export function sendError(res: Response, err: ApiError): void {
+function sendError(res: Response, err: ApiError): void {
   const requestId = String(res.locals.requestId ?? '');
   const body: ErrorBody = {
     error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}), requestId },
@@ -14,7 +14,7 @@ export function sendError(res: Response, err: ApiError): void {
  * The code of a "no space left" error (SQLite's SQLITE_FULL, or ENOSPC from the file system) in
  * `err` or its causes; undefined for anything else. By code, never by message text.
  */
-export function diskFull(err: unknown): string | undefined {
+function diskFull(err: unknown): string | undefined {
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (code === 'SQLITE_FULL' || code === 'ENOSPC') return code;

@@ -83,7 +83,7 @@ export function rateLimit(db: Db, now: () => Date): RequestHandler {
  * moment later (an immediate close with unread input would reset the connection and could lose
  * the answer).
  */
-export function closeAfterResponse(req: Request, res: Response): void {
+function closeAfterResponse(req: Request, res: Response): void {
   res.setHeader('Connection', 'close');
   res.once('finish', () => {
     const socket = req.socket;

@@ -7,9 +7,9 @@ import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts'
 
 type Q = Db | Transaction<Database>;
 
-export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** lastUsedAt of an API key is exact to this much (one write per key and minute at most). */
-export const LAST_USED_RESOLUTION_MS = 60_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 

@@ -130,4 +130,3 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
     },
   };
 }
-export type Admission = ReturnType<typeof createAdmission>;

@@ -19,16 +19,16 @@ import type { ObjectStore } from '@captionfarm/storage';
 import { FontRejectedError, inspectFont } from '@captionfarm/renderer';
 import type { Caller } from './jobs.ts';
 
-export const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
+const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
 /**
  * A font upload never completed is removed this long after its URL expired: it counts against the
  * account's 20 fonts, so it must not linger for a day like a video upload; the hour leaves time to
  * call complete after a PUT that finished just before the URL expired.
  */
-export const PENDING_FONT_GRACE_MS = 60 * 60 * 1000;
+const PENDING_FONT_GRACE_MS = 60 * 60 * 1000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function toFontRecord(row: FontRow): FontRecord {
+function toFontRecord(row: FontRow): FontRecord {
   return {
     id: row.id,
     status: row.status as FontRecord['status'],
@@ -213,7 +213,7 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
       const out: LeasedFont[] = [];
       for (const id of fontIds) {
         const row = await db.selectFrom('fonts').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('status', '=', 'ready').executeTakeFirst();
-        if (!row || !row.sfnt_key || !row.sha256 || !row.sfnt_bytes) continue;
+        if (!row?.sfnt_key || !row.sha256 || !row.sfnt_bytes) continue;
         out.push({ id: row.id, sha256: row.sha256, sizeBytes: row.sfnt_bytes, weight: row.weight ?? 400, url: await store.presignGet({ key: row.sfnt_key, expiresInSeconds: 6 * 3600 }) });
       }
       return out;

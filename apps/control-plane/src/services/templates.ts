@@ -19,7 +19,7 @@ export interface TemplateSummary {
   createdAt: string | null;
 }
 
-export const MAX_CUSTOM_TEMPLATES = 200;
+const MAX_CUSTOM_TEMPLATES = 200;
 
 export function createTemplatesService(deps: {
   db: Db;

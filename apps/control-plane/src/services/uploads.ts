@@ -4,8 +4,8 @@ import { lockAccount, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { Caller } from './jobs.ts';
 
-export const UPLOAD_URL_TTL_SECONDS = 15 * 60;
-export const UNCLAIMED_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
+const UPLOAD_URL_TTL_SECONDS = 15 * 60;
+const UNCLAIMED_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
 
 const DAY_MS = 86_400_000;
 

@@ -1,5 +1,5 @@
 import type { Database, Db, WebhookAttemptsTable, WebhookDeliveriesTable } from '@captionfarm/db';
-import type { Generated, Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
 
 /**
  * The webhook tables with the columns migration 0002 adds (packages/db's schema.ts types 0001
@@ -21,7 +21,6 @@ export interface WebhookTables {
 }
 
 export type WebhookDb = Kysely<Omit<Database, keyof WebhookTables> & WebhookTables>;
-export type WebhookTrx = Transaction<Omit<Database, keyof WebhookTables> & WebhookTables>;
 
 export function webhookDb(db: Db): WebhookDb {
   return db as unknown as WebhookDb;

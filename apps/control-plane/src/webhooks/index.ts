@@ -9,7 +9,7 @@ import { mountAdminWebhookRoutes, mountPublicWebhookRoutes } from './routes.ts';
 import { createSqlWebhookStore } from './sql-store.ts';
 
 export { createSqlWebhookStore } from './sql-store.ts';
-export { createDeliveriesService, DELIVERY_RETENTION_MS, type DeliveriesService, type WebhookDeliveryView, type AdminWebhookDeliveryView, type WebhookAttemptView } from './deliveries.ts';
+export { createDeliveriesService, DELIVERY_RETENTION_MS } from './deliveries.ts';
 
 /** Dispatcher tuning (tests shorten the poll interval and fix the jitter). Defaults: the package's. */
 export interface WebhookTimings {

@@ -103,6 +103,7 @@ function Output({ job }: { job: JobRecord }) {
     <Card title="Output" className="span-3">
       <div className="player">
         {/* The captions are burned into the picture: there is no separate track to offer. */}
+        {/* biome-ignore lint/a11y/useMediaCaption: the captions are in the pixels */}
         <video controls preload="auto" src={job.downloadUrl ?? undefined} data-testid="output-video" aria-label="Captioned output" />
       </div>
       <div className="actions">

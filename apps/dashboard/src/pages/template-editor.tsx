@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, apiImage } from '../api.ts';
-import { Card, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
+import { ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
 
 const FONTS = ['Montserrat', 'Poppins', 'Inter', 'Anton', 'Bebas Neue', 'Luckiest Guy', 'Playfair Display'];
 const WORD_ANIMATIONS = ['none', 'appear', 'pop', 'fade', 'rise', 'typewriter'];

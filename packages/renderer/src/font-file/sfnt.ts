@@ -7,7 +7,7 @@ export class FontProblem extends Error {
   override name = 'FontProblem';
 }
 
-export type SfntFlavor = 'truetype' | 'cff';
+type SfntFlavor = 'truetype' | 'cff';
 
 export interface SfntTable {
   tag: string;

@@ -50,7 +50,7 @@ function measure(ctx: SKRSContext2D, text: string, spec: FontSpec): TextBox {
   setFont(ctx, spec, text);
   const m = ctx.measureText(text);
   // Canvas adds the letter spacing after the last letter too; the visible word ends before it.
-  const width = Math.max(0, m.width - (spec.letterSpacingPx > 0 ? spec.letterSpacingPx : 0));
+  const width = Math.max(0, m.width - Math.max(spec.letterSpacingPx, 0));
   const box = {
     width,
     inkLeft: -m.actualBoundingBoxLeft,

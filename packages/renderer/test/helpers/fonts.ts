@@ -31,7 +31,7 @@ interface Dir {
   length: number;
 }
 
-export function tableDirectory(b: Buffer): Dir[] {
+function tableDirectory(b: Buffer): Dir[] {
   const n = u16(b, 4);
   return Array.from({ length: n }, (_, i) => {
     const e = 12 + 16 * i;
@@ -42,7 +42,7 @@ export function tableDirectory(b: Buffer): Dir[] {
 const table = (b: Buffer, tag: string) => tableDirectory(b).find((t) => t.tag === tag)!;
 
 /** Recomputes every table checksum and head.checkSumAdjustment: the lie is then only structural. */
-export function fixChecksums(b: Buffer): Buffer {
+function fixChecksums(b: Buffer): Buffer {
   const out = Buffer.from(b);
   const dir = tableDirectory(out);
   const head = dir.find((t) => t.tag === 'head');

@@ -1,11 +1,11 @@
 import type { LookupAddress, LookupFn } from '../../src/url-policy.ts';
-import { createFakeLookup as createTableLookup, lookupNotFound } from '../../src/testing/fake-lookup.ts';
+import { createFakeLookup as createTableLookup } from '../../src/testing/fake-lookup.ts';
 
 const v4 = (address: string): LookupAddress => ({ address, family: 4 });
 const v6 = (address: string): LookupAddress => ({ address, family: 6 });
 
 /** Simulated DNS: names used by the tests and what they "resolve" to (see src/testing/fake-lookup.ts). */
-export const FAKE_DNS: Record<string, LookupAddress[]> = {
+const FAKE_DNS: Record<string, LookupAddress[]> = {
   'receiver.test': [v4('127.0.0.1')],
   'loopback.example.com': [v4('127.0.0.1')],
   'loopback-127-9.example.com': [v4('127.0.0.9')],
@@ -24,8 +24,6 @@ export const FAKE_DNS: Record<string, LookupAddress[]> = {
   'public6.example.com': [v6('2606:2800:220:1:248:1893:25c8:1946')],
   'empty.example.com': [],
 };
-
-export const notFound = lookupNotFound;
 
 /** Lookup over FAKE_DNS (plus `extra`), counting calls per name; behaves like the system resolver. */
 export function createFakeLookup(extra: Record<string, LookupAddress[]> = {}): LookupFn & { calls: string[] } {

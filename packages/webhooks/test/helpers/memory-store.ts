@@ -10,7 +10,7 @@ import type {
  * README literally (lease, guards, attempt log), so it doubles as an executable description
  * of what the SQL store must do.
  */
-export interface MemoryRow extends WebhookDelivery {
+interface MemoryRow extends WebhookDelivery {
   state: 'pending' | 'delivered' | 'exhausted';
   exhaustedReason: 'gone' | 'attempts_exhausted' | null;
   leaseOwner: string | null;
@@ -29,7 +29,7 @@ export function createMemoryStore(): MemoryStore {
 
   function guard(a: AttemptRecord): MemoryRow | null {
     const row = rows.get(a.deliveryId);
-    if (!row || row.state !== 'pending' || row.leaseOwner !== a.owner) return null;
+    if (row?.state !== 'pending' || row.leaseOwner !== a.owner) return null;
     if (row.attemptCount !== a.attemptNumber - 1) return null;
     return row;
   }
