@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
 import { agentClient, agentToken, apiFor, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
@@ -276,6 +276,26 @@ describe('GET /v1/automation-jobs (list)', () => {
     for (const j of p1.body.jobs) expect(JobRecordSchema.safeParse(j).success).toBe(true);
   });
 
+  it('jobs created in the same millisecond list in creation order, and their pages neither skip nor repeat one', async () => {
+    // A clock that never moves: every job of this control plane has the same created_at.
+    const frozen = new Date('2026-11-22T12:00:00.000Z');
+    const still = await startHarness({}, { now: () => new Date(frozen) });
+    onTestFinished(() => still.close());
+    const { api: twins } = await still.account('pro', 'twins');
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push((await twins('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await twins('GET', `/v1/automation-jobs?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status).toBe(200);
+      for (const j of page.body.jobs) expect(j.createdAt).toBe(frozen.toISOString());
+      seen.push(...page.body.jobs.map((j: { id: string }) => j.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+  });
+
   it('defaults to 20 per page, caps limit at 100', async () => {
     const { api: many } = await h.account('pro', 'many');
     for (let i = 0; i < 21; i++) await many('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
@@ -312,6 +332,15 @@ describe('service documents', () => {
     expect(doc.components.schemas.TranscriptRecord.required).toEqual(['language', 'languageProbability', 'words']);
     expect(doc.components.schemas.CreateJobRequest.properties.transcript.properties.words.maxItems).toBe(20_000);
     expect(doc.components.schemas.JobRecord.properties.failureCode.anyOf[0].enum).toContain('transcript-out-of-range');
+    // Issue 16: per-job style, fonts, overlay output.
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs/{id}/style', '/v1/fonts', '/v1/fonts/{id}', '/v1/fonts/{id}/complete']));
+    expect(doc.components.schemas.CreateJobRequest.properties.style.$ref).toBe('#/components/schemas/Style');
+    expect(Object.keys(doc.components.schemas.Style.properties)).toEqual(expect.arrayContaining(['font', 'fill', 'outline', 'shadow', 'background', 'position', 'layout', 'active', 'animation', 'emoji', 'keywords']));
+    expect(doc.components.schemas.Style.properties.font.properties.fontId).toBeDefined();
+    expect(doc.components.schemas.CreateJobRequest.properties.format.enum).toEqual(['mp4', 'webm', 'mov']);
+    expect(doc.components.schemas.CreateJobRequest.properties.overlay.description).toMatch(/"mov" is accepted only with overlay: true/);
+    expect(doc.paths['/v1/fonts/{id}/complete'].post.responses['422'].description).toMatch(/^invalid_font/);
+    expect(doc.paths['/v1/templates/{id}/preview'].post.requestBody.content['application/json'].schema.properties.style.$ref).toBe('#/components/schemas/Style');
   });
 
   it('answers unknown routes with the error body', async () => {
