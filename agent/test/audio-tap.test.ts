@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWavHeader } from '@captionfarm/transcriber';
-import { createSafeFetch } from '@captionfarm/webhooks';
+import { createSafeFetch } from '@captionfarm/net';
 import { extractWhisperWav, indexBeforeMedia, startAudioTap } from '../src/audio-tap.ts';
 import { downloadSource } from '../src/ingest.ts';
 import { ffmpegProcesses, run } from './e2e-harness.ts';
