@@ -30,13 +30,15 @@ export function testS3ServerBinary(env: NodeJS.ProcessEnv = process.env): string
 }
 
 /**
- * Why the S3 suites cannot run here, or undefined when they can. On CI (CI=true) a missing binary
+ * Why the S3 suites cannot run here (also printed), or undefined when they can. On CI (CI=true) a missing binary
  * throws instead: scripts/setup builds it there, so its absence is a broken setup, not a skip.
  */
 export function testS3ServerMissing(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (testS3ServerBinary(env)) return undefined;
   const why = 'no MinIO binary (run `bash scripts/build-minio`, or set CAPTIONFARM_MINIO_BIN): the tests against a real S3 server are skipped';
-  if (env.CI === 'true' || env.CI === '1') throw new Error(`CI: ${why.replace(' are skipped', ' cannot run')}; scripts/setup should have built it`);
+  if (env.CI === 'true' || env.CI === '1') throw new Error(`CI: ${why.replace(' are skipped', ' cannot run')}; scripts/setup --s3 should have built it`);
+  // Said out loud: a reporter lists skipped tests by count only.
+  console.warn(`S3 suites: ${why}`);
   return why;
 }
 
