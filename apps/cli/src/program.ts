@@ -105,6 +105,15 @@ function defineAdmin(program: Command, env: CliEnv): void {
   leaf(webhooks, 'redeliver', 'webhooks redeliver', 'send it again now, with the same webhook-id (give --job or --delivery)')
     .option('--job <id>', "the job's latest delivery")
     .option('--delivery <id>', 'this delivery');
+
+  // A local command: it reads the data dir's SQLite file and writes PostgreSQL, not the admin API.
+  admin
+    .command('migrate-to-postgres')
+    .description("copy an embedded farm's SQLite database into an empty PostgreSQL (stop the control plane first)")
+    .option('--to <url>', 'postgres:// URL (default: CAPTIONFARM_DATABASE_URL)')
+    .option('--from <file>', 'the SQLite file (default: CAPTIONFARM_DATA_DIR/captionfarm.sqlite)')
+    .option('--json', 'print what was copied as JSON')
+    .action(action(async (values: { to?: string; from?: string; json?: boolean }) => (await import('./commands/admin-migrate.ts')).migrateToPostgres(values, env)));
 }
 
 function defineJobs(program: Command, env: CliEnv): void {
