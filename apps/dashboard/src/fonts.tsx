@@ -12,7 +12,7 @@ export interface FontView {
 }
 
 /** The account's uploaded fonts (GET /v1/fonts). */
-export function useFonts() {
+function useFonts() {
   return useQuery({ queryKey: ['fonts'], queryFn: () => api<{ fonts: FontView[] }>('GET', '/v1/fonts') });
 }
 

@@ -93,14 +93,14 @@ const RANGE_WORDS: Record<AddressRange, string> = {
 };
 
 /** Strict dotted-quad IPv4 (what DNS and the WHATWG URL parser produce) to a uint32. */
-export function parseIPv4(input: string): number | null {
+function parseIPv4(input: string): number | null {
   // Four decimal parts only: ipaddr.js's IPv4.parse would also take `0x7f.1` or `2130706433`.
   if (!ipaddr.IPv4.isValidFourPartDecimal(input)) return null;
   const [a, b, c, d] = ipaddr.IPv4.parse(input).octets as [number, number, number, number];
   return v4(a, b, c, d);
 }
 
-export function formatIPv4(value: number): string {
+function formatIPv4(value: number): string {
   return [value >>> 24, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff].join('.');
 }
 

@@ -18,7 +18,7 @@ export interface FfRunOptions {
   onStdout?: (chunk: string) => void;
 }
 
-interface FfResult {
+export interface FfResult {
   exitCode: number | null;
   /** Set when the child died from a signal. */
   exitSignal: NodeJS.Signals | null;
