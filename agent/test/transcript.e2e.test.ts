@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseSync } from 'subtitle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptRecordSchema, type TranscriptInput, type TranscriptRecord } from '@captionfarm/contracts';
-import { createClient, type CaptionfarmClient } from '@captionfarm/sdk';
+import { createClient, type CaptionfarmClient } from '../../packages/sdk/src/index.ts';
 import { createTranscriber, type Transcriber } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/webhooks';
 import { createAgent, type Agent } from '../src/index.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRecordSchema } from '@captionfarm/contracts';
-import { verifyWebhook } from '@captionfarm/sdk';
+import { verifyWebhook } from '../../packages/sdk/src/index.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../../packages/webhooks/test/helpers/receiver.ts';
 import { makeClip, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createControlPlane, loadConfig, type ControlPlane } from '@captionfarm/control-plane';
+import { createControlPlane, loadConfig, type ControlPlane } from '../../apps/control-plane/src/index.ts';
 import { createAgent } from '../src/agent.ts';
 import { jobDirPrefix, sweepWorkDir } from '../src/work-dir.ts';
 

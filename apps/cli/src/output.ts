@@ -8,6 +8,13 @@ export class CliError extends Error {
   }
 }
 
+/** A command line the user got wrong: exit 2, and the command's usage is shown after the message. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
 export function print(value: unknown, json: boolean, human?: (v: never) => string): void {
   if (json || !human) process.stdout.write(`${JSON.stringify(value, null, json ? 2 : 2)}\n`);
   else process.stdout.write(`${human(value as never)}\n`);

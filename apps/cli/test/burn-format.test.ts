@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { etaSeconds, formatBytes, formatDuration, parseBurnArgs, phaseLine, progressBar, readTranscript, renderEta, transferLine } from '../src/commands/burn.ts';
+import { parseBurnArgs } from '../src/commands/burn-args.ts';
+import { etaSeconds, formatBytes, formatDuration, phaseLine, progressBar, readTranscript, renderEta, transferLine } from '../src/commands/burn.ts';
 import { CliError } from '../src/output.ts';
 
 describe('parseBurnArgs', () => {
@@ -81,8 +82,10 @@ describe('parseBurnArgs', () => {
     expect((err as CliError).message).toContain('Exit codes: 0 saved');
   });
 
-  it('unknown options are parse errors (main.ts exits 2 on ERR_PARSE_ARGS_*)', () => {
-    expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(expect.objectContaining({ code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }));
+  it('unknown options are parse errors (exit 2, with the usage)', () => {
+    expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(
+      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^unknown option '--colour'\n\ncaptionfarm burn INPUT --template ID/) }),
+    );
   });
 });
 

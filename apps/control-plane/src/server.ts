@@ -7,12 +7,13 @@ import express from 'express';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
+import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentPresence } from './agents/presence.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
-import { openDatabase, type Db } from '@captionfarm/db';
+import { deleteLeaseReplies, deleteRateWindows, openDatabase, type Db } from '@captionfarm/db';
 import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
@@ -168,7 +169,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   });
   const uploads = createUploadsService({ db, store, now });
   const transcripts = createTranscriptsService({ db, jobs });
-  const hub = createAgentHub();
+  // Agent events reach agents connected to any control plane of the farm (cluster-bus.ts).
+  const bus = config.databaseUrl ? createPostgresBus({ db, url: config.databaseUrl, log }) : createLocalBus();
+  const onlineNodes = new Set<string>();
+  const hub = createAgentHub({ bus, onlineNodes: () => onlineNodes });
   const timings: AgentTimings = {
     ...DEFAULT_AGENT_TIMINGS,
     leaseMs: config.leaseSeconds * 1000,
@@ -176,7 +180,6 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     disconnectGraceMs: config.agentGraceSeconds * 1000,
     ...opts.agentTimings,
   };
-  const onlineNodes = new Set<string>();
   const agents = createAgentsService({
     db,
     store,
@@ -188,9 +191,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
     onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
-  jobs.events.on('queued', () => {
-    for (const nodeId of onlineNodes) hub.push(nodeId, { type: 'work-available' });
-  });
+  jobs.events.on('queued', () => hub.pushOnline({ type: 'work-available' }));
   jobs.events.on('cancelled', (job) => {
     if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
   });
@@ -295,7 +296,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
-    rateLimit(now),
+    rateLimit(db, now),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
     makePublicRoutes(),
   );
@@ -417,11 +418,16 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
   async function sweep(): Promise<void> {
     await uploads.sweepUnclaimed();
+    await fonts.sweepPending();
     await uploads.deleteEndedSources();
     if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
     await agents.sweep();
     await admission.admitAll();
     await webhooks.sweep();
+    // Rate windows and lease answers past their use (a window lasts a minute; a lease is re-sent within seconds).
+    const t = now().getTime();
+    await deleteRateWindows(db, new Date(t - 5 * 60_000).toISOString());
+    await deleteLeaseReplies(db, new Date(t - 60 * 60_000).toISOString());
   }
 
   const cp: ControlPlane = {
@@ -473,6 +479,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
       await webhooks.close();
       await previews.close();
+      await bus.close();
       await db.destroy();
     },
   };

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { JobRecordSchema, MAX_FONTS_PER_ACCOUNT } from '@captionfarm/contracts';
 import { checkSfnt } from '@captionfarm/renderer';
-import { BRAND_FAMILY, BRAND_TTF, hostileFontCorpus, toWoff2, type HostileFont } from '../../../packages/renderer/test/helpers/fonts.ts';
+import { BRAND_FAMILY, BRAND_OTF, BRAND_OTF_FAMILY, BRAND_TTF, hostileFontCorpus, toWoff2, type HostileFont } from '../../../packages/renderer/test/helpers/fonts.ts';
 import { startHarness, type Api, type Harness } from './harness.ts';
 
 // Issue 16 at the API: per-job style, uploaded fonts, overlay formats.
@@ -17,13 +17,15 @@ let mainKey: string;
 let brand: Buffer;
 let brandWoff2: Buffer;
 let corpus: HostileFont[];
+/** Moves the control plane's clock (the pending-upload sweep); 0 for every other test. */
+let clockOffsetMs = 0;
 beforeAll(async () => {
   brand = await readFile(BRAND_TTF);
   // Before any request: the encoder blocks the event loop, and a kept-alive connection the server
   // closed meanwhile would reset the next request.
   brandWoff2 = await toWoff2(brand);
   corpus = await hostileFontCorpus({ mutants: 12 });
-  h = await startHarness();
+  h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
   ({ api, accountId, key: mainKey } = await h.account('pro'));
   ({ api: other } = await h.account('pro', 'other'));
 });
@@ -63,6 +65,19 @@ describe('/v1/fonts', () => {
     const sfnt = Buffer.from(await (await fetch(leased[0]!.url)).arrayBuffer());
     expect(checkSfnt(sfnt).flavor).toBe('truetype');
     expect(createHash('sha256').update(sfnt).digest('hex')).toBe(up.complete.body.sha256);
+    expect((await api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
+  });
+
+  it('an OTF (CFF outlines) is accepted as it is; agents get the same bytes', async () => {
+    const otf = await readFile(BRAND_OTF);
+    const up = await uploadFont(api, otf, 'Libertine.otf');
+    expect(up.complete.status, JSON.stringify(up.complete.body)).toBe(200);
+    expect(up.complete.body).toMatchObject({ status: 'ready', format: 'otf', family: BRAND_OTF_FAMILY, weight: 400, sizeBytes: otf.length });
+    const leased = await h.cp.services.fonts.leasedFonts(accountId, [up.fontId]);
+    const sfnt = Buffer.from(await (await fetch(leased[0]!.url)).arrayBuffer());
+    expect(sfnt.equals(otf)).toBe(true);
+    expect(checkSfnt(sfnt).flavor).toBe('cff');
+    expect((await api('POST', '/v1/automation-jobs', job({ style: { font: { fontId: up.fontId } } }))).status).toBe(202);
     expect((await api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
   });
 
@@ -146,6 +161,33 @@ describe('/v1/fonts', () => {
     expect((await api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
     expect((await api('GET', `/v1/fonts/${up.fontId}`)).status).toBe(404);
     expect((await api('POST', '/v1/automation-jobs', job({ style: { font: { fontId: up.fontId } } }))).status).toBe(400);
+  });
+});
+
+describe('a font upload never completed', () => {
+  it('is swept an hour after its URL expired, object and all; a completed one stays', async () => {
+    const { api: a } = await h.account('pro', 'pending-fonts');
+    const kept = await uploadFont(a, brand, 'kept.ttf');
+    expect(kept.complete.status).toBe(200);
+    const abandoned = await a('POST', '/v1/fonts', { fileName: 'abandoned.ttf', sizeBytes: brand.length });
+    const uploadedOnly = await a('POST', '/v1/fonts', { fileName: 'uploaded-only.ttf', sizeBytes: brand.length });
+    expect((await fetch(uploadedOnly.body.uploadUrl, { method: 'PUT', body: brand })).status).toBe(200);
+    const keyOf = async (id: string) => (await h.cp.db.selectFrom('fonts').select('object_key').where('id', '=', id).executeTakeFirstOrThrow()).object_key;
+    const uploadedKey = await keyOf(uploadedOnly.body.fontId);
+    try {
+      // Still inside the grace: nothing goes.
+      clockOffsetMs = 30 * 60_000;
+      await h.cp.sweep();
+      expect((await a('GET', '/v1/fonts')).body.fonts).toHaveLength(3);
+      clockOffsetMs = 15 * 60_000 + 61 * 60_000;
+      await h.cp.sweep();
+    } finally {
+      clockOffsetMs = 0;
+    }
+    const left = (await a('GET', '/v1/fonts')).body.fonts;
+    expect(left.map((f: { id: string }) => f.id)).toEqual([kept.fontId]);
+    expect(await h.cp.store.head(uploadedKey)).toBeNull();
+    for (const id of [abandoned.body.fontId, uploadedOnly.body.fontId]) expect((await a('POST', `/v1/fonts/${id}/complete`)).status).toBe(404);
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
 import { agentClient, agentToken, apiFor, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
@@ -274,6 +274,26 @@ describe('GET /v1/automation-jobs (list)', () => {
     expect(p3.body.jobs.map((j: { id: string }) => j.id)).toEqual(newestFirst.slice(6));
     expect(p3.body.nextCursor).toBeNull();
     for (const j of p1.body.jobs) expect(JobRecordSchema.safeParse(j).success).toBe(true);
+  });
+
+  it('jobs created in the same millisecond list in creation order, and their pages neither skip nor repeat one', async () => {
+    // A clock that never moves: every job of this control plane has the same created_at.
+    const frozen = new Date('2026-11-22T12:00:00.000Z');
+    const still = await startHarness({}, { now: () => new Date(frozen) });
+    onTestFinished(() => still.close());
+    const { api: twins } = await still.account('pro', 'twins');
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push((await twins('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await twins('GET', `/v1/automation-jobs?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status).toBe(200);
+      for (const j of page.body.jobs) expect(j.createdAt).toBe(frozen.toISOString());
+      seen.push(...page.body.jobs.map((j: { id: string }) => j.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
   });
 
   it('defaults to 20 per page, caps limit at 100', async () => {

@@ -7,3 +7,4 @@ export * from './plans.ts';
 export * from './agent.ts';
 export * from './fonts.ts';
 export * from './languages.ts';
+export * from './agent-protocol.ts';

@@ -2,3 +2,4 @@ export * from './schema.ts';
 export * from './open.ts';
 export * from './dialect.ts';
 export * from './sql/index.ts';
+export * from './copy.ts';

@@ -6,6 +6,7 @@ import * as webhookStore from './migrations/0002-webhook-store.ts';
 import * as transcripts from './migrations/0010-transcripts.ts';
 import * as uploadDuration from './migrations/0011-upload-duration.ts';
 import * as users from './migrations/0012-users.ts';
+import * as scaleOut from './migrations/0013-scale-out.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import type { Database } from './schema.ts';
 
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0010-transcripts': transcripts,
   '0011-upload-duration': uploadDuration,
   '0012-users': users,
+  '0013-scale-out': scaleOut,
   '0016-fonts': fonts,
 };
 

@@ -60,6 +60,8 @@ export interface JobsTable {
   started_at: Iso | null;
   finished_at: Iso | null;
   deadline_at: Iso | null;
+  /** The job's place in its account's creation order (1, 2, ...): the list's order and cursor. Null only for rows copied in without one. */
+  seq: number | null;
   lease_id: string | null;
   lease_owner: string | null;
   lease_expires_at: Iso | null;
@@ -255,6 +257,24 @@ export interface Database {
   user_invites: UserInvitesTable;
   sessions: SessionsTable;
   job_transcripts: JobTranscriptsTable;
+  rate_windows: RateWindowsTable;
+  lease_replies: LeaseRepliesTable;
+}
+
+/** Requests per account and one-minute window (the per-plan rate limit, shared by every control plane). */
+export interface RateWindowsTable {
+  account_id: string;
+  /** ISO time of the window's start (a whole minute). */
+  window_start: Iso;
+  count: number;
+}
+
+/** What a lease answered (JSON LeasedJob[]), so a re-sent lease, to any control plane, returns the same jobs. */
+export interface LeaseRepliesTable {
+  node_id: string;
+  request_id: string;
+  reply_json: string;
+  created_at: Iso;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FontRejectedError, inspectFont } from '../src/font-file/inspect-font.ts';
 import { checkSfnt } from '../src/font-file/sfnt.ts';
-import { BRAND_FAMILY, BRAND_TTF, hostileFontCorpus, toWoff2, type HostileFont } from './helpers/fonts.ts';
+import { BRAND_FAMILY, BRAND_OTF, BRAND_OTF_FAMILY, BRAND_TTF, hostileFontCorpus, toWoff2, type HostileFont } from './helpers/fonts.ts';
 import { tempDir } from './helpers/media.ts';
 
 let dir: string;
@@ -38,6 +38,14 @@ describe('inspectFont accepts real fonts', () => {
     expect(report.sha256).toBe(createHash('sha256').update(sfnt).digest('hex'));
   });
 
+  it('an OTF (CFF outlines): kept byte for byte, with its family and glyphs', async () => {
+    const otf = await readFile(BRAND_OTF);
+    const { report, sfnt } = await inspect(otf, 'brand.otf');
+    expect(report).toMatchObject({ format: 'otf', outline: 'cff', family: BRAND_OTF_FAMILY, weight: 400, italic: false, sfntBytes: otf.length });
+    expect(report.glyphs).toBe(checkSfnt(otf).numGlyphs);
+    expect(sfnt.equals(otf)).toBe(true);
+  });
+
   it('a bold font reports its weight', async () => {
     const { report } = await inspect(await readFile(BRAND_TTF.replace('Regular', 'Bold')), 'bold.ttf');
     expect(report.weight).toBe(700);
@@ -52,15 +60,15 @@ describe('the hostile-font corpus', () => {
 
   it('is made of what the issue names', () => {
     const names = corpus.map((c) => c.name).join('\n');
-    for (const kind of ['truncated', 'unknown table', 'missing', '65535 glyphs', 'zip bomb', 'random mutation']) expect(names).toContain(kind);
+    for (const kind of ['truncated', 'unknown table', 'missing', '65535 glyphs', 'zip bomb', 'random mutation', 'OTF', 'CFF table is cut']) expect(names).toContain(kind);
     expect(corpus.length).toBeGreaterThan(60);
   });
 
   it('every file is refused with a reason, and the checker process survives each one', async () => {
-    const original = await readFile(BRAND_TTF);
+    const originals = [await readFile(BRAND_TTF), await readFile(BRAND_OTF)];
     const verdicts: string[] = [];
     for (const [i, c] of corpus.entries()) {
-      if (c.bytes.equals(original)) continue; // a mutation that flipped a byte back
+      if (originals.some((o) => c.bytes.equals(o))) continue; // a mutation that flipped a byte back
       const started = Date.now();
       const err = await inspect(c.bytes, `hostile-${i}.${c.ext}`).then(
         () => null,

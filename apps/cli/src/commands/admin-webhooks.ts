@@ -1,10 +1,6 @@
 import type { AdminWebhookDeliveryView } from '@captionfarm/control-plane';
 import type { AdminHandler } from './admin.ts';
-import { CliError, print, table } from '../output.ts';
-
-export const ADMIN_WEBHOOKS_USAGE = `  webhooks list --job ID            a job's webhook deliveries and every attempt
-  webhooks redeliver --job ID | --delivery ID
-                                    send it again now, with the same webhook-id`;
+import { CliError, UsageError, print, table } from '../output.ts';
 
 /** The admin API's shape of a delivery (defined once, by the control plane). */
 type DeliveryView = AdminWebhookDeliveryView;
@@ -44,21 +40,18 @@ function describe(deliveries: DeliveryView[]): string {
     .join('\n\n');
 }
 
-/**
- * `captionfarm admin webhooks ...`: pass to adminCommand's `extra` (main.ts does). `--delivery`
- * needs the option in adminCommand's parseArgs table; `--job` works with the existing one.
- */
+/** `captionfarm admin webhooks ...` (program.ts defines their options and runs them with runAdmin). */
 export const adminWebhooksHandlers: Record<string, AdminHandler> = {
   'webhooks list': async ({ values, call, json }) => {
     const job = optional(values, 'job');
-    if (!job) throw new CliError(`--job is required\n\n${ADMIN_WEBHOOKS_USAGE}`, 2);
+    if (!job) throw new UsageError('--job is required');
     const deliveries = await deliveriesOfJob(call, job);
     print(deliveries, json, describe);
   },
   'webhooks redeliver': async ({ values, call, json }) => {
     const job = optional(values, 'job');
     let delivery = optional(values, 'delivery');
-    if (!job === !delivery) throw new CliError(`give exactly one of --job or --delivery\n\n${ADMIN_WEBHOOKS_USAGE}`, 2);
+    if (!job === !delivery) throw new UsageError('give exactly one of --job or --delivery');
     if (!delivery) {
       const [latest] = await deliveriesOfJob(call, job!);
       if (!latest) throw new CliError(`job ${job} has no webhook delivery: it was created without a webhookUrl, or has not ended yet.`);

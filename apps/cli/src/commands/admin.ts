@@ -1,90 +1,31 @@
-import { parseArgs } from 'node:util';
 // The secrets module alone: the control plane's index loads the whole server (seconds of start-up).
 import { readAdminToken } from '@captionfarm/control-plane/secrets';
 import type { CliEnv } from '../env.ts';
 import { requestJson } from '../http.ts';
-import { CliError, print, table } from '../output.ts';
-import { ADMIN_WEBHOOKS_USAGE } from './admin-webhooks.ts';
-
-export const ADMIN_USAGE = `captionfarm admin <group> <command> [options] [--json]
-
-  accounts create --name NAME --plan free|starter|pro
-  accounts list
-  accounts set-plan --account ID --plan free|starter|pro
-  minutes grant --account ID --minutes N [--note TEXT]
-  minutes show --account ID
-  keys create --account ID          (the key is shown once)
-  keys list --account ID
-  keys revoke --key KEY_ID
-  webhook-secret show --account ID
-  webhook-secret rotate --account ID
-  agents token create [--name NAME]   (the token is shown once)
-  nodes list
-  nodes show --node ID|NAME
-  nodes drain --node ID|NAME          (finish current jobs, lease no new ones)
-  nodes undrain --node ID|NAME
-  users invite --account ID --email EMAIL [--admin]   (prints a one-time link, valid 72 h)
-  users invite --email EMAIL --admin                  (an administrator of no account)
-  users list [--account ID]
-  users remove --user ID|EMAIL        (their dashboard sessions end at once)
-  queue show                          (jobs per status, oldest waiting job, webhook backlog)
-${ADMIN_WEBHOOKS_USAGE}
-
-Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
-token the embedded default keeps in CAPTIONFARM_DATA_DIR (default ./data).`;
+import { CliError, UsageError, print, table } from '../output.ts';
 
 function need(values: Record<string, unknown>, name: string): string {
   const v = values[name];
-  if (typeof v !== 'string' || v === '') throw new CliError(`--${name} is required\n\n${ADMIN_USAGE}`, 2);
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
   return v;
 }
 
-export async function adminCommand(argv: string[], env: CliEnv, extra: Record<string, AdminHandler> = {}): Promise<void> {
-  const [group, command, ...rest] = argv;
-  if (!group || group === '--help' || group === 'help') {
-    process.stdout.write(`${ADMIN_USAGE}\n`);
-    return;
-  }
-  const { values } = parseArgs({
-    args: group === 'agents' && command === 'token' && rest[0] === 'create' ? rest.slice(1) : rest,
-    options: {
-      json: { type: 'boolean', default: false },
-      name: { type: 'string' },
-      plan: { type: 'string' },
-      account: { type: 'string' },
-      minutes: { type: 'string' },
-      note: { type: 'string' },
-      key: { type: 'string' },
-      job: { type: 'string' },
-      delivery: { type: 'string' },
-      node: { type: 'string' },
-      token: { type: 'string' },
-      url: { type: 'string' },
-      email: { type: 'string' },
-      user: { type: 'string' },
-      admin: { type: 'boolean', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  const url = (values.url ?? env.url).replace(/\/+$/, '');
+/** Runs one admin command's handler against the admin API (`--url`, else CAPTIONFARM_URL) with the admin token. */
+export async function runAdmin(handler: AdminHandler, values: Record<string, unknown>, env: CliEnv): Promise<void> {
+  const url = (typeof values.url === 'string' ? values.url : env.url).replace(/\/+$/, '');
   const token = env.adminToken ?? readAdminToken(env.dataDir);
   if (!token) {
     throw new CliError(`no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) holds the embedded control plane's data.`);
   }
   const call = (method: string, path: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${path}`, token, body });
-  const json = values.json === true;
-  // `agents token create` is the one three-word command.
-  const key = group === 'agents' && command === 'token' && rest[0] === 'create' ? 'agents token' : `${group} ${command ?? ''}`.trim();
-  const handler = { ...handlers, ...extra }[key];
-  if (!handler) throw new CliError(`unknown admin command "${key}"\n\n${ADMIN_USAGE}`, 2);
-  await handler({ values, call, json });
+  await handler({ values, call, json: values.json === true });
 }
 
 export type AdminHandler = (ctx: { values: Record<string, unknown>; call: (method: string, path: string, body?: unknown) => Promise<unknown>; json: boolean }) => Promise<void>;
 
 const enc = encodeURIComponent;
-const handlers: Record<string, AdminHandler> = {
+/** The admin commands by their words after `admin` (`agents token` is `agents token create`). */
+export const adminHandlers: Record<string, AdminHandler> = {
   'accounts create': async ({ values, call, json }) => {
     const out = await call('POST', '/accounts', { name: need(values, 'name'), plan: (values.plan as string | undefined) ?? 'free' });
     print(out, json, (a: { id: string; plan: string }) => `created account ${a.id} (${a.plan})`);
@@ -99,7 +40,7 @@ const handlers: Record<string, AdminHandler> = {
   },
   'minutes grant': async ({ values, call, json }) => {
     const minutes = Number(need(values, 'minutes'));
-    if (!Number.isInteger(minutes)) throw new CliError('--minutes must be an integer', 2);
+    if (!Number.isInteger(minutes)) throw new UsageError('--minutes must be an integer');
     const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/minutes`, { minutes, ...(values.note ? { note: values.note } : {}) });
     print(out, json, (o: { balance: number }) => `granted ${minutes} minutes; balance ${o.balance}`);
   },
@@ -138,8 +79,8 @@ const handlers: Record<string, AdminHandler> = {
       ),
     );
   },
-  'nodes show': async ({ values, call, json }) => {
-    print(await call("GET", `/nodes/${enc(need(values, "node"))}`), true);
+  'nodes show': async ({ values, call }) => {
+    print(await call('GET', `/nodes/${enc(need(values, 'node'))}`), true);
   },
   'nodes drain': async ({ values, call, json }) => {
     const out = await call('POST', `/nodes/${enc(need(values, 'node'))}/drain`);
@@ -152,7 +93,7 @@ const handlers: Record<string, AdminHandler> = {
   'users invite': async ({ values, call, json }) => {
     const admin = values.admin === true;
     const account = typeof values.account === 'string' && values.account !== '' ? values.account : null;
-    if (!account && !admin) throw new CliError(`--account is required (only --admin users may belong to no account)\n\n${ADMIN_USAGE}`, 2);
+    if (!account && !admin) throw new UsageError('--account is required (only --admin users may belong to no account)');
     const out = await call('POST', '/users/invites', { email: need(values, 'email'), accountId: account, admin });
     print(out, json, (o: { link: string; expiresAt: string; user: { email: string } }) => `${o.link}\n(one-time link for ${o.user.email} to set a password; valid until ${o.expiresAt})`);
   },

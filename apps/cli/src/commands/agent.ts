@@ -1,24 +1,11 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { createAgent, detectHardware, planHardware, selfTest, type Agent, type WhisperBuild } from '@captionfarm/agent';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
 import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBuildInfo, resolveModelPath, resolveWhisperBinDir } from '@captionfarm/transcriber';
-import { CliError } from '../output.ts';
-
-export const AGENT_USAGE = `captionfarm agent --control-plane URL --token TOKEN [--name NAME] [--concurrency N] [--model NAME|PATH] [--threads N] [--work-dir DIR]
-captionfarm agent --self-test [--model NAME|PATH] [--concurrency N] [--seconds N]
-
---concurrency defaults to the slots this machine's hardware affords (cores, memory, GPUs); --threads
-(whisper) likewise. --self-test prints what this machine will use (whisper build and device, NVENC
-or why not, x264 threads, slots), then runs one job locally (10 s of video, --seconds to change) and prints each stage's
-realtime factor; it exits 1 when the job fails.
-
-Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a
-GPU is present). SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM
-aborts them and gives them back to the queue. Tokens: captionfarm admin agents token create.`;
+import { CliError, UsageError } from '../output.ts';
 
 /**
  * The model an agent uses when none is configured: ggml-base.bin from the models dir, else the
@@ -79,34 +66,33 @@ export async function startAgent(o: { controlPlaneUrl: string; token: string; na
   };
 }
 
-export async function agentCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'control-plane': { type: 'string' },
-      token: { type: 'string' },
-      name: { type: 'string' },
-      concurrency: { type: 'string' },
-      model: { type: 'string' },
-      threads: { type: 'string' },
-      'work-dir': { type: 'string' },
-      'self-test': { type: 'boolean' },
-      seconds: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${AGENT_USAGE}\n`);
+/** What commander parsed for `captionfarm agent`. */
+export interface AgentOptions {
+  controlPlane?: string;
+  token?: string;
+  name?: string;
+  concurrency?: string;
+  model?: string;
+  threads?: string;
+  workDir?: string;
+  selfTest?: boolean;
+  seconds?: string;
+}
+
+export async function agentCommand(values: AgentOptions): Promise<void> {
+  if (values.selfTest) {
+    await runSelfTest({
+      model: values.model,
+      concurrency: values.concurrency ? positive(values.concurrency, '--concurrency') : undefined,
+      threads: values.threads ? positive(values.threads, '--threads') : undefined,
+      seconds: values.seconds ? positive(values.seconds, '--seconds') : undefined,
+      workDir: values.workDir,
+    });
     return;
   }
-  if (values['self-test']) {
-    await runSelfTest({ model: values.model, concurrency: values.concurrency ? positive(values.concurrency, '--concurrency') : undefined, threads: values.threads ? positive(values.threads, '--threads') : undefined, seconds: values.seconds ? positive(values.seconds, '--seconds') : undefined, workDir: values['work-dir'] });
-    return;
-  }
-  const url = values['control-plane'];
+  const url = values.controlPlane;
   const token = values.token;
-  if (!url || !token) throw new CliError(`--control-plane and --token are required\n\n${AGENT_USAGE}`, 2);
+  if (!url || !token) throw new UsageError('--control-plane and --token are required');
   // JSON lines on stdout (pretty on a terminal); CAPTIONFARM_LOG=silent|info|debug like the control plane.
   const logger = createLogger({ name: 'agent', level: (process.env.CAPTIONFARM_LOG as 'silent' | 'info' | 'debug' | undefined) ?? 'info' });
   const log = (m: string, fields: Record<string, unknown> = {}) => logger.info(fields, m);
@@ -117,7 +103,7 @@ export async function agentCommand(argv: string[]): Promise<void> {
     ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
     ...(values.model ? { model: values.model } : {}),
     ...(values.threads ? { threads: Number(values.threads) } : {}),
-    ...(values['work-dir'] ? { workDir: values['work-dir'] } : {}),
+    ...(values.workDir ? { workDir: values.workDir } : {}),
     log,
   });
   log(`node ${agent.nodeId} connected to ${url}`);
@@ -144,7 +130,7 @@ export async function agentCommand(argv: string[]): Promise<void> {
 
 function positive(v: string, name: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`${name} must be a positive whole number, not "${v}"`, 2);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive whole number, not "${v}"`);
   return n;
 }
 

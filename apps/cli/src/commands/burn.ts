@@ -1,138 +1,15 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { describeError, isApiError, isRetryableFailure, isTerminal, type CaptionfarmClient, type CreateJobRequest, type Job, type TransferProgress } from '@captionfarm/sdk';
 import { TranscriptInputSchema, issuesToDetails } from '@captionfarm/contracts';
 import type { CliEnv } from '../env.ts';
-import { CliError } from '../output.ts';
+import { CliError, UsageError } from '../output.ts';
+import type { BurnPlan } from './burn-args.ts';
 import { apiClient, toCliError } from './jobs.ts';
 
-export const BURN_USAGE = `captionfarm burn INPUT --template ID [options]
-
-  INPUT                      a local video file (uploaded first) or an https:// URL
-  -t, --template ID          caption template (captionfarm templates list)
-  --format mp4|webm          output container (default: from -o's extension, else mp4)
-  --quality low|medium|high  encoding quality (default high; minutes are the same)
-  --resolution WxH           output size, e.g. 1080x1920 (default: the source's, within your plan)
-  --language xx              spoken language, 2 letters (default: detected)
-  --webhook-url URL          also notify this public https URL when the job ends
-  -o, --output OUT           where to save the video (default: INPUT's name + .captioned.FORMAT)
-  --srt FILE, --vtt FILE     also save the captions as SubRip / WebVTT subtitles
-  --transcript-in FILE       burn these words instead of recognizing speech: JSON
-                             {"words":[{"text","start","end"}],"language"?} in seconds, e.g. from
-                             captionfarm jobs transcript ID > words.json, with a word fixed
-
-Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is
-not a terminal). Ctrl-C cancels the job; its reserved minutes are refunded.
-Exit codes: 0 saved; 1 the job failed (failureCode and failureReason printed) or the API refused;
-2 usage error (also a request the API rejects as invalid); 130 cancelled with Ctrl-C.
-Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`;
-
 // ---------------------------------------------------------------------------------------------
-// Pure parts: argument checks and the text of every progress line (tested in burn-format.test.ts)
-
-export interface BurnPlan {
-  input: { kind: 'file'; path: string } | { kind: 'url'; url: string };
-  output: string;
-  request: Omit<CreateJobRequest, 'uploadId' | 'videoUrl'>;
-  /** Where to also save the subtitles. */
-  subtitles: { srt?: string; vtt?: string };
-  /** A words JSON file to burn instead of recognized speech. */
-  transcriptIn?: string;
-}
-
-const usage = (msg: string) => new CliError(`${msg}\n\n${BURN_USAGE}`, 2);
-
-/** The file name a URL's path ends with, without extension; null when it has none usable. */
-function urlStem(url: URL): string | null {
-  const last = url.pathname.split('/').filter(Boolean).pop();
-  if (!last) return null;
-  let name: string;
-  try {
-    name = decodeURIComponent(last);
-  } catch {
-    name = last;
-  }
-  const stem = name.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_');
-  return stem && stem !== '.' && stem !== '..' ? stem : null;
-}
-
-/** argv -> what to do, or a usage error (exit 2). `null` for --help. */
-export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): BurnPlan | null {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      template: { type: 'string', short: 't' },
-      format: { type: 'string' },
-      quality: { type: 'string' },
-      resolution: { type: 'string' },
-      language: { type: 'string' },
-      'webhook-url': { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      srt: { type: 'string' },
-      vtt: { type: 'string' },
-      'transcript-in': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (values.help) return null;
-  if (positionals.length !== 1) throw usage(positionals.length === 0 ? 'INPUT is required: a video file or an https:// URL' : `one INPUT only (got ${positionals.length})`);
-  if (!values.template) throw usage('--template is required (captionfarm templates list shows the ids)');
-  const raw = positionals[0]!;
-
-  let input: BurnPlan['input'];
-  let stem: string;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw usage(`"${raw}" is not a valid URL`);
-    }
-    if (url.protocol !== 'https:') throw usage(`only https:// URLs can be captioned (the service fetches public HTTPS URLs); got ${url.protocol}//`);
-    input = { kind: 'url', url: url.href };
-    stem = urlStem(url) ?? 'captionfarm-output';
-  } else {
-    input = { kind: 'file', path: path.resolve(cwd, raw) };
-    stem = path.basename(raw).replace(/\.[^.]*$/, '') || 'captionfarm-output';
-  }
-
-  const outExt = values.output ? path.extname(values.output).slice(1).toLowerCase() : '';
-  const format = values.format ?? (outExt === 'webm' || outExt === 'mp4' ? outExt : 'mp4');
-  if (format !== 'mp4' && format !== 'webm') throw usage(`--format must be mp4 or webm, not "${format}"`);
-  if (values.format && (outExt === 'mp4' || outExt === 'webm') && outExt !== format) throw usage(`-o ${values.output} does not match --format ${format}`);
-  const request: BurnPlan['request'] = { templateId: values.template, format };
-  if (values.quality !== undefined) {
-    if (values.quality !== 'low' && values.quality !== 'medium' && values.quality !== 'high') throw usage(`--quality must be low, medium or high, not "${values.quality}"`);
-    request.quality = values.quality;
-  }
-  if (values.resolution !== undefined) {
-    const m = /^(\d{1,5})x(\d{1,5})$/i.exec(values.resolution);
-    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw usage(`--resolution must look like 1080x1920 (width x height in pixels), not "${values.resolution}"`);
-    request.resolution = { width: Number(m[1]), height: Number(m[2]) };
-  }
-  if (values.language !== undefined) {
-    if (!/^[a-z]{2}$/i.test(values.language)) throw usage(`--language must be a 2-letter code such as en or de, not "${values.language}"`);
-    request.language = values.language.toLowerCase();
-  }
-  if (values['webhook-url'] !== undefined) request.webhookUrl = values['webhook-url'];
-
-  const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
-  if (input.kind === 'file' && output === input.path) throw usage('-o must not be the input file');
-  const subtitles: BurnPlan['subtitles'] = {};
-  for (const kind of ['srt', 'vtt'] as const) {
-    const file = values[kind];
-    if (file === undefined) continue;
-    subtitles[kind] = path.resolve(cwd, file);
-    if (subtitles[kind] === output || (input.kind === 'file' && subtitles[kind] === input.path)) throw usage(`--${kind} must not be the video's input or output file`);
-  }
-  if (subtitles.srt && subtitles.srt === subtitles.vtt) throw usage('--srt and --vtt must be different files');
-  const plan: BurnPlan = { input, output, request, subtitles };
-  if (values['transcript-in'] !== undefined) plan.transcriptIn = path.resolve(cwd, values['transcript-in']);
-  return plan;
-}
+// Pure parts: the text of every progress line (tested in burn-format.test.ts); the command line is
+// parsed in burn-args.ts.
 
 export function formatBytes(n: number): string {
   if (n < 1000) return `${n} B`;
@@ -278,22 +155,18 @@ class Interrupted extends Error {
   }
 }
 
-export async function burnCommand(argv: string[], env: CliEnv): Promise<void> {
-  const plan = parseBurnArgs(argv, env.cwd);
-  if (!plan) {
-    process.stdout.write(`${BURN_USAGE}\n`);
-    return;
-  }
+/** `captionfarm burn`: the plan comes from burn-args.ts. */
+export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
   let size = 0;
   if (plan.input.kind === 'file') {
     const st = await stat(plan.input.path).catch(() => null);
-    if (!st?.isFile()) throw usage(`no such file: ${plan.input.path}`);
+    if (!st?.isFile()) throw new UsageError(`no such file: ${plan.input.path}`);
     size = st.size;
   }
   for (const [flag, file] of [['-o', plan.output], ['--srt', plan.subtitles.srt], ['--vtt', plan.subtitles.vtt]] as const) {
     if (file === undefined) continue;
     const dir = await stat(path.dirname(file)).catch(() => null);
-    if (!dir?.isDirectory()) throw usage(`no such directory for ${flag}: ${path.dirname(file)}`);
+    if (!dir?.isDirectory()) throw new UsageError(`no such directory for ${flag}: ${path.dirname(file)}`);
   }
   if (plan.transcriptIn) plan.request.transcript = await readTranscript(plan.transcriptIn);
   const client = apiClient(env);

@@ -1,44 +1,25 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { getBuiltinTemplate, parseTemplate } from '@captionfarm/captions';
 import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
 import { probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
 import { readFile } from 'node:fs/promises';
 import { defaultWhisperModel } from './agent.ts';
-import { CliError } from '../output.ts';
-
-export const PREVIEW_USAGE = `captionfarm preview --template ID|FILE.json --video FILE --at SECONDS -o frame.png [--text "..."] [--model M]
-captionfarm preview --template ID -o frame.png [--text "..."] [--size 1080x1920]
-
-Renders one frame with the template's captions, so a template can be judged before a job. With
---video, the frame at --at is taken from the video and its speech is transcribed (or --text is
-laid out around --at); without it, a neutral background is used.`;
+import { CliError, UsageError } from '../output.ts';
 
 const run = promisify(execFile);
 
-export async function previewCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      template: { type: 'string' },
-      video: { type: 'string' },
-      at: { type: 'string', default: '2' },
-      text: { type: 'string' },
-      size: { type: 'string' },
-      model: { type: 'string' },
-      output: { type: 'string', short: 'o' },
-    },
-    strict: true,
-  });
-  if (!values.template || !values.output) throw new CliError(`--template and -o are required\n\n${PREVIEW_USAGE}`, 2);
+/** `captionfarm preview`: one frame of a template, on a video's frame or a neutral background. */
+export async function previewCommand(values: { template?: string; video?: string; at: string; text?: string; size?: string; model?: string; output?: string }): Promise<void> {
+  if (!values.template || !values.output) throw new UsageError('--template and -o are required');
   const template = values.template.endsWith('.json')
     ? parseTemplate(JSON.parse(await readFile(values.template, 'utf8')))
     : getBuiltinTemplate(values.template);
-  if (!template) throw new CliError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be given as a .json file)`, 2);
+  if (!template) throw new UsageError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be given as a .json file)`);
   const at = Number(values.at);
-  if (!Number.isFinite(at) || at < 0) throw new CliError('--at must be a number of seconds', 2);
+  if (!Number.isFinite(at) || at < 0) throw new UsageError('--at must be a number of seconds');
 
   let png: Buffer;
   if (values.video) {
@@ -62,7 +43,7 @@ export async function previewCommand(argv: string[]): Promise<void> {
     png = await renderPreviewFrame({ words, template, width: info.width, height: info.height, t: at, background: stdout as Buffer });
   } else {
     const [w, h] = (values.size ?? '1080x1920').split('x').map(Number);
-    if (!w || !h) throw new CliError('--size must look like 1080x1920', 2);
+    if (!w || !h) throw new UsageError('--size must look like 1080x1920');
     png = await renderTemplatePreview({ template, text: values.text ?? 'Your captions will look exactly like this', width: w, height: h, at });
   }
   await writeFile(values.output, png);

@@ -18,7 +18,7 @@ async function embeddedAgentToken(cp: ControlPlane): Promise<string> {
 }
 
 /** `captionfarm serve`: the embedded default (control plane, built-in store, SQLite, one agent). */
-export async function serveCommand(_argv: string[]): Promise<void> {
+export async function serveCommand(): Promise<void> {
   const config = loadConfig(process.env);
   const cp = await createControlPlane(config);
   const url = await cp.listen();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/contracts';
-import { extendLeases, leaseNextJob, releaseLease, type Db, type Job } from '@captionfarm/db';
+import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { JobsService } from '../services/jobs.ts';
 import { givenTranscript } from '../services/transcripts.ts';
@@ -18,8 +18,6 @@ export function createAgentLeases(deps: {
   leasedFonts: (accountId: string, template: unknown) => Promise<LeasedJob['fonts']>;
 }) {
   const { db, store, nodes, timings, now } = deps;
-  /** Lease results by (node, request id): a lease re-sent after a reconnect returns the same jobs. */
-  const leaseReplies = new Map<string, LeasedJob[]>();
 
   async function toLeased(job: Job, plan: PlanId): Promise<LeasedJob> {
     let source: LeasedJob['source'];
@@ -59,9 +57,9 @@ export function createAgentLeases(deps: {
      * agents, on any control plane, never take the same one.
      */
     async lease(nodeId: string, slots: number, requestId: string): Promise<LeasedJob[]> {
-      const key = `${nodeId}:${requestId}`;
-      const replay = leaseReplies.get(key);
-      if (replay) return replay;
+      // A lease re-sent after a reconnect, to this or another control plane, returns the same jobs.
+      const replay = await findLeaseReply(db, nodeId, requestId);
+      if (replay) return JSON.parse(replay) as LeasedJob[];
       const out: LeasedJob[] = [];
       if (!(await nodes.isDrained(nodeId))) {
         for (let i = 0; i < slots; i++) {
@@ -82,8 +80,7 @@ export function createAgentLeases(deps: {
           out.push(await toLeased(job, PlanIdSchema.catch('free').parse(job.plan)));
         }
       }
-      leaseReplies.set(key, out);
-      if (leaseReplies.size > 5000) leaseReplies.delete(leaseReplies.keys().next().value as string);
+      await saveLeaseReply(db, { nodeId, requestId, replyJson: JSON.stringify(out), now: now().toISOString() });
       return out;
     },
 

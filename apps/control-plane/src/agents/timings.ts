@@ -13,6 +13,6 @@ export interface AgentTimings {
 export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3, disconnectGraceMs: 5_000 };
 
 /** Answer to a write by a lease holder. */
-export type LeaseCheck = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
+export type { LeaseCheck } from '@captionfarm/contracts';
 
 export const OUTPUT_TTL_SECONDS = 7 * 24 * 3600;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS, type PlanId } from '@captionfarm/contracts';
+import { countRequest, type Db } from '@captionfarm/db';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller } from '../services/jobs.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
@@ -55,29 +56,24 @@ export function callerOf(res: Response): Caller {
 }
 
 /**
- * Per-account requests per minute (fixed one-minute windows, in memory: a control plane is one
- * process today). 429 rate_limited with Retry-After to the window's end.
+ * Per-account requests per minute (fixed one-minute windows). The count lives in the database
+ * (rate_windows), so the limit holds across every control plane of a farm. 429 rate_limited with
+ * Retry-After to the window's end.
  */
-export function rateLimit(now: () => Date): RequestHandler {
-  const windows = new Map<string, { start: number; count: number }>();
+export function rateLimit(db: Db, now: () => Date): RequestHandler {
   return (_req, res, next) => {
     const caller = callerOf(res);
     const t = now().getTime();
     const start = Math.floor(t / 60_000) * 60_000;
-    let w = windows.get(caller.accountId);
-    if (!w || w.start !== start) {
-      if (windows.size > 10_000) for (const [k, v] of windows) if (v.start !== start) windows.delete(k);
-      w = { start, count: 0 };
-      windows.set(caller.accountId, w);
-    }
     const limit = PLANS[caller.plan as PlanId].requestsPerMinute;
-    w.count++;
-    res.setHeader('X-RateLimit-Limit', String(limit));
-    res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - w.count)));
-    if (w.count > limit) {
-      return next(new ApiError('rate_limited', `More than ${limit} requests in a minute; slow down and retry after the Retry-After delay.`, { retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)) }));
-    }
-    next();
+    countRequest(db, { accountId: caller.accountId, windowStart: new Date(start).toISOString() }).then((count) => {
+      res.setHeader('X-RateLimit-Limit', String(limit));
+      res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - count)));
+      if (count > limit) {
+        return next(new ApiError('rate_limited', `More than ${limit} requests in a minute; slow down and retry after the Retry-After delay.`, { retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)) }));
+      }
+      next();
+    }, next);
   };
 }
 

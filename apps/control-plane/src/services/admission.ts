@@ -1,5 +1,5 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
-import { appendLedger, minutesBalance, type Database, type Db, type Job } from '@captionfarm/db';
+import { appendLedger, lockAccount, minutesBalance, type Database, type Db, type Job } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
@@ -59,6 +59,9 @@ async function holders(trx: Trx, accountId: string): Promise<number> {
 export async function reserveWaiting(trx: Trx, accountId: string, plan: PlanId, now: Date, failExhausted: boolean): Promise<{ reserved: string[]; ended: Job[] }> {
   const reserved: string[] = [];
   const ended: Job[] = [];
+  // Before the read: two passes for one account (two control planes) must not both see a job
+  // as waiting and reserve it twice.
+  await lockAccount(trx, accountId);
   const waiting = await waitingJobs(trx, accountId);
   if (waiting.length === 0) return { reserved, ended };
   await ensureMonthlyAllowance(trx, accountId, plan, now);

@@ -20,6 +20,12 @@ import { FontRejectedError, inspectFont } from '@captionfarm/renderer';
 import type { Caller } from './jobs.ts';
 
 export const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
+/**
+ * A font upload never completed is removed this long after its URL expired: it counts against the
+ * account's 20 fonts, so it must not linger for a day like a video upload; the hour leaves time to
+ * call complete after a PUT that finished just before the URL expired.
+ */
+export const PENDING_FONT_GRACE_MS = 60 * 60 * 1000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function toFontRecord(row: FontRow): FontRecord {
@@ -173,6 +179,21 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
       const row = await getOwned(caller.accountId, id);
       await db.deleteFrom('fonts').where('id', '=', row.id).execute();
       await removeObjects(row);
+    },
+
+    /** Removes font uploads never completed (row and object). Returns how many were removed. */
+    async sweepPending(): Promise<number> {
+      const cutoff = new Date(now().getTime() - PENDING_FONT_GRACE_MS).toISOString();
+      const stale = await db.selectFrom('fonts').selectAll().where('status', '=', 'pending').where('url_expires_at', '<', cutoff).execute();
+      let removed = 0;
+      for (const row of stale) {
+        // Guarded: a completion that won the race keeps its font.
+        const res = await db.deleteFrom('fonts').where('id', '=', row.id).where('status', '=', 'pending').executeTakeFirst();
+        if (Number(res.numDeletedRows) !== 1) continue;
+        await removeObjects(row);
+        removed++;
+      }
+      return removed;
     },
 
     /**

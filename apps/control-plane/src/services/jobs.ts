@@ -150,6 +150,8 @@ export function createJobsService(deps: {
         if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used; create a new upload.`);
         if (probe && 'durationSeconds' in probe) await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
       }
+      // The account's creation order (the list's order): under the account lock, so no two jobs share a place.
+      const last = await trx.selectFrom('jobs').select((eb) => eb.fn.max('seq').as('seq')).where('account_id', '=', caller.accountId).executeTakeFirst();
       await trx
         .insertInto('jobs')
         .values({
@@ -188,6 +190,7 @@ export function createJobsService(deps: {
           deadline_at: null,
           lease_id: null,
           lease_owner: null,
+          seq: (last?.seq ?? 0) + 1,
           lease_expires_at: null,
         })
         .execute();
@@ -237,26 +240,25 @@ export function createJobsService(deps: {
     const parsed = ListJobsQuerySchema.safeParse(query);
     if (!parsed.success) throw new ApiError('invalid_request', 'Invalid list query: see details.', { details: issuesToDetails(parsed.error.issues) });
     const { cursor, limit } = parsed.data;
-    let after: { c: string; i: string } | undefined;
+    // The cursor is the last listed job's place in the account's creation order (jobs.seq):
+    // jobs created in the same millisecond keep their creation order, on SQLite and PostgreSQL.
+    let after: number | undefined;
     if (cursor) {
-      const v = verifyToken(cursor, cursorKey) as { a?: string; c?: string; i?: string } | undefined;
-      if (!v || v.a !== caller.accountId || typeof v.c !== 'string' || typeof v.i !== 'string') {
+      const v = verifyToken(cursor, cursorKey) as { a?: string; s?: number } | undefined;
+      if (!v || v.a !== caller.accountId || typeof v.s !== 'number') {
         throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from a previous response unchanged.');
       }
-      after = { c: v.c, i: v.i };
+      after = v.s;
     }
     let q = db.selectFrom('jobs').selectAll().where('account_id', '=', caller.accountId);
     if (filter.status) q = q.where('status', '=', filter.status);
-    if (after) {
-      const a = after;
-      q = q.where((eb) => eb.or([eb('created_at', '<', a.c), eb.and([eb('created_at', '=', a.c), eb('id', '<', a.i)])]));
-    }
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    if (after !== undefined) q = q.where('seq', '<', after);
+    const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
       jobs: page.map(toJobRecord),
-      nextCursor: rows.length > limit && last ? signToken({ a: caller.accountId, c: last.created_at, i: last.id }, cursorKey) : null,
+      nextCursor: rows.length > limit && last ? signToken({ a: caller.accountId, s: last.seq ?? 0 }, cursorKey) : null,
     };
   }
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
 import * as fontkit from 'fontkit';
 import { decodeFontFile } from './decode.ts';
-import { FontProblem } from './sfnt.ts';
+import { FontProblem, type SfntTable } from './sfnt.ts';
 
 /** Glyphs drawn by Skia: enough to touch every kind of outline the font uses. */
 const SKIA_SAMPLE = 400;
@@ -16,7 +16,11 @@ async function main(): Promise<void> {
   const { format, sfnt, info } = await decodeFontFile(readFileSync(input!));
   const buf = Buffer.from(sfnt.buffer, sfnt.byteOffset, sfnt.byteLength);
 
-  const parsed = fontkit.create(buf);
+  // fontkit reads CFF outlines through offsets relative to the table's start and never checks them
+  // against the table's declared length: it would follow a lie into the next table. It reads a copy
+  // whose outline table is moved to the very end of the buffer, so any read past that table's
+  // declared end falls off the buffer and throws.
+  const parsed = fontkit.create(withTableAtEnd(buf, info.tables.find((t) => t.tag === 'CFF ' || t.tag === 'CFF2')));
   if ('fonts' in parsed) throw new FontProblem('font collections are not accepted: upload one font');
   const font = parsed;
   if (font.numGlyphs !== info.numGlyphs) throw new FontProblem('the font engine counts a different number of glyphs than the font declares');
@@ -71,6 +75,21 @@ async function main(): Promise<void> {
       },
     })}\n`,
   );
+}
+
+/** A copy of the sfnt whose `table` is re-pointed to a copy of itself at the end of the buffer. */
+function withTableAtEnd(b: Buffer, table: SfntTable | undefined): Buffer {
+  if (!table) return b;
+  const at = Math.ceil(b.length / 4) * 4;
+  const out = Buffer.alloc(at + table.length);
+  b.copy(out, 0);
+  b.copy(out, at, table.offset, table.offset + table.length);
+  const n = b.readUInt16BE(4);
+  for (let i = 0; i < n; i++) {
+    const e = 12 + 16 * i;
+    if (b.toString('latin1', e, e + 4) === table.tag) out.writeUInt32BE(at, e + 8);
+  }
+  return out;
 }
 
 main().catch((err: unknown) => {

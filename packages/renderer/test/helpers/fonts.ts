@@ -9,6 +9,9 @@ import { sfntChecksum } from '../../src/font-file/sfnt.ts';
 /** A serif no built-in template uses: the "brand" font of the tests. */
 export const BRAND_TTF = '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf';
 export const BRAND_FAMILY = 'Noto Serif';
+/** An OpenType font with CFF outlines (Debian's fonts-linuxlibertine, installed by scripts/setup). */
+export const BRAND_OTF = '/usr/share/fonts/opentype/linux-libertine/LinLibertine_R.otf';
+export const BRAND_OTF_FAMILY = 'Linux Libertine O';
 
 const require = createRequire(import.meta.url);
 
@@ -202,6 +205,22 @@ export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promis
     const flavour = Buffer.from(woff2);
     flavour.write('ttcf', 4, 'latin1');
     add('WOFF2 of a font collection', flavour, 'woff2');
+  }
+
+  {
+    // CFF (OTF) fonts: the same kinds of lies in the other outline format.
+    const otf = readFileSync(BRAND_OTF);
+    for (const n of [12, 1000, Math.floor(otf.length / 2)]) add(`OTF truncated to ${n} bytes`, otf.subarray(0, n), 'otf');
+    const names = Buffer.from(otf);
+    const cff = table(names, 'CFF ');
+    names.writeUInt16BE(65535, cff.offset + names[cff.offset + 2]!);
+    add('OTF whose CFF name index claims 65535 entries', fixChecksums(names), 'otf');
+    const short = Buffer.from(otf);
+    short.writeUInt32BE(64, table(short, 'CFF ').entry + 12);
+    add('OTF whose CFF table is cut to 64 bytes (wrong table length)', fixChecksums(short), 'otf');
+    const huge = Buffer.from(otf);
+    huge.writeUInt16BE(65535, table(huge, 'maxp').offset + 4);
+    add('OTF whose maxp claims 65535 glyphs', fixChecksums(huge), 'otf');
   }
 
   const rand = prng(16);

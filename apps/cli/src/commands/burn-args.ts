@@ -1,0 +1,163 @@
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import type { CreateJobRequest } from '@captionfarm/sdk';
+import { CliError, UsageError } from '../output.ts';
+import { configureTree, usageText } from '../usage.ts';
+
+// burn's command line: its definition (read by `captionfarm --help` without loading the SDK) and the
+// checks that turn it into a plan. The run itself is in burn.ts.
+
+/** `captionfarm burn`'s arguments, options and help. */
+export function defineBurn(cmd: Command): Command {
+  return cmd
+    .summary('caption a local file or https URL and download the result')
+    .description(
+      `Caption a local video file (uploaded first) or an https:// URL with a template, and save the result.
+
+Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is not a terminal). Ctrl-C cancels the job; its reserved minutes are refunded.
+
+Exit codes: 0 saved;
+1 the job failed (failureCode and failureReason printed) or the API refused;
+2 usage error (also a request the API rejects as invalid);
+130 cancelled with Ctrl-C.
+
+Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`,
+    )
+    .usage('INPUT --template ID [options]')
+    .argument('[INPUT...]', 'a local video file (uploaded first) or an https:// URL')
+    .option('-t, --template <id>', 'caption template (captionfarm templates list)')
+    .option('--format <format>', "output container, mp4 or webm (default: from -o's extension, else mp4)")
+    .option('--quality <quality>', 'encoding quality, low, medium or high (default high; minutes are the same)')
+    .option('--resolution <WxH>', "output size, e.g. 1080x1920 (default: the source's, within your plan)")
+    .option('--language <xx>', 'spoken language, 2 letters (default: detected)')
+    .option('--webhook-url <url>', 'also notify this public https URL when the job ends')
+    .option('-o, --output <file>', "where to save the video (default: INPUT's name + .captioned.FORMAT)")
+    .option('--srt <file>', 'also save the captions as SubRip subtitles')
+    .option('--vtt <file>', 'also save the captions as WebVTT subtitles')
+    .option(
+      '--transcript-in <file>',
+      'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
+    );
+}
+
+/** What commander parsed for burn (option names in camelCase). */
+export interface BurnOptions {
+  template?: string;
+  format?: string;
+  quality?: string;
+  resolution?: string;
+  language?: string;
+  webhookUrl?: string;
+  output?: string;
+  srt?: string;
+  vtt?: string;
+  transcriptIn?: string;
+}
+
+export interface BurnPlan {
+  input: { kind: 'file'; path: string } | { kind: 'url'; url: string };
+  output: string;
+  request: Omit<CreateJobRequest, 'uploadId' | 'videoUrl'>;
+  /** Where to also save the subtitles. */
+  subtitles: { srt?: string; vtt?: string };
+  /** A words JSON file to burn instead of recognized speech. */
+  transcriptIn?: string;
+}
+
+/** The file name a URL's path ends with, without extension; null when it has none usable. */
+function urlStem(url: URL): string | null {
+  const last = url.pathname.split('/').filter(Boolean).pop();
+  if (!last) return null;
+  let name: string;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    name = last;
+  }
+  const stem = name.replace(/\.[^.]*$/, '').replace(/[^\w.-]+/g, '_');
+  return stem && stem !== '.' && stem !== '..' ? stem : null;
+}
+
+/** Parsed arguments -> what to do, or a UsageError (exit 2). */
+export function burnPlan(positionals: string[], values: BurnOptions, cwd: string): BurnPlan {
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'INPUT is required: a video file or an https:// URL' : `one INPUT only (got ${positionals.length})`);
+  if (!values.template) throw new UsageError('--template is required (captionfarm templates list shows the ids)');
+  const raw = positionals[0]!;
+
+  let input: BurnPlan['input'];
+  let stem: string;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new UsageError(`"${raw}" is not a valid URL`);
+    }
+    if (url.protocol !== 'https:') throw new UsageError(`only https:// URLs can be captioned (the service fetches public HTTPS URLs); got ${url.protocol}//`);
+    input = { kind: 'url', url: url.href };
+    stem = urlStem(url) ?? 'captionfarm-output';
+  } else {
+    input = { kind: 'file', path: path.resolve(cwd, raw) };
+    stem = path.basename(raw).replace(/\.[^.]*$/, '') || 'captionfarm-output';
+  }
+
+  const outExt = values.output ? path.extname(values.output).slice(1).toLowerCase() : '';
+  const format = values.format ?? (outExt === 'webm' || outExt === 'mp4' ? outExt : 'mp4');
+  if (format !== 'mp4' && format !== 'webm') throw new UsageError(`--format must be mp4 or webm, not "${format}"`);
+  if (values.format && (outExt === 'mp4' || outExt === 'webm') && outExt !== format) throw new UsageError(`-o ${values.output} does not match --format ${format}`);
+  const request: BurnPlan['request'] = { templateId: values.template, format };
+  if (values.quality !== undefined) {
+    if (values.quality !== 'low' && values.quality !== 'medium' && values.quality !== 'high') {
+      throw new UsageError(`--quality must be low, medium or high, not "${values.quality}"`);
+    }
+    request.quality = values.quality;
+  }
+  if (values.resolution !== undefined) {
+    const m = /^(\d{1,5})x(\d{1,5})$/i.exec(values.resolution);
+    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new UsageError(`--resolution must look like 1080x1920 (width x height in pixels), not "${values.resolution}"`);
+    request.resolution = { width: Number(m[1]), height: Number(m[2]) };
+  }
+  if (values.language !== undefined) {
+    if (!/^[a-z]{2}$/i.test(values.language)) throw new UsageError(`--language must be a 2-letter code such as en or de, not "${values.language}"`);
+    request.language = values.language.toLowerCase();
+  }
+  if (values.webhookUrl !== undefined) request.webhookUrl = values.webhookUrl;
+
+  const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
+  if (input.kind === 'file' && output === input.path) throw new UsageError('-o must not be the input file');
+  const subtitles: BurnPlan['subtitles'] = {};
+  for (const kind of ['srt', 'vtt'] as const) {
+    const file = values[kind];
+    if (file === undefined) continue;
+    subtitles[kind] = path.resolve(cwd, file);
+    if (subtitles[kind] === output || (input.kind === 'file' && subtitles[kind] === input.path)) throw new UsageError(`--${kind} must not be the video's input or output file`);
+  }
+  if (subtitles.srt && subtitles.srt === subtitles.vtt) throw new UsageError('--srt and --vtt must be different files');
+  const plan: BurnPlan = { input, output, request, subtitles };
+  if (values.transcriptIn !== undefined) plan.transcriptIn = path.resolve(cwd, values.transcriptIn);
+  return plan;
+}
+
+/**
+ * burn's argv (after `burn`) -> what to do, parsed by the same definition as the CLI; `null` for
+ * --help. Errors are CliErrors with exit 2 and the usage.
+ */
+export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): BurnPlan | null {
+  const cmd = defineBurn(new Command('captionfarm').command('burn'));
+  configureTree(cmd, { writeOut: () => {}, writeErr: () => {} });
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return null;
+      throw new CliError(`${err.message.replace(/^error: /, '')}\n\n${usageText(cmd)}`, 2);
+    }
+    throw err;
+  }
+  try {
+    return burnPlan(cmd.args, cmd.opts<BurnOptions>(), cwd);
+  } catch (err) {
+    if (err instanceof UsageError) throw new CliError(`${err.message}\n\n${usageText(cmd)}`, 2);
+    throw err;
+  }
+}
