@@ -4,7 +4,7 @@ import os from 'node:os';
 import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
 import WebSocket from 'ws';
 import type { AgentCapabilities, AgentEvent, AgentRouter, FailureCode, LeasedJob } from '@captionfarm/contracts';
-import { createSafeFetch, type SafeFetchFn } from '@captionfarm/webhooks';
+import { createSafeFetch, type SafeFetchFn } from '@captionfarm/net';
 import { JobAborted, JobFailure } from './errors.ts';
 import { sweepWorkDir } from './work-dir.ts';
 import { runPipeline, type JobChannel, type LeaseAnswer, type Transcriber } from './pipeline.ts';

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { JobSource } from '@captionfarm/contracts';
-import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/webhooks';
+import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/net';
 import { JobFailure } from './errors.ts';
 
 export interface DownloadOptions {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
 import { fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
-import type { SafeFetchFn } from '@captionfarm/webhooks';
+import type { SafeFetchFn } from '@captionfarm/net';
 import { JobAborted, JobFailure } from './errors.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
 import { loadJobFonts } from './fonts.ts';

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
-import { createSafeFetch } from '@captionfarm/webhooks';
+import { createSafeFetch } from '@captionfarm/net';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 

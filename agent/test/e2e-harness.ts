@@ -9,11 +9,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../../apps/control-plane/src/index.ts';
 import { captionfarmCacheDir, createTranscriber } from '@captionfarm/transcriber';
-import { createSafeFetch } from '@captionfarm/webhooks';
+import { createSafeFetch } from '@captionfarm/net';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
 import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
 import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
-import { createTestCertificates, type TestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
+import { createTestCertificates, type TestCertificates } from '../../packages/net/test/helpers/test-ca.ts';
 
 export const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@captionfarm/log';
-import { startReceiver, type Receiver } from '../../packages/webhooks/test/helpers/receiver.ts';
+import { startReceiver, type Receiver } from '../../packages/net/test/helpers/receiver.ts';
 import { makeClip, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // Every line the control plane and the agent log while a real job runs (whisper.cpp, ffmpeg,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../../packages/webhooks/test/helpers/receiver.ts';
+import { startReceiver, type Receiver } from '../../packages/net/test/helpers/receiver.ts';
 import { makeClip, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // GET /metrics after real jobs through a real control plane and agent (whisper.cpp, ffmpeg): one

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptRecordSchema, type TranscriptInput, type TranscriptRecord } from '@captionfarm/contracts';
 import { createClient, type CaptionfarmClient } from '../../packages/sdk/src/index.ts';
 import { createTranscriber, type Transcriber } from '@captionfarm/transcriber';
-import { createSafeFetch } from '@captionfarm/webhooks';
+import { createSafeFetch } from '@captionfarm/net';
 import { createAgent, type Agent } from '../src/index.ts';
 import { run, startFarm, testModelPath, type Farm } from './e2e-harness.ts';
 import type { Api } from '../../apps/control-plane/test/harness.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRecordSchema } from '@captionfarm/contracts';
 import { verifyWebhook } from '../../packages/sdk/src/index.ts';
-import { startReceiver, type ReceivedRequest, type Receiver } from '../../packages/webhooks/test/helpers/receiver.ts';
+import { startReceiver, type ReceivedRequest, type Receiver } from '../../packages/net/test/helpers/receiver.ts';
 import { makeClip, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // The webhook payloads clients act on, for each way a job ends, delivered by a real control plane

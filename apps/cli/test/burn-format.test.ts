@@ -47,6 +47,24 @@ describe('parseBurnArgs', () => {
     expect(parseBurnArgs([input, '-t', 'karaoke'], cwd)).toMatchObject({ input: { kind: 'url', url }, output });
   });
 
+  it('--style inline or from a file, --font as a file or an uploaded font id, --overlay (mov unless -o says webm)', () => {
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--style', '{"fill":"#FFFFFF","emoji":"auto"}', '--overlay'], cwd)).toMatchObject({
+      output: '/work/videos/a.captioned.mov',
+      request: { templateId: 'k', format: 'mov', overlay: true, style: { fill: '#FFFFFF', emoji: 'auto' } },
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--style', 'brand/style.json', '--font', 'brand/Brand.otf', '--overlay', '-o', 'cut.webm'], cwd)).toMatchObject({
+      output: '/work/videos/cut.webm',
+      styleIn: '/work/videos/brand/style.json',
+      font: { kind: 'file', path: '/work/videos/brand/Brand.otf' },
+      request: { format: 'webm', overlay: true },
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--font', '6D7C1F7E-0000-4000-8000-000000000000'], cwd)).toMatchObject({
+      font: { kind: 'id', id: '6d7c1f7e-0000-4000-8000-000000000000' },
+      request: { format: 'mp4' },
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k'], cwd)?.request).not.toHaveProperty('overlay');
+  });
+
   it('--help', () => {
     expect(parseBurnArgs(['--help'], cwd)).toBeNull();
     expect(parseBurnArgs(['-h'], cwd)).toBeNull();
@@ -59,7 +77,11 @@ describe('parseBurnArgs', () => {
     [['http://cdn.example.com/a.mp4', '-t', 'k'], /only https:\/\/ URLs can be captioned .*got http:\/\//],
     [['ftp://cdn.example.com/a.mp4', '-t', 'k'], /only https:\/\/ URLs/],
     [['https://exa mple.com/a.mp4', '-t', 'k'], /is not a valid URL/],
-    [['talk.mp4', '-t', 'k', '--format', 'mov'], /--format must be mp4 or webm, not "mov"/],
+    [['talk.mp4', '-t', 'k', '--format', 'mov'], /mov is only an overlay output \(ProRes 4444 with alpha\): add --overlay/],
+    [['talk.mp4', '-t', 'k', '--format', 'avi'], /--format must be mp4, webm or mov, not "avi"/],
+    [['talk.mp4', '-t', 'k', '--overlay', '--format', 'mp4'], /mp4 has no alpha channel: an overlay is mov/],
+    [['talk.mp4', '-t', 'k', '--overlay', '-o', 'x.mp4'], /mp4 has no alpha channel/],
+    [['talk.mp4', '-t', 'k', '--style', '{"fill":'], /--style is not valid JSON/],
     [['talk.mp4', '-t', 'k', '--quality', 'ultra'], /--quality must be low, medium or high/],
     [['talk.mp4', '-t', 'k', '--resolution', '1080p'], /--resolution must look like 1080x1920/],
     [['talk.mp4', '-t', 'k', '--resolution', '0x720'], /--resolution must look like 1080x1920/],

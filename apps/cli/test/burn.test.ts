@@ -89,6 +89,34 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     expect((await minutes(accountId)).balance).toBe(before);
   });
 
+  it('--font FILE --style FILE --overlay: the font is uploaded and checked, the job renders an overlay with the style and the font', async () => {
+    const { key, api } = await h.account('pro');
+    const styleFile = path.join(dir, 'style.json');
+    await writeFile(styleFile, JSON.stringify({ fill: '#FFEE00', position: { y: 0.3 }, font: { size: 9 }, emoji: 'auto', keywords: ['launch'] }));
+    const run = cliInPty(['burn', clip, '-t', 'karaoke', '--font', '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf', '--style', styleFile, '--overlay'], envFor(key), dir);
+    const [, jobId] = await run.waitFor(JOB_ID);
+    expect(run.text()).toMatch(/font Noto Serif Regular uploaded as [0-9a-f-]{36}/);
+    const fonts = (await api('GET', '/v1/fonts')).body.fonts;
+    expect(fonts).toHaveLength(1);
+    expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ format: 'mov', status: 'queued' });
+    const style = (await api('GET', `/v1/automation-jobs/${jobId}/style`)).body;
+    expect(style).toMatchObject({ overlay: true, override: { fill: '#FFEE00', font: { size: 9, fontId: fonts[0].id } } });
+    expect(style.style).toMatchObject({ fill: '#FFEE00', position: { y: 0.3 }, emoji: 'auto', keywords: ['launch'], font: { fontId: fonts[0].id, size: 9 } });
+    run.type('\x03');
+    expect(await run.exit).toBe(130);
+  });
+
+  it('a damaged --font is refused by the service before any job is created (exit 1)', async () => {
+    const { key, api } = await h.account('pro');
+    const damaged = path.join(dir, 'damaged.ttf');
+    await writeFile(damaged, Buffer.alloc(4000, 7));
+    const run = cliPiped(['burn', clip, '-t', 'karaoke', '--font', damaged], envFor(key), dir);
+    const { code, stderr } = await run;
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/invalid_font|refused/);
+    expect((await api('GET', '/v1/automation-jobs')).body.jobs).toEqual([]);
+  });
+
   it('Ctrl-C during the upload leaves no job behind', async () => {
     // The upload goes through a proxy that passes the first megabyte of the PUT, then stops
     // reading: the upload can never finish before the Ctrl-C, however fast the machine.

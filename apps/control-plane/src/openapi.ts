@@ -1,7 +1,15 @@
 import { z } from 'zod';
+import { StyleSchema, TemplateSchema } from '@captionfarm/captions';
 import {
   CREATE_JOB_MAX_JSON_BYTES,
+  CreateFontRequestSchema,
   CreateJobRequestSchema,
+  FontListSchema,
+  FontRecordSchema,
+  FontUploadRecordSchema,
+  JobStyleSchema,
+  MAX_FONTS_PER_ACCOUNT,
+  MAX_FONT_BYTES,
   CreateUploadRequestSchema,
   ErrorBodySchema,
   JobListSchema,
@@ -27,8 +35,24 @@ const common = {
   '500': errorResponse('internal'),
 };
 
+const STYLE_DESCRIPTION =
+  'A per-job style: any template field but id, name and description, nested objects partially (null turns an effect off). Validated by the template schema: 400 invalid_request with details[].path such as "style.fill". font.fontId names an uploaded font (POST /v1/fonts) of this account; emoji "auto" adds at most one emoji per caption page from a fixed table (the same words always give the same emoji); keywords are always emphasised (case-insensitive, whole words).';
+
+/** The create-job body with `style` documented as what the server validates it with. */
+function createJobRequestSchema(): Record<string, unknown> {
+  const doc = schema(CreateJobRequestSchema, 'input') as { properties: Record<string, Record<string, unknown>> };
+  doc.properties.style = { $ref: '#/components/schemas/Style', description: STYLE_DESCRIPTION };
+  doc.properties.overlay = {
+    ...doc.properties.overlay,
+    description: 'Only the captions on transparent frames, at the source\'s size, frame rate and duration, no audio: format "webm" (VP9 with alpha, yuva420p) or "mov" (ProRes 4444 with alpha). "mov" is accepted only with overlay: true, and an overlay is never "mp4", so burned videos stay mp4 or webm.',
+  };
+  doc.properties.format = { ...doc.properties.format, description: 'mp4 or webm for a burned video; mov (ProRes 4444) only with overlay: true.' };
+  return doc;
+}
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas the server validates with. */
 export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
+  const fontId = { ...idParam, description: 'A font id (uuid); another account\'s font is 404.' };
   return {
     openapi: '3.1.0',
     info: { title: 'Captionfarm API', version: '1.0.0', description: 'Burn animated captions into videos.' },
@@ -39,7 +63,14 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       schemas: {
         JobRecord: schema(JobRecordSchema),
         JobList: schema(JobListSchema),
-        CreateJobRequest: schema(CreateJobRequestSchema, 'input'),
+        CreateJobRequest: createJobRequestSchema(),
+        Style: { ...schema(StyleSchema, 'input'), description: STYLE_DESCRIPTION },
+        Template: schema(TemplateSchema),
+        JobStyle: schema(JobStyleSchema),
+        CreateFontRequest: schema(CreateFontRequestSchema, 'input'),
+        FontUploadRecord: schema(FontUploadRecordSchema),
+        FontRecord: schema(FontRecordSchema),
+        FontList: schema(FontListSchema),
         CreateUploadRequest: schema(CreateUploadRequestSchema, 'input'),
         UploadRecord: schema(UploadRecordSchema),
         ErrorBody: schema(ErrorBodySchema),
@@ -107,6 +138,47 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           },
         },
       },
+      '/v1/automation-jobs/{id}/style': {
+        get: {
+          operationId: 'getJobStyle',
+          description: 'What the job renders with: its template, the per-job style sent at creation (override, or null), overlay, and the effective style (the template with the style applied, every default filled in; see the Template schema). The job record itself keeps exactly the spec\'s keys.',
+          parameters: [idParam],
+          responses: { '200': json('JobStyle', 'The job\'s style'), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
+        },
+      },
+      '/v1/fonts': {
+        post: {
+          operationId: 'createFontUpload',
+          description: `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateFontRequest' } } } },
+          responses: {
+            '201': json('FontUploadRecord', 'Presigned upload URL'),
+            '400': errorResponse('invalid_request'),
+            '415': errorResponse('unsupported_media_type (not .ttf, .otf or .woff2; WOFF 1.0 and collections are not accepted)'),
+            '422': errorResponse(`limit_exceeded (over ${MAX_FONT_BYTES} bytes, or ${MAX_FONTS_PER_ACCOUNT} fonts already)`),
+            ...common,
+          },
+        },
+        get: { operationId: 'listFonts', responses: { '200': json('FontList', "The account's fonts, oldest first"), ...common } },
+      },
+      '/v1/fonts/{id}': {
+        get: { operationId: 'getFont', parameters: [fontId], responses: { '200': json('FontRecord', 'The font'), '404': errorResponse('not_found'), ...common } },
+        delete: { operationId: 'deleteFont', parameters: [fontId], responses: { '204': { description: 'Deleted (object too)' }, '404': errorResponse('not_found'), ...common } },
+      },
+      '/v1/fonts/{id}/complete': {
+        post: {
+          operationId: 'completeFont',
+          description: 'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or template, so no unchecked font reaches an agent. Idempotent once ready.',
+          parameters: [fontId],
+          responses: {
+            '200': json('FontRecord', 'The checked font, status ready'),
+            '404': errorResponse('not_found'),
+            '409': errorResponse('upload_not_completed: PUT the bytes first'),
+            '422': errorResponse('invalid_font: the file is damaged, hostile or not a font; the message says why; the upload is deleted'),
+            ...common,
+          },
+        },
+      },
       '/v1/automation-jobs/{id}/webhook-deliveries': {
         get: { operationId: 'listWebhookDeliveries', parameters: [idParam], responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common } },
       },
@@ -123,6 +195,24 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           operationId: 'previewTemplate',
           parameters: [{ ...idParam, schema: { type: 'string' } }],
           description: 'Rendered on a worker thread pool. At most 1 (free), 2 (starter) or 4 (pro) previews of an account in flight; at most 3840x2160 pixels.',
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  properties: {
+                    text: { type: 'string', minLength: 1, maxLength: 300, description: 'Sample caption text' },
+                    width: { type: 'integer', minimum: 64, maximum: 3840, default: 1080 },
+                    height: { type: 'integer', minimum: 64, maximum: 3840, default: 1920 },
+                    at: { type: 'number', minimum: 0, maximum: 600, default: 2, description: 'Seconds: which moment of the animation to show' },
+                    style: { $ref: '#/components/schemas/Style', description: 'The same style POST /v1/automation-jobs takes, previewed over the template' },
+                  },
+                },
+              },
+            },
+          },
           responses: {
             '200': { description: 'One rendered frame', content: { 'image/png': {} } },
             '400': errorResponse('invalid_request'),

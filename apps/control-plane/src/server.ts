@@ -40,7 +40,7 @@ import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/i
 import { dashboardApi } from './dashboard/routes.ts';
 import { dashboardPages } from './dashboard/static.ts';
 import { createUsersService } from './dashboard/users.ts';
-import type { LookupFn } from '@captionfarm/webhooks';
+import type { LookupFn } from '@captionfarm/net';
 import { createLogger, type Logger } from '@captionfarm/log';
 
 export interface ControlPlaneOptions {

@@ -1,4 +1,4 @@
-import { validatePublicHttpsUrl, type LookupFn } from '@captionfarm/webhooks';
+import { validatePublicHttpsUrl, type LookupFn } from '@captionfarm/net';
 import type { ControlPlaneConfig } from './config.ts';
 import type { UrlPolicy } from './services/jobs.ts';
 

@@ -5,8 +5,8 @@ import type { PlanId } from '@captionfarm/contracts';
 import { freshTestDatabase } from '@captionfarm/db/testing';
 import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
 import WebSocket from 'ws';
-import type { LookupFn } from '@captionfarm/webhooks';
-import { createFakeLookup } from '@captionfarm/webhooks/testing';
+import type { LookupFn } from '@captionfarm/net';
+import { createFakeLookup } from '@captionfarm/net/testing';
 import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {

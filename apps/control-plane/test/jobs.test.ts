@@ -332,6 +332,15 @@ describe('service documents', () => {
     expect(doc.components.schemas.TranscriptRecord.required).toEqual(['language', 'languageProbability', 'words']);
     expect(doc.components.schemas.CreateJobRequest.properties.transcript.properties.words.maxItems).toBe(20_000);
     expect(doc.components.schemas.JobRecord.properties.failureCode.anyOf[0].enum).toContain('transcript-out-of-range');
+    // Issue 16: per-job style, fonts, overlay output.
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs/{id}/style', '/v1/fonts', '/v1/fonts/{id}', '/v1/fonts/{id}/complete']));
+    expect(doc.components.schemas.CreateJobRequest.properties.style.$ref).toBe('#/components/schemas/Style');
+    expect(Object.keys(doc.components.schemas.Style.properties)).toEqual(expect.arrayContaining(['font', 'fill', 'outline', 'shadow', 'background', 'position', 'layout', 'active', 'animation', 'emoji', 'keywords']));
+    expect(doc.components.schemas.Style.properties.font.properties.fontId).toBeDefined();
+    expect(doc.components.schemas.CreateJobRequest.properties.format.enum).toEqual(['mp4', 'webm', 'mov']);
+    expect(doc.components.schemas.CreateJobRequest.properties.overlay.description).toMatch(/"mov" is accepted only with overlay: true/);
+    expect(doc.paths['/v1/fonts/{id}/complete'].post.responses['422'].description).toMatch(/^invalid_font/);
+    expect(doc.paths['/v1/templates/{id}/preview'].post.requestBody.content['application/json'].schema.properties.style.$ref).toBe('#/components/schemas/Style');
   });
 
   it('answers unknown routes with the error body', async () => {

@@ -7,10 +7,10 @@ import { Webhook } from 'standardwebhooks';
 import { freshTestDatabase } from '@captionfarm/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBodySchema, JobRecordSchema } from '@captionfarm/contracts';
-import type { LookupFn } from '@captionfarm/webhooks';
+import type { LookupFn } from '@captionfarm/net';
 import { createControlPlane, loadConfig, type ControlPlane } from '../src/index.ts';
-import { createTestCertificates, type TestCertificates } from '../../../packages/webhooks/test/helpers/test-ca.ts';
-import { startReceiver, type ReceivedRequest, type Receiver } from '../../../packages/webhooks/test/helpers/receiver.ts';
+import { createTestCertificates, type TestCertificates } from '../../../packages/net/test/helpers/test-ca.ts';
+import { startReceiver, type ReceivedRequest, type Receiver } from '../../../packages/net/test/helpers/receiver.ts';
 import { apiFor, testLookup, until, type Api } from './harness.ts';
 
 // Real control planes on loopback sending to real HTTPS receivers on loopback (test CA made

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, run, startFarm, submitUpload, type Farm } from '../../../agent/test/e2e-harness.ts';
 import { apiFor, type Api } from '../../control-plane/test/harness.ts';
-import { startReceiver, type Receiver } from '../../../packages/webhooks/test/helpers/receiver.ts';
+import { startReceiver, type Receiver } from '../../../packages/net/test/helpers/receiver.ts';
 import { ensureDashboardBuilt } from './build.ts';
 
 // The dashboard in Debian's chromium (installed by scripts/setup), against a real control plane

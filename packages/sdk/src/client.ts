@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { CreateJobRequest, CreateUploadRequest, TranscriptRecord, UploadRecord } from '@captionfarm/contracts';
+import { FontListSchema, FontRecordSchema, FontUploadRecordSchema, JobStyleSchema, type CreateFontRequest, type CreateJobRequest, type CreateUploadRequest, type FontRecord, type FontUploadRecord, type JobStyle, type TranscriptRecord, type UploadRecord } from '@captionfarm/contracts';
 import { CaptionfarmError, InvalidResponseError } from './errors.ts';
 import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
 import { ClientJobListSchema, ClientJobSchema, ClientTranscriptSchema, ClientUploadSchema, TemplateDetailSchema, TemplateSummarySchema, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
@@ -60,6 +60,22 @@ export interface PreviewRequest {
   height?: number;
   /** Moment of the caption animation to show, in seconds. */
   at?: number;
+  /** A per-job style to preview over the template: the same object `createJob` takes as `style`. */
+  style?: CaptionStyle;
+}
+
+/**
+ * A per-job style: any template field but id, name and description, nested objects partially,
+ * e.g. `{ font: { fontId, size: 8 }, fill: '#FFFFFF', active: { color: '#FFD400' }, position: { y: 0.8 },
+ * text: { case: 'upper' }, emoji: 'auto', keywords: ['launch'] }`. The service validates it with
+ * the template schema (400 invalid_request with the path of each problem); GET /v1/templates/:id
+ * shows every field.
+ */
+export type CaptionStyle = Record<string, unknown>;
+
+export interface UploadFontOptions extends CallOptions {
+  /** Name sent as `fileName` (.ttf, .otf or .woff2). Default: the file's base name. */
+  fileName?: string | undefined;
 }
 
 export interface TranscriptOptions extends CallOptions {
@@ -102,6 +118,18 @@ export interface CaptionfarmClient {
   getTemplate(id: string, opts?: CallOptions): Promise<TemplateDetail>;
   /** POST /v1/templates/:id/preview: one rendered frame of the template (image/png bytes) over a neutral background. */
   previewTemplate(id: string, req?: PreviewRequest, opts?: CallOptions): Promise<TemplatePreview>;
+  /** GET /v1/automation-jobs/:id/style: the template, the per-job style sent, and the effective style the job renders with. */
+  getJobStyle(id: string, opts?: CallOptions): Promise<JobStyle>;
+  /** Step 1 of a font upload: POST /v1/fonts -> presigned uploadUrl for exactly `sizeBytes` (TTF, OTF or WOFF2, at most 10 MB, 20 fonts an account). */
+  createFontUpload(req: CreateFontRequest, opts?: CallOptions): Promise<FontUploadRecord>;
+  /** Step 3: POST /v1/fonts/:id/complete: the service reads and checks the font; a malformed one is refused with 422 invalid_font (and deleted). */
+  completeFont(id: string, opts?: CallOptions): Promise<FontRecord>;
+  /** The three steps for a local font file; use the returned `id` as `style.font.fontId`. */
+  uploadFont(filePath: string, opts?: UploadFontOptions): Promise<FontRecord>;
+  listFonts(opts?: CallOptions): Promise<FontRecord[]>;
+  getFont(id: string, opts?: CallOptions): Promise<FontRecord>;
+  /** Jobs already created with the font keep rendering with it only if they were leased before. */
+  deleteFont(id: string, opts?: CallOptions): Promise<void>;
 }
 
 const enc = encodeURIComponent;
@@ -191,6 +219,26 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
         idempotent: true,
         binary: true,
       }),
+    getJobStyle: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: JobStyleSchema.loose(), signal: opts.signal, idempotent: true }),
+    createFontUpload: (req, opts = {}) => http.request({ method: 'POST', path: '/v1/fonts', body: req, schema: FontUploadRecordSchema.loose(), signal: opts.signal, idempotent: false }),
+    completeFont: (id, opts = {}) => http.request({ method: 'POST', path: `/v1/fonts/${enc(id)}/complete`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
+    async uploadFont(filePath, opts = {}) {
+      const st = await stat(filePath);
+      if (!st.isFile()) throw new CaptionfarmError('invalid_file', `${filePath} is not a regular file`);
+      const upload = await client.createFontUpload({ fileName: opts.fileName ?? path.basename(filePath), sizeBytes: st.size }, { signal: opts.signal });
+      const stream = createReadStream(filePath);
+      try {
+        await putUpload(fetchImpl, upload, stream, { signal: opts.signal });
+      } finally {
+        stream.destroy();
+      }
+      return client.completeFont(upload.fontId, { signal: opts.signal });
+    },
+    listFonts: async (opts = {}) => (await http.request({ method: 'GET', path: '/v1/fonts', schema: FontListSchema.loose(), signal: opts.signal, idempotent: true })).fonts,
+    getFont: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/fonts/${enc(id)}`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
+    async deleteFont(id, opts = {}) {
+      await http.request({ method: 'DELETE', path: `/v1/fonts/${enc(id)}`, schema: z.undefined(), signal: opts.signal, idempotent: true });
+    },
   };
   return client;
 }

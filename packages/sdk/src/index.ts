@@ -1,4 +1,4 @@
-export { createClient, type CaptionfarmClient, type CallOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type TranscriptOptions, type UploadFileOptions } from './client.ts';
+export { createClient, type CaptionStyle, type CaptionfarmClient, type CallOptions, type UploadFontOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type TranscriptOptions, type UploadFileOptions } from './client.ts';
 export {
   CaptionfarmApiError,
   CaptionfarmError,
@@ -19,7 +19,11 @@ export {
   FAILURE_CODES,
   type ApiErrorCode,
   type CreateJobRequest,
+  type CreateFontRequest,
   type CreateUploadRequest,
+  type FontRecord,
+  type FontUploadRecord,
+  type JobStyle,
   type FailureCode,
   type Format,
   type JobPhase,

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { WebhookVerificationError } from './errors.ts';
 import { ClientJobSchema, type Job } from './job.ts';
 
@@ -36,17 +37,23 @@ function header(headers: HeadersLike, name: string): string | undefined {
   return undefined;
 }
 
-function keyOf(secret: string): Buffer {
+function checkSecret(secret: string): void {
   const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
-  const key = Buffer.from(encoded, 'base64');
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.length === 0) {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length === 0) {
     throw new WebhookVerificationError('invalid_secret', 'the signing secret is not "whsec_" followed by base64; copy it again from `captionfarm admin webhook-secret show`');
   }
-  return key;
+}
+
+/** The expected signature bytes, computed by the standardwebhooks package (a Buffer body is read as UTF-8). */
+function expectedSignature(secret: string, id: string, timestamp: number, body: string | Uint8Array): Buffer {
+  checkSecret(secret);
+  const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return Buffer.from(new Webhook(secret).sign(id, new Date(timestamp * 1000), payload).slice('v1,'.length), 'base64');
 }
 
 /**
- * Verifies a webhook delivery per Standard Webhooks (HMAC-SHA256, `v1`): the signed content is
+ * Verifies a webhook delivery per Standard Webhooks (HMAC-SHA256, `v1`, computed by the
+ * `standardwebhooks` package): the signed content is
  * `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed by the base64-decoded secret; the
  * `webhook-signature` header lists space-separated `v1,<base64>` signatures (two while the
  * sender rotates secrets), any one matching is enough. Returns the parsed job record, or throws
@@ -68,7 +75,7 @@ export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
     throw new WebhookVerificationError('timestamp_out_of_tolerance', `webhook-timestamp is ${nowSeconds - timestamp} s away from now (tolerance ${tolerance} s): a replay, or a clock out of sync`);
   }
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
-  const expected = secrets.map((s) => createHmac('sha256', keyOf(s)).update(`${id}.${ts}.`).update(opts.body).digest());
+  const expected = secrets.map((s) => expectedSignature(s, id, timestamp, opts.body));
   const given = sig
     .split(' ')
     .filter((part) => part.startsWith('v1,'))

@@ -330,3 +330,45 @@ describe('templates', () => {
     expect(typeof shown.template).toBe('object');
   });
 });
+
+describe('brand: fonts, per-job style, overlay', () => {
+  const BRAND_TTF = '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf';
+
+  it('uploads a font from a file, lists it, styles a job and a preview with it, and deletes it', async () => {
+    const { client } = await clientFor();
+    const font = await client.uploadFont(BRAND_TTF, { fileName: 'Brand.ttf' });
+    expect(font).toMatchObject({ status: 'ready', fileName: 'Brand.ttf', format: 'ttf', family: 'Noto Serif', weight: 400 });
+    expect((await client.listFonts()).map((f) => f.id)).toEqual([font.id]);
+    expect((await client.getFont(font.id)).sha256).toBe(font.sha256);
+
+    const style = { font: { fontId: font.id, size: 8 }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] };
+    const job = await client.createJob({ videoUrl: 'https://v.example.com/a.mp4', templateId: 'karaoke', format: 'mov', overlay: true, style });
+    expect(job.format).toBe('mov');
+    const effective = await client.getJobStyle(job.id);
+    expect(effective).toMatchObject({ jobId: job.id, templateId: 'karaoke', overlay: true, override: style });
+    expect(effective.style).toMatchObject({ font: { fontId: font.id, size: 8, family: 'Montserrat' }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] });
+
+    const preview = await client.previewTemplate('karaoke', { width: 320, height: 180, text: 'Brand launch', style });
+    expect(preview.kind).toBe('binary');
+
+    await client.deleteFont(font.id);
+    expect(await client.listFonts()).toEqual([]);
+    const gone = await client.getFont(font.id).catch((e: unknown) => e);
+    expect(isApiError(gone, 'not_found')).toBe(true);
+  });
+
+  it('a damaged font is refused with 422 invalid_font; a bad style with 400 and the path of the problem', async () => {
+    const { client } = await clientFor();
+    const damaged = path.join(dir, 'damaged.ttf');
+    await writeFile(damaged, (await readFile(BRAND_TTF)).subarray(0, 5000));
+    const err = await client.uploadFont(damaged).catch((e: unknown) => e);
+    expect(isApiError(err, 'invalid_font')).toBe(true);
+    expect((err as CaptionfarmApiError).status).toBe(422);
+    expect(await client.listFonts()).toEqual([]);
+    const bad = await client.createJob({ videoUrl: 'https://v.example.com/a.mp4', templateId: 'karaoke', style: { fill: 'red' } }).catch((e: unknown) => e);
+    expect(isApiError(bad, 'invalid_request')).toBe(true);
+    expect((bad as CaptionfarmApiError).details).toEqual([expect.objectContaining({ path: 'style.fill' })]);
+    const mp4Overlay = await client.createJob({ videoUrl: 'https://v.example.com/a.mp4', templateId: 'karaoke', overlay: true }).catch((e: unknown) => e);
+    expect(isApiError(mp4Overlay, 'invalid_request')).toBe(true);
+  });
+});

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
 import { createControlPlane, loadConfig, type ControlPlane } from '../../../apps/control-plane/src/index.ts';
 import { apiFor, testLookup, until } from '../../../apps/control-plane/test/harness.ts';
-import { createTestCertificates, type TestCertificates } from '../../webhooks/test/helpers/test-ca.ts';
+import { createTestCertificates, type TestCertificates } from '../../net/test/helpers/test-ca.ts';
 import { WebhookVerificationError, createClient, verifyWebhook, type Job } from '../src/index.ts';
 
 /**

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { SafeFetchError, toSafeFetchError, type SafeFetchErrorCode } from './errors.ts';
+import { SafeFetchError, toSafeFetchError, type SafeFetchErrorCode, type SafeFetchFn } from '@captionfarm/net';
 import { classifyResponse, type ResponseClass } from './retry-schedule.ts';
-import type { SafeFetchFn } from './safe-fetch.ts';
 import { signWebhook } from './signing.ts';
 
 /** Spec: "Any 2xx within 10 seconds is success; other statuses and timeouts are failures." */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { deliverWebhook, WEBHOOK_DEADLINE_MS, type DeliveryResult } from './deliver.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
-import type { SafeFetchFn } from './safe-fetch.ts';
+import type { SafeFetchFn } from '@captionfarm/net';
 
 /** A webhook waiting to be delivered, as `claimDue` returns it. One row per job event. */
 export interface WebhookDelivery {

@@ -1,33 +1,4 @@
 export {
-  SafeFetchError,
-  isSafeFetchError,
-  type SafeFetchErrorCode,
-} from './errors.ts';
-export {
-  checkAddress,
-  isPublicAddress,
-  isIpLiteral,
-  type AddressCheck,
-  type AddressRange,
-} from './ip-address.ts';
-export {
-  validatePublicHttpsUrl,
-  validatePublicHttpsUrlSyntax,
-  defaultLookup,
-  type LookupAddress,
-  type LookupFn,
-  type UrlCheck,
-  type ValidateUrlOptions,
-} from './url-policy.ts';
-export {
-  createSafeFetch,
-  safeFetch,
-  type SafeFetch,
-  type SafeFetchFn,
-  type SafeFetchInit,
-  type SafeFetchOptions,
-} from './safe-fetch.ts';
-export {
   signWebhook,
   verifyWebhook,
   computeSignature,

@@ -1,10 +1,12 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com/) signing, HMAC-SHA256 (`v1`):
  * signed content = `${webhook-id}.${webhook-timestamp}.${raw body}`, key = base64-decoded
  * secret after the `whsec_` prefix, signature header = space-separated `v1,<base64>`, one per
- * active secret (two during a rotation's 24 h overlap).
+ * active secret (two during a rotation's 24 h overlap). The HMAC itself is the `standardwebhooks`
+ * package's (`Webhook.sign`); the SDK's verifier uses the same.
  */
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
@@ -29,16 +31,15 @@ export function generateWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
-function secretKey(secret: string): Buffer {
+/** Our own check first, for a clear message (standardwebhooks would decode garbage silently). */
+function validateSecret(secret: string): void {
   const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX)
     ? secret.slice(WEBHOOK_SECRET_PREFIX.length)
     : secret;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) {
     throw new TypeError('A webhook secret is whsec_ followed by base64.');
   }
-  const key = Buffer.from(encoded, 'base64');
-  if (key.length === 0) throw new TypeError('A webhook secret must not be empty.');
-  return key;
+  if (Buffer.from(encoded, 'base64').length === 0) throw new TypeError('A webhook secret must not be empty.');
 }
 
 function validateId(id: string): void {
@@ -47,17 +48,19 @@ function validateId(id: string): void {
   }
 }
 
-/** The base64 HMAC-SHA256 of `${id}.${timestamp}.${body}` (no `v1,` prefix). */
+/**
+ * The base64 HMAC-SHA256 of `${id}.${timestamp}.${body}` (no `v1,` prefix), by standardwebhooks.
+ * It takes a string or a Buffer (read as UTF-8: our bodies are JSON text).
+ */
 export function computeSignature(args: {
   id: string;
   timestamp: number;
   body: string | Uint8Array;
   secret: string;
 }): string {
-  return createHmac('sha256', secretKey(args.secret))
-    .update(`${args.id}.${args.timestamp}.`)
-    .update(args.body)
-    .digest('base64');
+  validateSecret(args.secret);
+  const payload = typeof args.body === 'string' ? args.body : Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength);
+  return new Webhook(args.secret).sign(args.id, new Date(args.timestamp * 1000), payload).slice('v1,'.length);
 }
 
 export interface SignWebhookArgs {

@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deliverWebhook, WEBHOOK_DEADLINE_MS } from '../src/deliver.ts';
-import { createSafeFetch, type SafeFetch, type SafeFetchFn } from '../src/safe-fetch.ts';
+import { createSafeFetch, type SafeFetch, type SafeFetchFn } from '@captionfarm/net';
 import { generateWebhookSecret } from '../src/signing.ts';
-import { createFakeLookup } from './helpers/fake-dns.ts';
-import { startReceiver, type Receiver } from './helpers/receiver.ts';
-import { createTestCertificates, TEST_HOSTNAME, type TestCertificates } from './helpers/test-ca.ts';
+import { createFakeLookup } from '../../net/test/helpers/fake-dns.ts';
+import { startReceiver, type Receiver } from '../../net/test/helpers/receiver.ts';
+import { createTestCertificates, TEST_HOSTNAME, type TestCertificates } from '../../net/test/helpers/test-ca.ts';
 
 let certs: TestCertificates;
 let receiver: Receiver;

@@ -3,12 +3,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createWebhookDispatcher, type DispatcherEvent, type WebhookDispatcherOptions } from '../src/dispatcher.ts';
 import { RETRY_OFFSETS_MS, retryJitterBoundMs } from '../src/retry-schedule.ts';
-import { createSafeFetch, type SafeFetch, type SafeFetchFn } from '../src/safe-fetch.ts';
+import { createSafeFetch, type SafeFetch, type SafeFetchFn } from '@captionfarm/net';
 import { generateWebhookId, generateWebhookSecret, verifyWebhook } from '../src/signing.ts';
-import { createFakeLookup } from './helpers/fake-dns.ts';
+import { createFakeLookup } from '../../net/test/helpers/fake-dns.ts';
 import { createMemoryStore, type MemoryStore } from './helpers/memory-store.ts';
-import { startReceiver, type ReceivedRequest, type Receiver } from './helpers/receiver.ts';
-import { createTestCertificates, TEST_HOSTNAME, type TestCertificates } from './helpers/test-ca.ts';
+import { startReceiver, type ReceivedRequest, type Receiver } from '../../net/test/helpers/receiver.ts';
+import { createTestCertificates, TEST_HOSTNAME, type TestCertificates } from '../../net/test/helpers/test-ca.ts';
 
 const H = 3_600_000;
 const T0 = Date.UTC(2025, 5, 1, 12);

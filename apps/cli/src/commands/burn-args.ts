@@ -26,7 +26,7 @@ Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`,
     .usage('INPUT --template ID [options]')
     .argument('[INPUT...]', 'a local video file (uploaded first) or an https:// URL')
     .option('-t, --template <id>', 'caption template (captionfarm templates list)')
-    .option('--format <format>', "output container, mp4 or webm (default: from -o's extension, else mp4)")
+    .option('--format <format>', "output container, mp4 or webm; mov only with --overlay (default: from -o's extension, else mp4, or mov with --overlay)")
     .option('--quality <quality>', 'encoding quality, low, medium or high (default high; minutes are the same)')
     .option('--resolution <WxH>', "output size, e.g. 1080x1920 (default: the source's, within your plan)")
     .option('--language <xx>', 'spoken language, 2 letters (default: detected)')
@@ -34,6 +34,9 @@ Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`,
     .option('-o, --output <file>', "where to save the video (default: INPUT's name + .captioned.FORMAT)")
     .option('--srt <file>', 'also save the captions as SubRip subtitles')
     .option('--vtt <file>', 'also save the captions as WebVTT subtitles')
+    .option('--style <file|json>', 'per-job style over the template: a JSON file, or inline JSON such as \'{"fill":"#FFFFFF","position":{"y":0.8},"emoji":"auto","keywords":["launch"]}\' (any template field; captionfarm templates show ID lists them)')
+    .option('--font <file|id>', 'render with your own font: a .ttf, .otf or .woff2 file (uploaded and checked first) or the id of a font you uploaded')
+    .option('--overlay', 'render only the captions on transparent frames, for your editor: mov (ProRes 4444) or webm (VP9 with alpha)')
     .option(
       '--transcript-in <file>',
       'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
@@ -52,6 +55,9 @@ export interface BurnOptions {
   srt?: string;
   vtt?: string;
   transcriptIn?: string;
+  style?: string;
+  font?: string;
+  overlay?: boolean;
 }
 
 export interface BurnPlan {
@@ -62,7 +68,14 @@ export interface BurnPlan {
   subtitles: { srt?: string; vtt?: string };
   /** A words JSON file to burn instead of recognized speech. */
   transcriptIn?: string;
+  /** A JSON file holding the per-job style (inline JSON is already in request.style). */
+  styleIn?: string;
+  /** A font to upload (file) or an uploaded font's id, set as style.font.fontId. */
+  font?: { kind: 'file'; path: string } | { kind: 'id'; id: string };
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OUTPUT_EXTENSIONS = ['mp4', 'webm', 'mov'];
 
 /** The file name a URL's path ends with, without extension; null when it has none usable. */
 function urlStem(url: URL): string | null {
@@ -102,10 +115,28 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   }
 
   const outExt = values.output ? path.extname(values.output).slice(1).toLowerCase() : '';
-  const format = values.format ?? (outExt === 'webm' || outExt === 'mp4' ? outExt : 'mp4');
-  if (format !== 'mp4' && format !== 'webm') throw new UsageError(`--format must be mp4 or webm, not "${format}"`);
-  if (values.format && (outExt === 'mp4' || outExt === 'webm') && outExt !== format) throw new UsageError(`-o ${values.output} does not match --format ${format}`);
+  const overlay = values.overlay === true;
+  const format = values.format ?? (OUTPUT_EXTENSIONS.includes(outExt) ? outExt : overlay ? 'mov' : 'mp4');
+  if (format !== 'mp4' && format !== 'webm' && format !== 'mov') throw new UsageError(`--format must be mp4, webm or mov, not "${format}"`);
+  if (format === 'mov' && !overlay) throw new UsageError('mov is only an overlay output (ProRes 4444 with alpha): add --overlay, or use mp4 or webm');
+  if (overlay && format === 'mp4') throw new UsageError('mp4 has no alpha channel: an overlay is mov (ProRes 4444) or webm (VP9 with alpha)');
+  if (values.format && OUTPUT_EXTENSIONS.includes(outExt) && outExt !== format) throw new UsageError(`-o ${values.output} does not match --format ${format}`);
   const request: BurnPlan['request'] = { templateId: values.template, format };
+  if (overlay) request.overlay = true;
+  let styleIn: string | undefined;
+  if (values.style !== undefined) {
+    if (values.style.trimStart().startsWith('{')) {
+      let style: unknown;
+      try {
+        style = JSON.parse(values.style);
+      } catch (err) {
+        throw new UsageError(`--style is not valid JSON: ${(err as Error).message}`);
+      }
+      request.style = style as Record<string, unknown>;
+    } else {
+      styleIn = path.resolve(cwd, values.style);
+    }
+  }
   if (values.quality !== undefined) {
     if (values.quality !== 'low' && values.quality !== 'medium' && values.quality !== 'high') {
       throw new UsageError(`--quality must be low, medium or high, not "${values.quality}"`);
@@ -135,6 +166,8 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   if (subtitles.srt && subtitles.srt === subtitles.vtt) throw new UsageError('--srt and --vtt must be different files');
   const plan: BurnPlan = { input, output, request, subtitles };
   if (values.transcriptIn !== undefined) plan.transcriptIn = path.resolve(cwd, values.transcriptIn);
+  if (styleIn !== undefined) plan.styleIn = styleIn;
+  if (values.font !== undefined) plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
   return plan;
 }
 

@@ -149,6 +149,21 @@ export async function readTranscript(file: string): Promise<NonNullable<CreateJo
   return parsed.data;
 }
 
+/** A --style file: a JSON object (the service validates its fields, with the path of each problem). */
+export async function readStyle(file: string): Promise<Record<string, unknown>> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read --style ${file}: ${err.code ?? err.message}`, 2);
+  });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`--style ${file} is not JSON: ${(err as Error).message}`, 2);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CliError(`--style ${file} must hold a JSON object of template fields, e.g. {"fill":"#FFFFFF"}`, 2);
+  return raw as Record<string, unknown>;
+}
+
 class Interrupted extends Error {
   constructor() {
     super('interrupted (Ctrl-C)');
@@ -169,6 +184,11 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
     if (!dir?.isDirectory()) throw new UsageError(`no such directory for ${flag}: ${path.dirname(file)}`);
   }
   if (plan.transcriptIn) plan.request.transcript = await readTranscript(plan.transcriptIn);
+  if (plan.styleIn) plan.request.style = await readStyle(plan.styleIn);
+  if (plan.font?.kind === 'file') {
+    const st = await stat(plan.font.path).catch(() => null);
+    if (!st?.isFile()) throw new UsageError(`no such font file: ${plan.font.path}`);
+  }
   const client = apiClient(env);
   const screen = createScreen(process.stdout);
   const ac = new AbortController();
@@ -225,6 +245,22 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     screen.line(screen.tty ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth()) : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`);
   } else {
     source = { videoUrl: plan.input.url };
+  }
+
+  // Your font: uploaded and checked by the service (a damaged one is refused with invalid_font),
+  // then named by the style.
+  if (plan.font) {
+    let fontId: string;
+    if (plan.font.kind === 'file') {
+      const font = await client.uploadFont(plan.font.path, { signal });
+      screen.line(`font ${font.family} ${font.subfamily ?? ''}`.trimEnd() + ` uploaded as ${font.id}`);
+      fontId = font.id;
+    } else {
+      fontId = plan.font.id;
+    }
+    const style = plan.request.style ?? {};
+    const font = typeof style.font === 'object' && style.font !== null ? style.font : {};
+    plan.request.style = { ...style, font: { ...font, fontId } };
   }
 
   // 2. Create the job. Never aborted midway: a create whose answer is lost would leave a job

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { Db } from '@captionfarm/db';
-import { createSafeFetch, createWebhookDispatcher, type DispatcherEvent, type LookupFn, type SafeFetch, type WebhookDispatcher } from '@captionfarm/webhooks';
+import { createSafeFetch, type LookupFn, type SafeFetch } from '@captionfarm/net';
+import { createWebhookDispatcher, type DispatcherEvent, type WebhookDispatcher } from '@captionfarm/webhooks';
 import type { ControlPlaneConfig } from '../config.ts';
 import type { AccountsService } from '../services/accounts.ts';
 import type { JobsService } from '../services/jobs.ts';

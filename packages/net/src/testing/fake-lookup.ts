@@ -1,7 +1,7 @@
 import type { LookupAddress, LookupFn } from '../url-policy.ts';
 
 /**
- * Test-only resolver over a fixed table, exported as `@captionfarm/webhooks/testing` so every
+ * Test-only resolver over a fixed table, exported as `@captionfarm/net/testing` so every
  * suite simulates DNS the same way. It answers like the system resolver does for names from the
  * hosts file or nss (glibc `files`, measured with `getent ahosts localhost.` on Debian 12): the
  * match is exact and case-insensitive, and a trailing-dot name (`name.example.org.`) is NOT found.

@@ -1,10 +1,12 @@
-import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Classifies IP addresses as public (globally routable unicast) or not. This is the single
  * source of truth for "may we connect there": used on IP-literal URL hosts, on every address a
  * DNS lookup returns (inside undici's connect lookup), and on the socket's remote address after
  * connecting.
+ *
+ * Parsing is ipaddr.js's; the range policy below is ours.
  *
  * IPv4: a deny list of the IANA special-purpose ranges. IPv6: an allow list (only 2000::/3
  * global unicast, plus NAT64 64:ff9b::/96 and IPv4-mapped ::ffff:0:0/96 when the embedded IPv4
@@ -92,9 +94,9 @@ const RANGE_WORDS: Record<AddressRange, string> = {
 
 /** Strict dotted-quad IPv4 (what DNS and the WHATWG URL parser produce) to a uint32. */
 export function parseIPv4(input: string): number | null {
-  if (!net.isIPv4(input)) return null;
-  const parts = input.split('.').map(Number);
-  const [a, b, c, d] = parts as [number, number, number, number];
+  // Four decimal parts only: ipaddr.js's IPv4.parse would also take `0x7f.1` or `2130706433`.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(input)) return null;
+  const [a, b, c, d] = ipaddr.IPv4.parse(input).octets as [number, number, number, number];
   return v4(a, b, c, d);
 }
 
@@ -108,7 +110,8 @@ export function parseIPv6(input: string): bigint | null {
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   const zone = s.indexOf('%');
   if (zone >= 0) s = s.slice(0, zone);
-  if (!net.isIPv6(s)) return null;
+  // A dotted IPv4 tail becomes two hex groups first: ipaddr.js reads `::8.8.8.8` (IPv4-compatible,
+  // deprecated, refused) as `::ffff:8.8.8.8` (IPv4-mapped, judged by the IPv4).
   const lastColon = s.lastIndexOf(':');
   const tail = s.slice(lastColon + 1);
   if (tail.includes('.')) {
@@ -116,24 +119,9 @@ export function parseIPv6(input: string): bigint | null {
     if (embedded === null) return null;
     s = `${s.slice(0, lastColon + 1)}${(embedded >>> 16).toString(16)}:${(embedded & 0xffff).toString(16)}`;
   }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  let groups: string[];
-  if (halves.length === 2) {
-    const missing = 8 - head.length - rest.length;
-    if (missing < 1) return null;
-    groups = [...head, ...Array<string>(missing).fill('0'), ...rest];
-  } else {
-    groups = head;
-  }
-  if (groups.length !== 8) return null;
+  if (!ipaddr.IPv6.isValid(s)) return null;
   let value = 0n;
-  for (const g of groups) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
-    value = (value << 16n) | BigInt(parseInt(g, 16));
-  }
+  for (const part of ipaddr.IPv6.parse(s).parts) value = (value << 16n) | BigInt(part);
   return value;
 }
 

@@ -1,0 +1,231 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDatabase, type Db } from '../../packages/db/src/index.ts';
+import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
+import { readAdminToken } from '../../apps/control-plane/src/secrets.ts';
+import { apiFor, type Api } from '../../apps/control-plane/test/harness.ts';
+import { startReceiver } from '../../packages/webhooks/test/helpers/receiver.ts';
+import { createTestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
+import { makeClip, submitUpload, testModelPath } from './e2e-harness.ts';
+
+/**
+ * The issue 13 fault test: two control-plane processes and two agent processes (2 slots each) on
+ * one PostgreSQL, `jobs` short upload jobs (every `webhookEvery`-th with a webhook to an HTTPS
+ * receiver on loopback); one control plane is killed with SIGKILL while a job renders and
+ * started again; optionally PostgreSQL itself restarts once. Run in full by `npm run bench:farm`
+ * and in a shortened form by the test suite (fault-farm.e2e.test.ts). Storage: the built-in
+ * store in the data dir both control planes share (a shared filesystem).
+ */
+export interface FaultFarmOptions {
+  jobs: number;
+  webhookEvery: number;
+  restartPostgres: boolean;
+  log?: (msg: string) => void;
+  timeoutMs?: number;
+}
+
+export interface FaultFarmResult {
+  wallSeconds: number;
+  jobsPerMinute: number;
+  statuses: Record<string, number>;
+  /** Jobs whose ledger is not exactly one reserve and one settle, with what they have. */
+  badLedgers: { jobId: string; kinds: Record<string, number> }[];
+  webhookJobs: number;
+  /** Distinct webhook-ids received (after deduplication) and requests in all. */
+  webhookIds: number;
+  webhookRequests: number;
+  /** Jobs with a webhook whose job id no received webhook names. */
+  webhooksMissing: string[];
+  killedAt: string | null;
+  postgresRestartedAt: string | null;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+const cliMain = path.join(root, 'apps/cli/src/main.ts');
+const cpEntry = path.join(import.meta.dirname, 'fault-farm-cp.ts');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(check: () => Promise<T | undefined | null | false>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check().catch((err: unknown) => {
+      // A process that exited ends the wait; anything else (PostgreSQL restarting) is retried.
+      if (err instanceof Error && err.message.includes('exited')) throw err;
+      return undefined;
+    });
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`fault farm: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Restarts the Debian PostgreSQL cluster that serves `url` (found by its port). Needs root. */
+function restartPostgres(url: string): void {
+  const port = new URL(url).port || '5432';
+  const line = execFileSync('pg_lsclusters', ['--no-header'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .find((l) => l.split(/\s+/)[2] === port);
+  if (!line) throw new Error(`no local PostgreSQL cluster on port ${port} to restart`);
+  const [version, cluster] = line.split(/\s+/);
+  execFileSync('pg_ctlcluster', [version!, cluster!, 'restart'], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult> {
+  const log = o.log ?? (() => undefined);
+  if (!testDatabaseServerUrl()) throw new Error('the fault farm needs PostgreSQL: set CAPTIONFARM_TEST_DATABASE_URL (bash scripts/postgres prints one)');
+  const dir = await mkdtemp(path.join(tmpdir(), 'cf-fault-farm-'));
+  const dataDir = path.join(dir, 'data');
+  const certs = createTestCertificates();
+  const caFile = path.join(dir, 'ca.pem');
+  await writeFile(caFile, certs.ca);
+  const testDb = await freshTestDatabase();
+  const procs: ChildProcess[] = [];
+  const received = new Map<string, string>();
+  let requests = 0;
+  const receiver = await startReceiver(certs, (req, res) => {
+    requests++;
+    const id = String(req.headers['webhook-id'] ?? '');
+    // Deduplication by webhook-id, as the spec's receivers do: a repeat is acknowledged, not processed.
+    if (id && !received.has(id)) received.set(id, req.body);
+    res.writeHead(204).end();
+  });
+  let db: Db | undefined;
+
+  const cps: { name: string; port: number; url: string; proc?: ChildProcess; out: string }[] = [];
+  async function startCp(cp: (typeof cps)[number]): Promise<void> {
+    cp.out = '';
+    const proc = spawn(process.execPath, ['--import', 'tsx', cpEntry], {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...testDb.env,
+        CAPTIONFARM_DATA_DIR: dataDir,
+        CAPTIONFARM_LOG: 'silent',
+        CAPTIONFARM_EMBEDDED_AGENT: '0',
+        CAPTIONFARM_SWEEP_SECONDS: '1',
+        CAPTIONFARM_LEASE_SECONDS: '10',
+        CAPTIONFARM_AGENT_GRACE_SECONDS: '5',
+        FAULT_FARM_CA_FILE: caFile,
+        PORT: String(cp.port),
+        HOST: '127.0.0.1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout!.on('data', (d: Buffer) => (cp.out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (cp.out += d.toString()));
+    procs.push(proc);
+    cp.proc = proc;
+    await until(async () => cp.out.includes('listening') || (proc.exitCode !== null && Promise.reject(new Error(`${cp.name} exited:\n${cp.out}`))), 90_000, `${cp.name} to listen`);
+  }
+
+  try {
+    for (const name of ['cp-a', 'cp-b']) {
+      const port = await freePort();
+      cps.push({ name, port, url: `http://127.0.0.1:${port}`, out: '' });
+    }
+    // One after the other: the first migrates the database and writes the shared secrets.
+    for (const cp of cps) await startCp(cp);
+    db = await openDatabase({ url: testDb.url!, poolSize: 2 });
+    const admin = (cp: (typeof cps)[number]) => apiFor(cp.url, readAdminToken(dataDir));
+    const acc = await admin(cps[0]!)('POST', '/admin/v1/accounts', { name: 'fault-farm', plan: 'pro' });
+    const key = (await admin(cps[0]!)('POST', `/admin/v1/accounts/${acc.body.id}/keys`)).body.key as string;
+    const api: Api[] = cps.map((cp) => apiFor(cp.url, key));
+
+    // Two agent processes, two slots each, one on each control plane.
+    for (const [i, cp] of cps.entries()) {
+      const token = (await admin(cp)('POST', '/admin/v1/agents/tokens', { name: `agent-${i + 1}` })).body.token as string;
+      const workDir = await mkdtemp(path.join(dir, `agent-${i + 1}-`));
+      let out = '';
+      const proc = spawn(process.execPath, ['--import', 'tsx', cliMain, 'agent', '--control-plane', cp.url, '--token', token, '--name', `agent-${i + 1}`, '--model', testModelPath(), '--threads', '1', '--concurrency', '2', '--work-dir', workDir], {
+        cwd: root,
+        env: { ...process.env, CAPTIONFARM_LOG: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      procs.push(proc);
+      await until(async () => (await db!.selectFrom('agent_nodes').select('id').where('name', '=', `agent-${i + 1}`).executeTakeFirst()) ?? (proc.exitCode !== null && Promise.reject(new Error(`agent ${i + 1} exited:\n${out}`))), 90_000, `agent ${i + 1} to register`);
+    }
+
+    const clip = await readFile(await makeClip(dir, 'clip.mp4', { width: 320, height: 568, seconds: 2, speech: 'Nothing is lost when a process dies.' }));
+    const started = performance.now();
+    const jobIds: string[] = [];
+    const webhookJobs = new Set<string>();
+    for (let i = 0; i < o.jobs; i++) {
+      const hook = i % o.webhookEvery === 0;
+      const job = await submitUpload(api[i % 2]!, clip, { language: 'en', ...(hook ? { webhookUrl: `https://127.0.0.1:${receiver.port}/hook/${i}` } : {}) });
+      jobIds.push(job.id);
+      if (hook) webhookJobs.add(job.id);
+    }
+    log(`${o.jobs} jobs submitted (${webhookJobs.size} with a webhook)`);
+
+    const terminalCount = async () => Number((await db!.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['succeeded', 'failed', 'cancelled']).executeTakeFirstOrThrow()).n);
+    // kill -9 the first control plane while a job renders, then start it again on the same port.
+    await until(async () => (await db!.selectFrom('jobs').select('id').where('phase', '=', 'rendering').where('status', '=', 'running').executeTakeFirst()) ?? undefined, 300_000, 'a job to render');
+    const victim = cps[0]!;
+    victim.proc!.kill('SIGKILL');
+    const killedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
+    log(`kill -9 ${victim.name} while rendering (${killedAt})`);
+    await new Promise((r) => victim.proc!.once('exit', r));
+    await new Promise((r) => setTimeout(r, 2000));
+    await startCp(victim);
+    log(`${victim.name} restarted`);
+
+    let postgresRestartedAt: string | null = null;
+    if (o.restartPostgres) {
+      await until(async () => (await terminalCount()) >= Math.floor(o.jobs / 2), o.timeoutMs ?? 900_000, 'half of the jobs to end');
+      postgresRestartedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
+      restartPostgres(testDb.url!);
+      log(`PostgreSQL restarted (${postgresRestartedAt})`);
+    }
+
+    await until(async () => (await terminalCount()) === o.jobs, o.timeoutMs ?? 900_000, 'every job to end');
+    const wallSeconds = (performance.now() - started) / 1000;
+    log(`all ${o.jobs} jobs ended in ${wallSeconds.toFixed(1)} s`);
+    // Webhooks go out after the job ends: give the dispatchers time to deliver (retries included).
+    await until(async () => [...webhookJobs].every((id) => [...received.values()].some((b) => b.includes(id))), 120_000, 'every webhook').catch(() => undefined);
+
+    const statusRows = await db.selectFrom('jobs').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('status').execute();
+    const ledger = await db.selectFrom('minutes_ledger').select(['job_id', 'kind']).select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', 'is not', null).groupBy(['job_id', 'kind']).execute();
+    const kindsOf = new Map<string, Record<string, number>>();
+    for (const r of ledger) kindsOf.set(r.job_id!, { ...kindsOf.get(r.job_id!), [r.kind]: Number(r.n) });
+    const badLedgers = jobIds
+      .map((jobId) => ({ jobId, kinds: kindsOf.get(jobId) ?? {} }))
+      .filter(({ kinds }) => kinds.reserve !== 1 || kinds.settle !== 1);
+    const bodies = [...received.values()];
+    return {
+      wallSeconds,
+      jobsPerMinute: o.jobs / (wallSeconds / 60),
+      statuses: Object.fromEntries(statusRows.map((r) => [r.status, Number(r.n)])),
+      badLedgers,
+      webhookJobs: webhookJobs.size,
+      webhookIds: received.size,
+      webhookRequests: requests,
+      webhooksMissing: [...webhookJobs].filter((id) => !bodies.some((b) => b.includes(id))),
+      killedAt,
+      postgresRestartedAt,
+    };
+  } finally {
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    await Promise.all(procs.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : undefined)));
+    await db?.destroy();
+    await receiver.close();
+    await testDb.drop().catch(() => undefined);
+    certs.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

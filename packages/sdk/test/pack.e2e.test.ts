@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
+
+// The SDK as its users get it: built (tsup: one ESM file and one .d.ts), packed with `npm pack`,
+// installed into a fresh project outside the repository, type-checked with tsc against the packed
+// .d.ts and run with plain node (no tsx) against a real control plane.
+
+const run = promisify(execFile);
+const sdkDir = path.resolve(import.meta.dirname, '..');
+const repo = path.resolve(sdkDir, '../..');
+const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
+
+const EXAMPLE = `import { createClient, isApiError, isTerminal, type Job, type TemplateSummary } from '@captionfarm/sdk';
+
+const [baseUrl, apiKey, video] = process.argv.slice(2) as [string, string, string];
+const cf = createClient({ baseUrl, apiKey });
+
+const templates: TemplateSummary[] = await cf.listTemplates();
+const upload = await cf.uploadFile(video);
+const job: Job = await cf.createJob({ uploadId: upload.uploadId, templateId: 'karaoke', quality: 'low' });
+const cancelled = await cf.cancelJob(job.id);
+const waited = await cf.waitForJob(job.id, { poll: { initialDelayMs: 50, maxDelayMs: 200 } });
+const listed: string[] = [];
+for await (const j of cf.listJobs()) listed.push(j.id);
+let missing = '';
+try {
+  await cf.getJob('00000000-0000-4000-8000-000000000000');
+} catch (err) {
+  if (isApiError(err, 'not_found')) missing = err.code;
+}
+console.log(JSON.stringify({
+  templates: templates.map((t) => t.id),
+  uploadId: upload.uploadId,
+  job: { id: job.id, status: job.status },
+  cancelled: cancelled.status,
+  waited: { status: waited.status, terminal: isTerminal(waited) },
+  listed,
+  missing,
+}));
+`;
+
+// A call the .d.ts must refuse: the template id is a string, and quality a closed set.
+const WRONG = `import { createClient } from '@captionfarm/sdk';
+const cf = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' });
+await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 42, quality: 'ultra' });
+`;
+
+let h: Harness;
+let project: string;
+let packed: { filename: string; size: number; files: { path: string }[] };
+
+beforeAll(async () => {
+  project = await mkdtemp(path.join(tmpdir(), 'cf-sdk-pack-'));
+  const [harness] = await Promise.all([
+    startHarness(),
+    (async () => {
+      await run('npm', ['run', '-s', 'build'], { cwd: sdkDir });
+      const out = await run('npm', ['pack', '--json', '--pack-destination', project], { cwd: path.join(sdkDir, 'dist') });
+      packed = (JSON.parse(out.stdout) as (typeof packed)[])[0]!;
+      // A project of its own, outside the repository: nothing resolves from the workspace.
+      await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'sdk-user', private: true, type: 'module' }));
+      // --prefer-offline: zod and @types/node come from the npm cache setup filled.
+      await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(project, packed.filename), '@types/node@^20'], { cwd: project });
+      await writeFile(
+        path.join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+          files: ['example.ts'],
+        }),
+      );
+      await writeFile(path.join(project, 'example.ts'), EXAMPLE);
+      await mkdir(path.join(project, 'wrong'));
+      await writeFile(path.join(project, 'wrong/wrong.ts'), WRONG);
+    })(),
+  ]);
+  h = harness;
+}, 600_000);
+
+afterAll(async () => {
+  await h?.close();
+  await rm(project, { recursive: true, force: true });
+});
+
+describe('the packed SDK in a plain Node project', () => {
+  it('holds only the built files: one ESM bundle, its .d.ts, package.json, README', () => {
+    expect(packed.files.map((f) => f.path).sort()).toEqual(['README.md', 'index.d.ts', 'index.js', 'package.json']);
+    expect(packed.size).toBeGreaterThan(5_000);
+  });
+
+  it('type-checks a typed example against the packed .d.ts, and refuses a wrong call', async () => {
+    await run('node', [tsc, '-p', project], { cwd: project });
+    const wrong = await run('node', [tsc, '--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2023', '--types', 'node', 'wrong/wrong.ts'], {
+      cwd: project,
+    }).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+    expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type '"ultra"' is not assignable to type '"high" \| "low" \| "medium"/);
+  });
+
+  it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors', async () => {
+    const { key } = await h.account('pro');
+    const video = path.join(project, 'clip.mp4');
+    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-shortest', '-y', video]);
+    const { stdout } = await run('node', [path.join(project, 'out/example.js'), h.url, key, video], { cwd: project });
+    const out = JSON.parse(stdout) as { templates: string[]; job: { id: string; status: string }; cancelled: string; waited: { status: string; terminal: boolean }; listed: string[]; missing: string };
+    expect(out.templates).toContain('karaoke');
+    expect(out.job.status).toBe('queued');
+    expect(out.cancelled).toBe('cancelled');
+    expect(out.waited).toEqual({ status: 'cancelled', terminal: true });
+    expect(out.listed).toEqual([out.job.id]);
+    expect(out.missing).toBe('not_found');
+  });
+});
