@@ -7,8 +7,8 @@ import { openDatabase, type Db } from '../../packages/db/src/index.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
 import { readAdminToken } from '../../apps/control-plane/src/secrets.ts';
 import { apiFor, type Api } from '../../apps/control-plane/test/harness.ts';
-import { startReceiver } from '../../packages/webhooks/test/helpers/receiver.ts';
-import { createTestCertificates } from '../../packages/webhooks/test/helpers/test-ca.ts';
+import { startReceiver } from '../../packages/net/test/helpers/receiver.ts';
+import { createTestCertificates } from '../../packages/net/test/helpers/test-ca.ts';
 import { makeClip, submitUpload, testModelPath } from './e2e-harness.ts';
 
 /**
