@@ -4,6 +4,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { JobSource } from '@captionfarm/contracts';
 import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/net';
+import type { AudioTap } from './audio-tap.ts';
 import { JobFailure } from './errors.ts';
 
 export interface DownloadOptions {
@@ -13,6 +14,8 @@ export interface DownloadOptions {
   /** safeFetch for client URLs: https only, public addresses only, redirects not followed. */
   safeFetch: SafeFetchFn;
   signal: AbortSignal;
+  /** Sees every byte as it arrives (the audio extraction that overlaps the download). */
+  tap?: AudioTap | undefined;
 }
 
 /**
@@ -47,8 +50,15 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
       cb(null, chunk);
     },
   });
+  const { tap } = opts;
+  const tee = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      if (!tap) return cb(null, chunk);
+      tap.write(chunk).then(() => cb(null, chunk), cb);
+    },
+  });
   try {
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, createWriteStream(dest), { signal });
+    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, tee, createWriteStream(dest), { signal });
   } catch (err) {
     await rm(dest, { force: true });
     if (signal.aborted) throw err;

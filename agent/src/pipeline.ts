@@ -5,6 +5,7 @@ import { fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
 import type { SafeFetchFn } from '@captionfarm/net';
 import { JobAborted, JobFailure } from './errors.ts';
+import { extractWhisperWav, startAudioTap } from './audio-tap.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
 import { loadJobFonts } from './fonts.ts';
 import { jobDirPrefix } from './work-dir.ts';
@@ -60,11 +61,29 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     return Math.round(s * 1000) / 1000;
   };
   const phaseSeconds: PhaseSeconds = { ingest: 0, transcribe: 0, render: 0, upload: 0 };
+  // Work beside the main line (the audio extraction): stopped, and awaited, before the work dir goes.
+  const side = new AbortController();
+  const sideSignal = AbortSignal.any([signal, side.signal]);
+  let audio: Promise<string> | undefined;
   try {
     // --- ingest
     await channel.phase('ingesting', null);
     const source = path.join(dir, 'source');
-    await downloadSource({ source: job.source, dest: source, maxBytes: job.maxSourceBytes, safeFetch: deps.safeFetch, signal });
+    // The whisper WAV is made while the source downloads (or, for an MP4 indexed at its end, from
+    // the file while the probe and the ingest report run): see audio-tap.ts.
+    const wav = path.join(dir, 'audio-16k.wav');
+    const tap = job.transcript ? undefined : startAudioTap(wav, sideSignal);
+    try {
+      await downloadSource({ source: job.source, dest: source, maxBytes: job.maxSourceBytes, safeFetch: deps.safeFetch, signal, tap });
+    } catch (err) {
+      await tap?.cancel();
+      throw err;
+    }
+    if (tap) {
+      audio = (async () => (await tap.end()) ?? ((await extractWhisperWav(source, wav, sideSignal)) ? wav : source))();
+      // Awaited before the work dir goes; a failure here only means the transcriber reads the source itself.
+      audio.catch(() => undefined);
+    }
     let info;
     try {
       info = await probeMedia(source, { signal });
@@ -90,7 +109,8 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     } else {
       let recognized;
       try {
-        recognized = await deps.transcriber.transcribe({ audioPath: source, language: job.language ?? undefined, signal, workDir: dir });
+        const audioPath = (await audio?.catch(() => undefined)) ?? source;
+        recognized = await deps.transcriber.transcribe({ audioPath, language: job.language ?? undefined, signal, workDir: dir });
       } catch (err) {
         if (signal.aborted) throw err;
         throw new JobFailure('transcription-failed', firstLine((err as Error).message));
@@ -144,6 +164,8 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size, phaseSeconds });
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
+    side.abort();
+    await audio?.catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -5,13 +5,13 @@
  * inputs: ffmpeg audio extraction + whisper.cpp's own whisper-cli + a plain ffmpeg re-encode with
  * the same encoder settings. Prints the ratio (ours / baseline).
  *
- *   npm run bench:e2e [-- --runs 2]
+ *   npm run bench:e2e [-- --runs 3]   (baseline and whole job alternate in each run; per-run ratios, median and range)
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
  *                                                 against both at once (2 slots, the 2-core default)
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
@@ -20,7 +20,7 @@ import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/re
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
 const run = promisify(execFile);
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } } });
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
 const shared = path.resolve(import.meta.dirname, '../../../shared/media');
@@ -74,7 +74,9 @@ try {
   }
   const baseline: number[] = [];
   const ours: number[] = [];
+  const loads: number[] = [];
   for (let i = 0; i < runs; i++) {
+    loads.push(loadavg()[0]!);
     // Baseline: what a person would script by hand.
     const [tb] = await time(async () => {
       const wav = path.join(dir, 'audio.wav');
@@ -98,7 +100,7 @@ try {
     } finally {
       await farm.close();
     }
-    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s`);
+    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`);
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const b = median(baseline);
@@ -106,7 +108,9 @@ try {
   console.log(`\nbench:e2e  ${seconds} s 1080x1920 30 fps clip, whisper base, libx264 veryfast CRF 20, 2 threads`);
   console.log(`  baseline (ffmpeg extract + whisper-cli + ffmpeg re-encode): ${b.toFixed(1)} s  (${(seconds / b).toFixed(2)}x realtime)`);
   console.log(`  captionfarm whole job (upload .. succeeded):                 ${o.toFixed(1)} s  (${(seconds / o).toFixed(2)}x realtime)`);
-  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)}`);
+  const ratios = ours.map((x, i) => x / baseline[i]!).sort((x, y) => x - y);
+  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)} (medians); per run median ${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs (goal <= 1.00)`);
+  console.log(`  load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 /**
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
- * npm run bench:render -- --all [--rounds 5]   (every built-in template, CPU ratio median and range)
+ * npm run bench:render -- --all [--rounds 3]   (every built-in template: wall and CPU ratio, median and range)
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  *
  * In one run, alternating so that load from other work on the machine hits both alike:
@@ -13,7 +13,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
@@ -23,7 +23,7 @@ import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPai
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string' },
     format: { type: 'string', default: 'mp4' },
     encoder: { type: 'string', default: 'auto' },
     template: { type: 'string', default: 'karaoke' },
@@ -35,7 +35,7 @@ const { values: flags } = parseArgs({
     all: { type: 'boolean', default: false },
   },
 });
-const rounds = Number(flags.rounds);
+const rounds = Number(flags.rounds ?? (flags.all ? 3 : 2));
 const seconds = Number(flags.seconds);
 const format = flags.format as OutputFormat;
 const encoder = flags.encoder as 'auto' | 'cpu' | 'nvenc';
@@ -117,23 +117,44 @@ if (flags.all) {
   // Rounds interleave plain and render for each template, so drift in the machine's load hits both sides alike.
   await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
   const table: string[] = [];
+  const loads: number[] = [];
+  const spread = (xs: number[]): { median: number; lo: number; hi: number } => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { median: sorted[Math.floor(sorted.length / 2)]!, lo: sorted[0]!, hi: sorted.at(-1)! };
+  };
   for (const t of builtinTemplates) {
     current = t;
-    const ratios: number[] = [];
+    const cpuRatios: number[] = [];
+    const wallRatios: number[] = [];
+    const walls: number[] = [];
+    let frames = 0;
     for (let i = 0; i < rounds; i++) {
-      const p = await measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info }));
-      const r = await measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
-      ratios.push(cpuOf(r) / cpuOf(p));
+      loads.push(loadavg()[0]!);
+      // Alternate which side goes first, so a load change within a round does not always favour one side.
+      const plainFirst = i % 2 === 0;
+      const plainRun = () => measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info }));
+      const renderRun = () => measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
+      const p = plainFirst ? await plainRun() : undefined;
+      const r = await renderRun();
+      frames = captionFrames;
+      const q = p ?? (await plainRun());
+      cpuRatios.push(cpuOf(r) / cpuOf(q));
+      wallRatios.push(r.wall / q.wall);
+      walls.push(r.wall);
     }
-    const sorted = [...ratios].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
-    const line = `${t.id.padEnd(12)} CPU ratio median ${median.toFixed(3)}  range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}  (${ratios.map((x) => x.toFixed(3)).join(' ')})  ${median <= 1.05 ? 'ok' : 'over 1.05'}`;
+    const c = spread(cpuRatios);
+    const w = spread(wallRatios);
+    const line =
+      `${t.id.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${w.median.toFixed(3)} (${w.lo.toFixed(3)}-${w.hi.toFixed(3)})` +
+      `  CPU ratio ${c.median.toFixed(3)} (${c.lo.toFixed(3)}-${c.hi.toFixed(3)})  ${String(frames).padStart(4)} images  ${c.median <= 1.05 ? 'ok' : 'over 1.05'}`;
     console.log(line);
     table.push(line);
   }
   await rm(out, { force: true });
-  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ${rounds} rounds per template, CPU seconds render / plain re-encode (goal <= 1.05)`);
-  for (const l of table) console.log(`  ${l}`);
+  const l = spread(loads);
+  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ${rounds} rounds per template (plain and render alternating),`);
+  console.log(`render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= 1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`);
+  for (const line of table) console.log(`  ${line}`);
   process.exit(0);
 }
 // Warm-up: font registration, NVENC detection, page cache.

@@ -319,6 +319,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       templates,
       webhooks,
       previews,
+      fonts,
       publicUrl: config.publicUrl,
       now,
       publicRoutes: makePublicRoutes,

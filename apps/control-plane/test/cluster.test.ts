@@ -34,7 +34,7 @@ async function startCp(name: string): Promise<Cp> {
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await until(async () => /listening (\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined), 60_000, `${name} to listen`);
+  const url = await until(async () => /listening (\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined), 180_000, `${name} to listen`);
   const cp = { url, proc, admin: apiFor(url, readAdminToken(dataDir)) };
   cps.push(cp);
   return cp;
@@ -78,7 +78,7 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
     b = await startCp('b');
     const first = await account(a, 'pro', 'catalog');
     template = (await first.on(a)('GET', '/v1/templates')).body.templates[0].id;
-  }, 120_000);
+  }, 400_000);
   afterAll(async () => {
     for (const cp of cps) cp.proc.kill('SIGTERM');
     await Promise.all(cps.map((cp) => (cp.proc.exitCode === null ? new Promise((r) => cp.proc.once('exit', r)) : undefined)));
@@ -130,6 +130,15 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
     expect(limited.length === 10 || answers.filter((r) => r.status === 200).length <= limit * 2).toBe(true);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited[0]!.body.error.code).toBe('rate_limited');
+  });
+
+  it('the daily upload quota holds across both control planes', async () => {
+    const acc = await account(a, 'free', 'uploader');
+    const quota = PLANS.free.uploadsPerDay;
+    const answers = await Promise.all(Array.from({ length: quota + 4 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: 1000 })));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(quota);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(refused.map((r) => [r.status, r.body.error.code])).toEqual(refused.map(() => [429, 'quota_exceeded']));
   });
 
   it('concurrent creates through both control planes reserve each job once and never overdraw the balance', async () => {

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { createS3Client, createS3Store } from './s3-store.ts';
+import { createS3Store } from './s3-store.ts';
 import { verifyPresignedRequest } from './sigv4-verify.ts';
 import type { ObjectStore } from './types.ts';
 
@@ -95,10 +95,7 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
   const mountPath = '/s3';
   const now = opts.now ?? (() => new Date());
   const endpoint = `${opts.publicUrl.replace(/\/+$/, '')}${mountPath}`;
-  const presigner = createS3Store(
-    { endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
-    createS3Client({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }),
-  );
+  const presigner = createS3Store({ endpoint, region: 'us-east-1', bucket: opts.bucket, accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey });
   const limits: BuiltinStoreLimits = { ...DEFAULT_BUILTIN_STORE_LIMITS, ...opts.limits };
   const corsOrigin = opts.corsOrigin ?? new URL(opts.publicUrl).origin;
   const perIp = new Map<string, number>();

@@ -18,12 +18,15 @@ export function createS3Client(loc: S3Location): S3Client {
  * Presigns with the AWS SDK v3 presigner. `content-length` is kept as a signed header (not hoisted
  * into the query), so a PUT of any other size fails the signature: the spec's 403 for a wrong size.
  */
-export function createS3Store(loc: S3Location, client: S3Client = createS3Client(loc)): ObjectStore {
+export function createS3Store(loc: S3Location, opts: { client?: S3Client; /** The signing clock (tests sign URLs that have already expired). */ now?: () => Date } = {}): ObjectStore {
+  const client = opts.client ?? createS3Client(loc);
+  const now = opts.now ?? (() => new Date());
   return {
     async presignPut({ key, contentLength, contentType, expiresInSeconds }) {
       const cmd = new PutObjectCommand({ Bucket: loc.bucket, Key: key, ContentLength: contentLength, ContentType: contentType });
       return getSignedUrl(client, cmd, {
         expiresIn: expiresInSeconds,
+        signingDate: now(),
         signableHeaders: new Set(['content-length']),
         unhoistableHeaders: new Set(['content-length']),
       });
@@ -34,7 +37,7 @@ export function createS3Store(loc: S3Location, client: S3Client = createS3Client
         Key: key,
         ...(downloadName ? { ResponseContentDisposition: `attachment; filename="${downloadName.replace(/["\\]/g, '')}"` } : {}),
       });
-      return getSignedUrl(client, cmd, { expiresIn: expiresInSeconds });
+      return getSignedUrl(client, cmd, { expiresIn: expiresInSeconds, signingDate: now() });
     },
     async head(key) {
       try {

@@ -1,6 +1,7 @@
 export { createTranscriber, dtwPreset } from './transcriber.ts';
 export type { Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResult } from './transcriber.ts';
 export { TranscriptionError } from './errors.ts';
+export { ffmpegToWavArgs, isWhisperWav, parseWavHeader } from './audio.ts';
 export type { TranscriptionErrorCode } from './errors.ts';
 export { resolveWhisperBinDir, readWhisperBuildInfo, captionfarmCacheDir } from './whisper-bin.ts';
 export type { TranscriberEnv, WhisperBuildInfo } from './whisper-bin.ts';

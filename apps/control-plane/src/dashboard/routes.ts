@@ -9,6 +9,7 @@ import type { PreviewPool } from '../preview-pool.ts';
 import type { AccountsService } from '../services/accounts.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TemplatesService } from '../services/templates.ts';
+import { fontIdsOf, type FontsService } from '../services/fonts.ts';
 import type { Webhooks } from '../webhooks/index.ts';
 import {
   SESSION_COOKIE,
@@ -38,6 +39,8 @@ export interface DashboardApiDeps {
   templates: TemplatesService;
   webhooks: Webhooks;
   previews: PreviewPool;
+  /** Uploaded fonts, for previews of templates that name one. */
+  fonts: FontsService;
   publicUrl: string | undefined;
   now: () => Date;
   /** The public API's routes (jobs, uploads, templates, deliveries, ...), mounted again for members. */
@@ -210,7 +213,11 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const png = await previews.render(callerOf(res), { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at }, gone.signal);
+    const caller = callerOf(res);
+    const fontIds = fontIdsOf(template.data);
+    await deps.fonts.requireReady(caller.accountId, fontIds, 'font.fontId');
+    const fonts = await deps.fonts.files(caller.accountId, fontIds);
+    const png = await previews.render(caller, { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at, fonts }, gone.signal);
     res.type('image/png').send(png);
   }));
   member.use('/v1', deps.publicRoutes());

@@ -75,6 +75,8 @@ export function createTemplatesService(deps: {
       const checked = catalog.validate(body);
       if (!checked.ok) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(checked.issues) });
       if (checked.template.id !== id) throw new ApiError('invalid_request', `The body's id "${checked.template.id}" differs from ${id}; a template's id cannot change.`, { details: [{ path: 'id', message: 'must equal the template being updated' }] });
+      // Like a create: only a ready font of this account can be named.
+      await deps.requireFonts(accountId, checked.template, 'font.fontId');
       const res = await db.updateTable('templates').set({ name: checked.template.name, body: JSON.stringify(checked.template) }).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) throw new ApiError('not_found', `No template ${id} in this account.`);
       const row = await db.selectFrom('templates').select('created_at').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirstOrThrow();

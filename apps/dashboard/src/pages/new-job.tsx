@@ -3,6 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api, ApiFailure, putWithProgress, type JobRecord } from '../api.ts';
 import { bytes } from '../format.ts';
+import { FontPicker, parseKeywords } from '../fonts.tsx';
 import { TemplatePreview, useTemplates } from '../previews.tsx';
 import { Card, ErrorState, Field, FormError, Loading, PageHeader, Progress, fieldError } from '../ui.tsx';
 
@@ -22,6 +23,10 @@ export function NewJobPage() {
   const [height, setHeight] = useState('');
   const [language, setLanguage] = useState('');
   const [webhookUrl, setWebhookUrl] = useState('');
+  const [overlay, setOverlay] = useState(false);
+  const [fontId, setFontId] = useState<string | null>(null);
+  const [emoji, setEmoji] = useState(false);
+  const [keywords, setKeywords] = useState('');
   const [dragging, setDragging] = useState(false);
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -44,6 +49,14 @@ export function NewJobPage() {
       if (width || height) options.resolution = { width: Number(width), height: Number(height) };
       if (language) options.language = language;
       if (webhookUrl) options.webhookUrl = webhookUrl;
+      if (overlay) options.overlay = true;
+      // Only what the user set: the rest of the look is the template's.
+      const style: Record<string, unknown> = {};
+      if (fontId) style.font = { fontId };
+      if (emoji) style.emoji = 'auto';
+      const words = parseKeywords(keywords);
+      if (words.length > 0) style.keywords = words;
+      if (Object.keys(style).length > 0) options.style = style;
       let job: JobRecord;
       if (source === 'file') {
         if (!file) throw new Error('Choose or drop a video file first.');
@@ -135,8 +148,9 @@ export function NewJobPage() {
             <Field label="Format">
               {(id) => (
                 <select id={id} value={format} onChange={(e) => setFormat(e.target.value)}>
-                  <option value="mp4">MP4 (H.264)</option>
-                  <option value="webm">WebM (VP9)</option>
+                  <option value="mp4" disabled={overlay}>MP4 (H.264)</option>
+                  <option value="webm">{overlay ? 'WebM (VP9 with alpha)' : 'WebM (VP9)'}</option>
+                  <option value="mov" disabled={!overlay}>MOV (ProRes 4444 with alpha, overlay only)</option>
                 </select>
               )}
             </Field>
@@ -162,6 +176,34 @@ export function NewJobPage() {
               {(id, d) => <input id={id} aria-describedby={d} type="url" value={webhookUrl} onChange={(e) => setWebhookUrl(e.target.value)} />}
             </Field>
           </div>
+        </Card>
+
+        <Card title="Brand">
+          <div className="form-grid">
+            <Field label="Font" hint="Your own TTF, OTF or WOFF2, checked when uploaded." error={fe('style.font.fontId') ?? fe('style.font')}>
+              {(id, d) => <FontPicker id={id} describedBy={d} value={fontId} onChange={setFontId} />}
+            </Field>
+            <Field label="Keywords" hint="Always emphasised, comma-separated (whole words, any case)." error={fe('style.keywords')}>
+              {(id, d) => <input id={id} aria-describedby={d} placeholder="launch, free trial" value={keywords} onChange={(e) => setKeywords(e.target.value)} />}
+            </Field>
+            <label className="check">
+              <input type="checkbox" checked={emoji} onChange={(e) => setEmoji(e.target.checked)} /> Emoji: one per caption page, picked from its words
+            </label>
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={overlay}
+                onChange={(e) => {
+                  setOverlay(e.target.checked);
+                  // An overlay needs alpha (mov or webm); a burned video is mp4 or webm.
+                  if (e.target.checked && format === 'mp4') setFormat('mov');
+                  if (!e.target.checked && format === 'mov') setFormat('mp4');
+                }}
+              />{' '}
+              Transparent overlay: only the captions, for your editor
+            </label>
+          </div>
+          {(fe('overlay') || fe('format') || fe('style')) && <small className="field-error">{fe('overlay') ?? fe('format') ?? fe('style')}</small>}
         </Card>
         {error instanceof ApiFailure || error instanceof Error ? <FormError error={error} /> : null}
         <div className="actions">

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, apiImage } from '../api.ts';
+import { FontPicker, parseKeywords } from '../fonts.tsx';
 import { Card, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
 
 const FONTS = ['Montserrat', 'Poppins', 'Inter', 'Anton', 'Bebas Neue', 'Luckiest Guy', 'Playfair Display'];
@@ -13,13 +14,15 @@ type Template = {
   id: string;
   name: string;
   description?: string;
-  font: { family: string; weight: number; size: number };
+  font: { family: string; weight: number; size: number; fontId?: string | null };
   fill: string;
   outline: { color: string; width: number } | null;
   position: { y: number };
   layout: { maxWordsPerLine: number; maxLines: number };
   active: { color: string | null; scale: number };
   animation: { page: string; word: string; active: string };
+  emoji?: 'off' | 'auto';
+  keywords?: string[];
   [k: string]: unknown;
 };
 
@@ -49,6 +52,8 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
   const qc = useQueryClient();
   const [t, setT] = useState<Template>(initial);
   const [aspect, setAspect] = useState<'portrait' | 'landscape'>('portrait');
+  // Typed as text (commas and all); the template gets the parsed list.
+  const [keywordText, setKeywordText] = useState((initial.keywords ?? []).join(', '));
   const debounced = useDebounced(t, 350);
   const size = aspect === 'portrait' ? { width: 360, height: 640 } : { width: 640, height: 360 };
   const preview = useQuery({
@@ -92,6 +97,9 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
                 </select>
               )}
             </Field>
+            <Field label="Uploaded font" hint="Replaces the font and weight above." error={fe('font.fontId')}>
+              {(id, d) => <FontPicker id={id} describedBy={d} value={t.font.fontId ?? null} onChange={(fontId) => set((x) => ({ ...x, font: { ...x.font, fontId } }))} />}
+            </Field>
             <Field label="Weight">
               {(id) => (
                 <select id={id} value={t.font.weight} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, weight: Number(e.target.value) } }))}>
@@ -121,6 +129,22 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
             <Field label="Lines" error={fe('layout.maxLines')}>
               {(id, d) => <input id={id} aria-describedby={d} type="number" min={1} max={4} value={t.layout.maxLines} onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: Number(e.target.value) } }))} />}
             </Field>
+            <Field label="Keywords" hint="Always emphasised, comma-separated." error={fe('keywords')}>
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  value={keywordText}
+                  onChange={(e) => {
+                    setKeywordText(e.target.value);
+                    set((x) => ({ ...x, keywords: parseKeywords(e.target.value) }));
+                  }}
+                />
+              )}
+            </Field>
+            <label className="check">
+              <input type="checkbox" checked={t.emoji === 'auto'} onChange={(e) => set((x) => ({ ...x, emoji: e.target.checked ? 'auto' : 'off' }))} /> Emoji: one per page, from its words
+            </label>
             <Field label="Word animation">
               {(id) => (
                 <select id={id} value={t.animation.word} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, word: e.target.value } }))}>

@@ -1,0 +1,98 @@
+/**
+ * bench:api — create-job and get-job latency of the REST API at fixed rates (200 and 500
+ * requests/s), on SQLite and on PostgreSQL. The control plane runs in this process; the load comes
+ * from a second process (autocannon, scripts/bench/api-load.ts) over loopback. 60 pro accounts
+ * (with minutes to spare) share the load, so no plan's rate limit caps the run. Each
+ * (database, route, rate) runs `--rounds` times; the table gives the median p50/p99 over the
+ * rounds with their spread, and each p99 as a ratio to GET /healthz (no database) at the same
+ * rate in the same round: the ratio is what holds on a loaded machine.
+ *
+ *   npm run bench:api [-- --seconds 10 --rounds 3 --rates 200,500]
+ *   PostgreSQL: CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:api
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { createControlPlane, loadConfig } from '../../apps/control-plane/src/index.ts';
+import { apiFor, testLookup } from '../../apps/control-plane/test/harness.ts';
+import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
+
+const run = promisify(execFile);
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, rates: { type: 'string', default: '200,500' }, accounts: { type: 'string', default: '60' } } });
+const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
+const rates = values.rates.split(',').map(Number);
+const loadScript = path.join(import.meta.dirname, 'api-load.ts');
+type Route = 'create' | 'get' | 'healthz';
+interface Sample {
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(spec: { url: string; route: Route; rate: number; keys: string[]; jobIds: string[]; body: string }): Promise<Sample> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds })], { maxBuffer: 1 << 24 });
+  return JSON.parse(stdout) as Sample;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[]) => `${Math.min(...xs)}-${Math.max(...xs)}`;
+
+async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-api-'));
+  const testDb = database === 'postgres' ? await freshTestDatabase() : { env: {}, drop: async () => undefined };
+  const cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: dir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }), { lookup: testLookup });
+  const url = await cp.listen(0, '127.0.0.1');
+  const admin = apiFor(url, cp.adminToken);
+  const lines: string[] = [];
+  try {
+    const keys: string[] = [];
+    const jobIds: string[] = [];
+    let template = '';
+    for (let i = 0; i < Number(values.accounts); i++) {
+      const acc = await admin('POST', '/admin/v1/accounts', { name: `bench-${i}`, plan: 'pro' });
+      await admin('POST', `/admin/v1/accounts/${acc.body.id}/minutes`, { minutes: 1_000_000 });
+      const key = (await admin('POST', `/admin/v1/accounts/${acc.body.id}/keys`)).body.key as string;
+      const api = apiFor(url, key);
+      template ||= (await api('GET', '/v1/templates')).body.templates[0].id;
+      jobIds.push((await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })).body.id);
+      keys.push(key);
+    }
+    const body = JSON.stringify({ videoUrl: 'https://v.example.com/a.mp4', templateId: template });
+    for (const rate of rates) {
+      const samples: Record<Route, Sample[]> = { healthz: [], get: [], create: [] };
+      for (let r = 0; r < rounds; r++) {
+        for (const route of ['healthz', 'get', 'create'] as const) {
+          const s = await load({ url, route, rate, keys, jobIds, body });
+          if (s.non2xx > 0 || s.errors > 0) process.stderr.write(`warning: ${database} ${route} ${rate}/s: ${s.non2xx} non-2xx, ${s.errors} errors\n`);
+          samples[route].push(s);
+          process.stderr.write(`${database} ${route} ${rate}/s round ${r + 1}: p50 ${s.p50} ms, p99 ${s.p99} ms (${s.requests} requests)\n`);
+        }
+      }
+      for (const route of ['create', 'get'] as const) {
+        const p50 = samples[route].map((s) => s.p50);
+        const p99 = samples[route].map((s) => s.p99);
+        const ratio = samples[route].map((s, i) => s.p99 / Math.max(1, samples.healthz[i]!.p99));
+        lines.push(`| ${database} | ${route} | ${rate}/s | ${median(p50)} (${spread(p50)}) | ${median(p99)} (${spread(p99)}) | ${median(ratio).toFixed(1)}x (${Math.min(...ratio).toFixed(1)}-${Math.max(...ratio).toFixed(1)}) |`);
+      }
+      const h = samples.healthz.map((s) => s.p99);
+      lines.push(`| ${database} | healthz (baseline) | ${rate}/s | ${median(samples.healthz.map((s) => s.p50))} | ${median(h)} (${spread(h)}) | 1.0x |`);
+    }
+  } finally {
+    await cp.close();
+    await testDb.drop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return lines;
+}
+
+const table = ['| database | route | rate | p50 ms (spread) | p99 ms (spread) | p99 / healthz p99 |', '|---|---|---|---|---|---|'];
+table.push(...(await bench('sqlite')));
+if (testDatabaseServerUrl()) table.push(...(await bench('postgres')));
+else process.stderr.write('PostgreSQL skipped: set CAPTIONFARM_TEST_DATABASE_URL (bash scripts/postgres prints one)\n');
+process.stdout.write(`bench:api  ${rounds} rounds of ${seconds} s per (database, route, rate); medians, spread over the rounds\n${table.join('\n')}\n`);
+process.exit(0);
