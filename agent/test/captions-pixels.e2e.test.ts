@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getBuiltinTemplate } from '@captionfarm/captions';
+import { getBuiltinTemplate, type Rect } from '@captionfarm/captions';
 import { TranscriptRecordSchema, type Word } from '@captionfarm/contracts';
 import { createBandPainter } from '@captionfarm/renderer';
 import { run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
@@ -72,7 +72,6 @@ async function frame(video: string, t: number): Promise<Buffer> {
   return stdout;
 }
 
-type Rect = { x: number; y: number; width: number; height: number };
 
 /** PSNR (dB) of two RGB frames over a rectangle. */
 function psnr(a: Buffer, b: Buffer, r: Rect): number {
