@@ -51,11 +51,14 @@ export type WhisperServerResponse = z.infer<typeof WhisperServerResponseSchema>;
 /**
  * - 'token': whisper.cpp's token timestamps (t0/t1 from the timestamp-token probabilities).
  * - 'dtw': start from DTW over the cross-attention alignment heads (`--dtw <model>`): the DTW
- *   time of the token *before* the word (whisper.cpp's t_dtw marks where a token ends: a word's
- *   own t_dtw lags its onset by a median 254 ms on our espeak clips, the previous token's by
- *   41 ms), kept when it is within 250 ms of the token timestamp (DTW sometimes sticks on one
- *   frame for several tokens), else the token timestamp. End from
- *   the token timestamps. See README for which one measures better.
+ *   time of the token *before* the word. whisper.cpp's t_dtw marks where a token ends (a word's
+ *   own t_dtw lags its onset by a median 254 ms on our espeak clips); the previous token's is
+ *   where the DTW path enters the word, the start openai/whisper's word_timestamps gives. Token
+ *   timestamps only where there is no DTW time. End from the token timestamps. Needs our
+ *   whisper.cpp patch 0002 (scripts/whisper-patches): upstream's DTW leaves the task token out of
+ *   the prompt and softmaxes over the padding, which made DTW drift 0.3-1.2 s late on the first
+ *   sentence of a chunk; that drift was why a 250 ms agreement window with the token times was
+ *   kept before. See README for the figures.
  */
 export type WordTiming = 'token' | 'dtw';
 
@@ -142,9 +145,6 @@ function attachPunctuation(words: RawWord[]): RawWord[] {
   return out;
 }
 
-/** Seconds within which the DTW onset and the token timestamp must agree for DTW to be used. */
-const DTW_AGREEMENT = 0.25;
-
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 function toWord(w: RawWord, timing: WordTiming): Word {
@@ -152,8 +152,7 @@ function toWord(w: RawWord, timing: WordTiming): Word {
   const timed = core.length > 0 ? core : w.pieces;
   const first = timed[0]!;
   const last = timed.at(-1)!;
-  const aligned = first.prevDtw / 100;
-  const start = timing === 'dtw' && first.prevDtw >= 0 && Math.abs(aligned - first.start) <= DTW_AGREEMENT ? aligned : first.start;
+  const start = timing === 'dtw' && first.prevDtw >= 0 ? first.prevDtw / 100 : first.start;
   const confidence = timed.reduce((sum, p) => sum + p.p, 0) / timed.length;
   return { text: w.text, start, end: Math.max(last.end, start), confidence: Math.min(1, Math.max(0, confidence)) };
 }
