@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
 import os from 'node:os';
-import { promisify } from 'node:util';
-
-const exec = promisify(execFile);
+import { execa } from 'execa';
 
 /** One NVIDIA GPU as nvidia-smi reports it. */
 export interface GpuInfo {
@@ -35,7 +32,7 @@ export interface HardwarePlan {
  */
 export async function detectGpus(nvidiaSmi = 'nvidia-smi'): Promise<GpuInfo[]> {
   try {
-    const { stdout } = await exec(nvidiaSmi, ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 10_000 });
+    const { stdout } = await execa(nvidiaSmi, ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 10_000 });
     return stdout
       .split('\n')
       .map((l) => l.trim())

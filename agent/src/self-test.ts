@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -8,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
+import { execa } from 'execa';
 import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
@@ -16,7 +15,6 @@ import { createSafeFetch } from '@captionfarm/net';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
-const exec = promisify(execFile);
 
 export interface WhisperBuild {
   /** Directory of whisper-server, or null when there is no build. */
@@ -54,7 +52,7 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
   }
   try {
     const wav = path.join(dir, 'speech.wav');
-    await exec('espeak-ng', ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.']);
+    await execa('espeak-ng', ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.']);
     return { args: ['-stream_loop', '-1', '-i', wav], what: 'espeak-ng speech' };
   } catch {
     return { args: ['-f', 'lavfi', '-i', 'sine=f=440:r=16000'], what: 'a 440 Hz tone (no speech source found: transcription timing covers only the VAD pass)' };
@@ -126,7 +124,7 @@ export async function selfTest(o: {
   try {
     const speech = await speechSource(dir);
     const clip = path.join(dir, 'clip.mp4');
-    await exec(ffmpegPaths().ffmpeg, [
+    await execa(ffmpegPaths().ffmpeg, [
       '-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1080x1920:r=30:d=${seconds}`, ...speech.args,
       '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', clip,
     ]);

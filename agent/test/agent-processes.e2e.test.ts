@@ -46,7 +46,7 @@ async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: 
   return { proc, workDir, log: () => log };
 }
 
-async function nodes(): Promise<{ id: string; name: string; state: string; currentJobs: { id: string }[] }[]> {
+async function nodes(): Promise<{ id: string; name: string; state: string; lastHeartbeatAt: string; currentJobs: { id: string }[] }[]> {
   return (await farm.admin('GET', '/admin/v1/nodes')).body.nodes;
 }
 
@@ -96,7 +96,16 @@ describe('agent processes', () => {
     expect((await nodes()).find((n) => n.id === node.id)!.state).toBe('draining');
     const { api } = await farm.account('pro', 'patient');
     const created = await submitUpload(api, clip, {});
-    await new Promise((r) => setTimeout(r, 3000));
+    // The drained agent keeps heartbeating (every quarter lease): after two more heartbeats it has
+    // had its chances to lease, and the job must still be waiting.
+    const beat = async () => (await nodes()).find((n) => n.id === node.id)!.lastHeartbeatAt;
+    const since = await beat();
+    for (let seen = 0, last = since, end = Date.now() + 30_000; seen < 2; ) {
+      if (Date.now() > end) throw new Error('the drained agent stopped heartbeating');
+      await new Promise((r) => setTimeout(r, 100));
+      const now = await beat();
+      if (now !== last) [seen, last] = [seen + 1, now];
+    }
     expect((await api('GET', `/v1/automation-jobs/${created.id}`)).body.status).toBe('queued');
     await farm.admin('POST', `/admin/v1/nodes/${node.id}/undrain`);
     await watchJob(api, created.id, (j) => j.phase === 'transcribing' || j.phase === 'rendering' || terminal(j));
@@ -108,5 +117,40 @@ describe('agent processes', () => {
     expect(job.status, c.log()).toBe('succeeded');
     expect(await exited).toBe(0);
     expect((await api('GET', `/v1/automation-jobs/${second.id}`)).body.status).toBe('queued');
+    // Nobody else is connected: cancel it so the next test starts from an empty queue.
+    await api('POST', `/v1/automation-jobs/${second.id}/cancel`);
+  });
+
+  it('a second SIGTERM aborts the running job and gives it back at once: another agent finishes it, charged once', async () => {
+    const d = await spawnAgent('delta');
+    const { api, accountId } = await farm.account('pro', 'interrupted');
+    const before = await farm.balance(accountId);
+    // The words are given, so no recognition runs: the render is what is interrupted.
+    const words = 'Two agents, one job, and minutes charged exactly once.'.split(' ').map((text, i) => ({ text, start: 0.5 + i * 0.4, end: 0.8 + i * 0.4 }));
+    const created = await submitUpload(api, clip, { transcript: { language: 'en', words } });
+    await watchJob(api, created.id, (j) => (j.phase === 'rendering' && j.percent > 0) || terminal(j));
+    const exited = new Promise<number | null>((r) => d.proc.once('exit', (code) => r(code)));
+    d.proc.kill('SIGTERM');
+    // The second signal must find the first one handled (draining), or it would count as the first.
+    for (const end = Date.now() + 30_000; !d.log().includes('SIGTERM: draining'); await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > end || d.proc.exitCode !== null) throw new Error(`the agent did not start draining:\n${d.log()}`);
+    }
+    d.proc.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(d.log()).toContain('aborting current jobs');
+    // Given back, not left to its lease: queued again with its progress cleared.
+    const back = (await api('GET', `/v1/automation-jobs/${created.id}`)).body;
+    expect(back, d.log()).toMatchObject({ status: 'queued', phase: 'queued', percent: null });
+    expect((await ffmpegProcesses(d.workDir)).length).toBe(0);
+
+    const e = await spawnAgent('echo');
+    const { job } = await watchJob(api, created.id, terminal);
+    expect(job.status, e.log()).toBe('succeeded');
+    expect(logged(e.log(), created.id, 'job leased (attempt 2)'), e.log()).toBe(true);
+    expect(await farm.balance(accountId)).toBe(before - 1);
+    const ledger = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === created.id);
+    expect(ledger.filter((l: { kind: string }) => l.kind === 'reserve')).toHaveLength(1);
+    expect(ledger.filter((l: { kind: string }) => l.kind === 'settle')).toHaveLength(1);
+    e.proc.kill('SIGKILL');
   });
 });

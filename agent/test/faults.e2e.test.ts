@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BRAND_TTF } from '../../packages/renderer/test/helpers/fonts.ts';
 import { makeClip, startFarm, startVideoServer, submitUpload, terminal, testModelPath, watchJob, writeTruncated, type Farm } from './e2e-harness.ts';
 
 let clip: Buffer;
@@ -30,6 +31,39 @@ describe('faults the agent must survive', () => {
     const second = await watchJob(api, (await submitUpload(api, clip, {})).id, terminal);
     expect(second.job.failureCode).toBe('transcription-failed');
     expect(agent.activeJobIds()).toEqual([]);
+    await agent.close();
+  });
+
+  it('a font deleted while its job waits fails the job with render-failed, refunds, and the agent keeps serving', async () => {
+    const farm = farms[0]!;
+    const { api, accountId } = await farm.account('pro', 'rebrand');
+    const bytes = await readFile(BRAND_TTF);
+    const font = await api('POST', '/v1/fonts', { fileName: 'Brand.ttf', sizeBytes: bytes.length });
+    expect(font.status, JSON.stringify(font.body)).toBe(201);
+    expect((await fetch(font.body.uploadUrl, { method: 'PUT', body: bytes, headers: { 'content-type': font.body.contentType } })).status).toBe(200);
+    const fontId = font.body.fontId as string;
+    expect((await api('POST', `/v1/fonts/${fontId}/complete`)).body.status).toBe('ready');
+    // The words are given, so no recognition runs: the render is what this test is about.
+    const styled = { style: { font: { fontId } }, transcript: { language: 'en', words: [{ text: 'Brand', start: 0.2, end: 0.8 }, { text: 'new', start: 0.9, end: 1.4 }] } };
+
+    // The same job with its font in place succeeds: the failure below is the deletion's.
+    let agent = await farm.startAgent({ name: 'styled' });
+    const fine = await watchJob(api, (await submitUpload(api, clip, styled)).id, terminal);
+    expect(fine.job.status, JSON.stringify(fine.job)).toBe('succeeded');
+    await agent.close();
+
+    const before = await farm.balance(accountId);
+    const doomed = await submitUpload(api, clip, styled);
+    expect(await farm.balance(accountId)).toBeLessThan(before); // reserved
+    expect((await api('DELETE', `/v1/fonts/${fontId}`)).status).toBe(204);
+    agent = await farm.startAgent({ name: 'styled-again' });
+    const { job } = await watchJob(api, doomed.id, terminal);
+    expect(job, JSON.stringify(job)).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'render-failed', downloadUrl: null });
+    expect(job.failureReason).toContain(fontId);
+    expect(await farm.balance(accountId)).toBe(before);
+    // The agent is fine: the next job without that font is rendered.
+    const next = await watchJob(api, (await submitUpload(api, clip, { transcript: styled.transcript })).id, terminal);
+    expect(next.job.status, JSON.stringify(next.job)).toBe('succeeded');
     await agent.close();
   });
 

@@ -1,13 +1,7 @@
+import type { Rect } from '@captionfarm/captions';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';
 import { toFileUrl } from './probe-media.ts';
-
-interface Rect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
 
 export interface RenderArgsInput {
   input: string;

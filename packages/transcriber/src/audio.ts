@@ -4,10 +4,9 @@
  * One spawn wrapper for ffmpeg here: args from a pure function, stderr kept for the message,
  * killed on abort.
  */
-import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { dieWithParent } from './die-with-parent.ts';
+import { runProcess } from './process.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface WavInfo {
@@ -50,23 +49,15 @@ export function ffmpegToWavArgs(input: string, output: string): string[] {
 const NO_AUDIO = /does not contain any stream/;
 
 /** Runs ffmpeg; resolves false when the input has no audio stream. */
-function runFfmpeg(ffmpegPath: string, args: string[], signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const [command, argv] = dieWithParent(ffmpegPath, args);
-    const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'pipe'], signal });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-    child.on('error', (err) => {
-      if (signal?.aborted) reject(signal.reason);
-      else reject(new TranscriptionError('transcription-failed', `could not run ffmpeg (${ffmpegPath}): ${err.message}; install ffmpeg or set FFMPEG_PATH`, { cause: err }));
-    });
-    child.on('close', (code, sig) => {
-      if (signal?.aborted) reject(signal.reason);
-      else if (code === 0) resolve(true);
-      else if (NO_AUDIO.test(stderr)) resolve(false);
-      else reject(new TranscriptionError('transcription-failed', `ffmpeg could not read the audio (exit ${code ?? sig}): ${stderr.trim() || 'no message'}`));
-    });
+async function runFfmpeg(ffmpegPath: string, args: string[], signal?: AbortSignal): Promise<boolean> {
+  const { exitCode, exitSignal, stderrTail } = await runProcess(ffmpegPath, { args, signal, stdout: 'ignore' }).done.catch((err: unknown) => {
+    if (signal?.aborted) throw signal.reason;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new TranscriptionError('transcription-failed', `could not run ffmpeg (${ffmpegPath}): ${message}; install ffmpeg or set FFMPEG_PATH`, { cause: err });
   });
+  if (exitCode === 0) return true;
+  if (NO_AUDIO.test(stderrTail)) return false;
+  throw new TranscriptionError('transcription-failed', `ffmpeg could not read the audio (exit ${exitCode ?? exitSignal}): ${stderrTail.trim() || 'no message'}`);
 }
 
 async function readHead(path: string, bytes: number): Promise<Buffer> {

@@ -16,4 +16,3 @@ export { WHISPER_LANGUAGES, languageCode } from './languages.ts';
 export { wordErrorRate, onsetErrorsMs, parseReferenceOnsets, normalizeWords, percentile } from './metrics.ts';
 export type { ReferenceOnset } from './metrics.ts';
 export { convertCt2ToGgml, convertCt2FileToGgml } from './ct2-to-ggml.ts';
-export { dieWithParent, killOnExit } from './die-with-parent.ts';

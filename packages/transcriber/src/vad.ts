@@ -9,9 +9,8 @@
  * whisper.cpp reads the no-speech probability after the task tokens, where it is near 0 (1e-6
  * on digital silence here), so it never fires.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { dieWithParent } from './die-with-parent.ts';
+import { runProcess } from './process.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface SpeechRegion {
@@ -55,29 +54,15 @@ export function parseSpeechSegments(stdout: string): SpeechRegion[] {
 }
 
 /** Runs the VAD on a 16 kHz mono WAV; kills it on abort. */
-export function detectSpeech(opts: { binDir: string; model: string; wav: string; threads: number; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<SpeechRegion[]> {
-  return new Promise((resolve, reject) => {
-    const binary = join(opts.binDir, 'whisper-vad-speech-segments');
-    const [command, args] = dieWithParent(binary, vadArgs(opts));
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.env ? { env: opts.env } : {}) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-    child.on('error', (err) => {
-      if (opts.signal?.aborted) reject(opts.signal.reason);
-      else reject(new TranscriptionError('transcription-failed', `could not run ${binary}: ${err.message}; run "bash scripts/build-whisper"`, { cause: err }));
-    });
-    child.on('close', (code, sig) => {
-      if (opts.signal?.aborted) return reject(opts.signal.reason);
-      if (code !== 0) {
-        return reject(new TranscriptionError('transcription-failed', `VAD failed (exit ${code ?? sig}) with model ${opts.model}: ${stderr.trim().slice(-800) || 'no output'}`));
-      }
-      try {
-        resolve(parseSpeechSegments(stdout));
-      } catch (err) {
-        reject(err);
-      }
-    });
+export async function detectSpeech(opts: { binDir: string; model: string; wav: string; threads: number; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<SpeechRegion[]> {
+  const binary = join(opts.binDir, 'whisper-vad-speech-segments');
+  const { exitCode, exitSignal, stdout, stderrTail } = await runProcess(binary, { args: vadArgs(opts), signal: opts.signal, env: opts.env }).done.catch((err: unknown) => {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new TranscriptionError('transcription-failed', `could not run ${binary}: ${message}; run "bash scripts/build-whisper"`, { cause: err });
   });
+  if (exitCode !== 0) {
+    throw new TranscriptionError('transcription-failed', `VAD failed (exit ${exitCode ?? exitSignal}) with model ${opts.model}: ${stderrTail.trim().slice(-800) || 'no output'}`);
+  }
+  return parseSpeechSegments(stdout);
 }

@@ -108,20 +108,27 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
   });
   log(`node ${agent.nodeId} connected to ${url}`);
   let signals = 0;
+  let aborted = false;
+  let closing: Promise<void> | undefined;
+  // One way out for both signals. Aborting the jobs also ends the first signal's drain (it awaits
+  // the same jobs), so the exit code is decided when the process exits, not by whichever chain
+  // ran: 143 (128 + SIGTERM) once jobs were aborted, 0 after a clean drain.
+  const exit = () => {
+    closing ??= close();
+    closing.then(
+      () => process.exit(aborted ? 143 : 0),
+      () => process.exit(1),
+    );
+  };
   const onSignal = (sig: string) => {
     signals++;
     if (signals === 1) {
       log(`${sig}: draining (finishing ${agent.activeJobIds().length} job(s), taking no new ones); send it again to abort them`);
-      agent
-        .drain()
-        .then(() => close())
-        .then(() => process.exit(0), () => process.exit(1));
+      agent.drain().then(exit, () => process.exit(1));
     } else {
+      aborted = true;
       log(`${sig}: aborting current jobs; they go back to the queue`);
-      agent
-        .abortAll()
-        .then(() => close())
-        .then(() => process.exit(143), () => process.exit(1));
+      agent.abortAll().then(exit, () => process.exit(1));
     }
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));

@@ -1,15 +1,12 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
+import { execa } from 'execa';
 import { getBuiltinTemplate, parseTemplate } from '@captionfarm/captions';
 import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
-import { probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
+import { ffmpegPaths, probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
 import { readFile } from 'node:fs/promises';
 import { defaultWhisperModel } from './agent.ts';
 import { CliError, UsageError } from '../output.ts';
-
-const run = promisify(execFile);
 
 /** `captionfarm preview`: one frame of a template, on a video's frame or a neutral background. */
 export async function previewCommand(values: { template?: string; video?: string; at: string; text?: string; size?: string; model?: string; output?: string }): Promise<void> {
@@ -26,7 +23,7 @@ export async function previewCommand(values: { template?: string; video?: string
     const info = await probeMedia(values.video).catch((err: unknown) => {
       throw new CliError(`cannot read ${values.video}: ${(err as Error).message.split('\n')[0]}`);
     });
-    const { stdout } = await run(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'], {
+    const { stdout } = await execa(ffmpegPaths().ffmpeg, ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'], {
       encoding: 'buffer',
       maxBuffer: 256 << 20,
     });
@@ -40,7 +37,7 @@ export async function previewCommand(values: { template?: string; video?: string
         await transcriber.close();
       }
     }
-    png = await renderPreviewFrame({ words, template, width: info.width, height: info.height, t: at, background: stdout as Buffer });
+    png = await renderPreviewFrame({ words, template, width: info.width, height: info.height, t: at, background: Buffer.from(stdout) });
   } else {
     const [w, h] = (values.size ?? '1080x1920').split('x').map(Number);
     if (!w || !h) throw new UsageError('--size must look like 1080x1920');

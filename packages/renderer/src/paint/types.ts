@@ -1,14 +1,9 @@
 import type { Image, SKRSContext2D } from '@napi-rs/canvas';
 import type { Word } from '@captionfarm/contracts';
-import type { CustomFontFace, Template } from '@captionfarm/captions';
+import type { CustomFontFace, Rect, Template } from '@captionfarm/captions';
 
-/** An even-aligned rectangle in output pixels. */
-export interface BandRect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
+/** An even-aligned rectangle in output pixels (the captions' one Rect type). */
+export type BandRect = Rect;
 
 /** What the compositor uses: a fixed band of the frame where captions can appear. */
 export interface BandPainter {

@@ -1,0 +1,91 @@
+/**
+ * The one module that runs child processes (ffmpeg, ffprobe, the VAD), on execa. What it adds:
+ * the `setpriv --pdeathsig` prefix (dieWithParent: the child dies with us, which execa cannot do),
+ * an AbortSignal that SIGKILLs the child at once, and the tail of stderr kept for error messages
+ * (the reason is in the last lines; a long run's full stderr is not kept).
+ */
+import type { Writable } from 'node:stream';
+import { execa } from 'execa';
+import { dieWithParent, killOnExit } from './die-with-parent.ts';
+
+/** How much of stderr a result keeps. */
+const STDERR_TAIL_CHARS = 4096;
+
+export interface RunProcessOptions {
+  /** argv after the binary, from a pure builder: never a shell string. */
+  args: readonly string[];
+  signal?: AbortSignal | undefined;
+  /** The child's whole environment (not merged with ours); default ours. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Whether stdout is read (collected, or streamed to `onStdout`); default yes. */
+  stdout?: 'pipe' | 'ignore';
+  /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
+  onStdout?: (chunk: string) => void;
+  /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
+  inputPipe?: boolean;
+  /** How much of stderr to keep; default 4096 characters. */
+  stderrTailChars?: number;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  /** Set when the child died from a signal. */
+  exitSignal: NodeJS.Signals | null;
+  /** Collected stdout; empty when `onStdout` was given or stdout was ignored. */
+  stdout: string;
+  stderrTail: string;
+}
+
+export interface RunningProcess {
+  /** fd 3 of the child, when `inputPipe` was set. */
+  input: Writable | undefined;
+  /**
+   * Settles once the child has exited: with its result whatever the exit code, or rejects with
+   * the signal's reason if it was aborted (after the child is gone, so callers can remove temp
+   * files), or with the spawn error (ENOENT ...) if it never started.
+   */
+  done: Promise<ProcessResult>;
+  pid: number | undefined;
+  /** For a long-running child (whisper-server): stop it with `signal`. */
+  kill(signal: NodeJS.Signals): void;
+  /** The end of its stderr so far. */
+  stderrTail(): string;
+}
+
+export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess {
+  const { signal } = opts;
+  if (signal?.aborted) return { input: undefined, done: Promise.reject(signal.reason), pid: undefined, kill: () => undefined, stderrTail: () => '' };
+  const [command, args] = dieWithParent(binary, opts.args);
+  const child = execa(command, args, {
+    stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
+    // Streams are read here (a progress callback, a stderr tail), not buffered whole by execa.
+    buffer: false,
+    reject: false,
+    ...(signal ? { cancelSignal: signal } : {}),
+    killSignal: 'SIGKILL',
+    ...(opts.env ? { env: opts.env, extendEnv: false } : {}),
+  });
+  // Where setpriv is missing (not Linux), a normal exit of ours still takes the child along.
+  killOnExit(child);
+  const input = opts.inputPipe ? (child.stdio[3] as Writable) : undefined;
+  // The child closing fd 3 early (error, or it has read enough) must not crash the writer.
+  input?.on('error', () => {});
+
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    if (opts.onStdout) opts.onStdout(chunk);
+    else stdout += chunk;
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-(opts.stderrTailChars ?? STDERR_TAIL_CHARS));
+  });
+
+  const done = child.then((result) => {
+    if (signal?.aborted) throw signal.reason;
+    // Never started (ENOENT, EACCES): no exit code and no signal; the spawn error is the cause.
+    if (result.exitCode === undefined && result.signal === undefined) throw result.cause ?? result;
+    return { exitCode: result.exitCode ?? null, exitSignal: (result.signal as NodeJS.Signals | undefined) ?? null, stdout, stderrTail: stderr };
+  });
+  return { input, done, pid: child.pid, kill: (sig) => void child.kill(sig), stderrTail: () => stderr };
+}
