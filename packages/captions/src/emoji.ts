@@ -2,6 +2,7 @@
 // words always give the same emoji (no randomness, no locale, no model).
 
 /** Lowercase English keywords (singular, base form) and their emoji. */
+// biome-ignore format: a hand-laid table, grouped by theme
 export const EMOJI_TABLE: Readonly<Record<string, string>> = Object.freeze({
   // feelings
   love: '❤️', heart: '❤️', happy: '😊', smile: '😊', laugh: '😂', funny: '😂', joke: '😂', lol: '😂',

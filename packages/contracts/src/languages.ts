@@ -2,6 +2,7 @@
  * whisper.cpp's languages (src/whisper.cpp `g_lang`), code -> the full name its server reports.
  * Codes are ISO 639-1 except `haw` (Hawaiian) and `yue` (Cantonese), which have none.
  */
+// biome-ignore format: a hand-laid table, whisper.cpp's order
 export const WHISPER_LANGUAGES: Readonly<Record<string, string>> = Object.freeze({
   en: 'english', zh: 'chinese', de: 'german', es: 'spanish', ru: 'russian', ko: 'korean',
   fr: 'french', ja: 'japanese', pt: 'portuguese', tr: 'turkish', pl: 'polish', ca: 'catalan',
