@@ -10,7 +10,8 @@ export async function requestJson(opts: { url: string; method: string; path: str
       ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
     });
   } catch (err) {
-    throw new CliError(`cannot reach the control plane at ${opts.url} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); is it running (npm start)? Set CAPTIONFARM_URL otherwise.`);
+    const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+    throw new CliError(`cannot reach the control plane at ${opts.url} (${cause}); is it running (npm start)? Set CAPTIONFARM_URL otherwise.`);
   }
   const text = await res.text();
   let body: unknown;

@@ -207,7 +207,8 @@ export function createProgram(env: CliEnv): Command {
   program
     .command('preview')
     .description(
-      `one rendered frame of a template, to judge it before a job. With --video, the frame at --at is taken from the video and its speech is transcribed (or --text is laid out around --at); without it, a neutral background is used.`,
+      'one rendered frame of a template, to judge it before a job. With --video, the frame at --at is taken from the video ' +
+        'and its speech is transcribed (or --text is laid out around --at); without it, a neutral background is used.',
     )
     .summary('one rendered frame of a template')
     .option('--template <id|file.json>', 'a built-in template or a custom one as a .json file (required)')
@@ -223,9 +224,12 @@ export function createProgram(env: CliEnv): Command {
     .command('agent')
     .summary('run a standalone agent, or --self-test this machine')
     .description(
-      `Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a GPU is present). SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM aborts them and gives them back to the queue. Tokens: captionfarm admin agents token create.
-
---self-test prints what this machine will use (whisper build and device, NVENC or why not, x264 threads, slots), then runs one job locally (10 s of video, --seconds to change) and prints each stage's realtime factor; it exits 1 when the job fails.`,
+      'Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a GPU is present). ' +
+        'SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM aborts them and gives them back ' +
+        'to the queue. Tokens: captionfarm admin agents token create.\n\n' +
+        '--self-test prints what this machine will use (whisper build and device, NVENC or why not, x264 threads, slots), ' +
+        "then runs one job locally (10 s of video, --seconds to change) and prints each stage's realtime factor; it exits 1 " +
+        'when the job fails.',
     )
     .option('--control-plane <url>', 'the control plane (required unless --self-test)')
     .option('--token <token>', 'an agent token (required unless --self-test)')

@@ -44,7 +44,8 @@ export async function startAgent(o: { controlPlaneUrl: string; token: string; na
   const { hardware, nvenc, whisper, plan } = await machinePlan(o);
   const transcriber = createTranscriber({ model, threads: plan.whisperThreads });
   const cudaWhisper = whisper.cuda;
-  o.log?.(`${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`);
+  o.log?.(`${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ` +
+      `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`);
   const agent = createAgent({
     controlPlaneUrl: o.controlPlaneUrl,
     token: o.token,

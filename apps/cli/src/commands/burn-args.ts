@@ -12,16 +12,15 @@ export function defineBurn(cmd: Command): Command {
   return cmd
     .summary('caption a local file or https URL and download the result')
     .description(
-      `Caption a local video file (uploaded first) or an https:// URL with a template, and save the result.
-
-Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is not a terminal). Ctrl-C cancels the job; its reserved minutes are refunded.
-
-Exit codes: 0 saved;
-1 the job failed (failureCode and failureReason printed) or the API refused;
-2 usage error (also a request the API rejects as invalid);
-130 cancelled with Ctrl-C.
-
-Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`,
+      [
+        'Caption a local video file (uploaded first) or an https:// URL with a template, and save the result.',
+        'Shows upload, phase, render percent and download progress with ETAs (plain lines when stdout is not a terminal). ' +
+          'Ctrl-C cancels the job; its reserved minutes are refunded.',
+        // One code per line: commander wraps each line of a description on its own.
+        'Exit codes: 0 saved;\n1 the job failed (failureCode and failureReason printed) or the API refused;\n' +
+          '2 usage error (also a request the API rejects as invalid);\n130 cancelled with Ctrl-C.',
+        'Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).',
+      ].join('\n\n'),
     )
     .usage('INPUT --template ID [options]')
     .argument('[INPUT...]', 'a local video file (uploaded first) or an https:// URL')
@@ -34,12 +33,15 @@ Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).`,
     .option('-o, --output <file>', "where to save the video (default: INPUT's name + .captioned.FORMAT)")
     .option('--srt <file>', 'also save the captions as SubRip subtitles')
     .option('--vtt <file>', 'also save the captions as WebVTT subtitles')
-    .option('--style <file|json>', 'per-job style over the template: a JSON file, or inline JSON such as \'{"fill":"#FFFFFF","position":{"y":0.8},"emoji":"auto","keywords":["launch"]}\' (any template field; captionfarm templates show ID lists them)')
+    .option('--style <file|json>', 'per-job style over the template: a JSON file, or inline JSON such as ' +
+        `'{"fill":"#FFFFFF","position":{"y":0.8},"emoji":"auto","keywords":["launch"]}' ` +
+        '(any template field; captionfarm templates show ID lists them)')
     .option('--font <file|id>', 'render with your own font: a .ttf, .otf or .woff2 file (uploaded and checked first) or the id of a font you uploaded')
     .option('--overlay', 'render only the captions on transparent frames, for your editor: mov (ProRes 4444) or webm (VP9 with alpha)')
     .option(
       '--transcript-in <file>',
-      'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
+      'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, ' +
+        'e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
     );
 }
 

@@ -344,7 +344,8 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     }
   } catch (err) {
     if (signal.aborted) {
-      throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} (captionfarm jobs get ${job.id} shows the link)`, 130);
+      throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} ` +
+          `(captionfarm jobs get ${job.id} shows the link)`, 130);
     }
     throw err;
   }
