@@ -159,7 +159,8 @@ describe('a job styled with an uploaded font', () => {
     const burned = inkMask(await grayFrame(out, 1.0, W, H), W, H);
     const same = iou(burned, referenceMask(WORD, fontPx, { file }));
     const template = iou(burned, referenceMask(WORD, fontPx, { family: 'Inter', weight: 600 }));
-    console.log(`${path.basename(file)}: ink IoU with the uploaded font ${same.toFixed(3)}, with the template's Inter ${template.toFixed(3)}; ink ${burned.w}x${burned.h}`);
+    console.log(`${path.basename(file)}: ink IoU with the uploaded font ${same.toFixed(3)}, with the template's ` +
+      `Inter ${template.toFixed(3)}; ink ${burned.w}x${burned.h}`);
     expect(same).toBeGreaterThan(0.8);
     expect(same - template).toBeGreaterThan(0.2);
   }, 300_000);

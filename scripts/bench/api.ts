@@ -77,7 +77,9 @@ async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
         const p50 = samples[route].map((s) => s.p50);
         const p99 = samples[route].map((s) => s.p99);
         const ratio = samples[route].map((s, i) => s.p99 / Math.max(1, samples.healthz[i]!.p99));
-        lines.push(`| ${database} | ${route} | ${rate}/s | ${median(p50)} (${spread(p50)}) | ${median(p99)} (${spread(p99)}) | ${median(ratio).toFixed(1)}x (${Math.min(...ratio).toFixed(1)}-${Math.max(...ratio).toFixed(1)}) |`);
+        lines.push(`| ${database} | ${route} | ${rate}/s | ${median(p50)} (${spread(p50)}) | ${median(p99)} ` +
+          `(${spread(p99)}) | ${median(ratio).toFixed(1)}x ` +
+          `(${Math.min(...ratio).toFixed(1)}-${Math.max(...ratio).toFixed(1)}) |`);
       }
       const h = samples.healthz.map((s) => s.p99);
       lines.push(`| ${database} | healthz (baseline) | ${rate}/s | ${median(samples.healthz.map((s) => s.p50))} | ${median(h)} (${spread(h)}) | 1.0x |`);

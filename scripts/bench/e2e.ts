@@ -100,7 +100,8 @@ try {
     } finally {
       await farm.close();
     }
-    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`);
+    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
+      `${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`);
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const b = median(baseline);
@@ -109,7 +110,9 @@ try {
   console.log(`  baseline (ffmpeg extract + whisper-cli + ffmpeg re-encode): ${b.toFixed(1)} s  (${(seconds / b).toFixed(2)}x realtime)`);
   console.log(`  captionfarm whole job (upload .. succeeded):                 ${o.toFixed(1)} s  (${(seconds / o).toFixed(2)}x realtime)`);
   const ratios = ours.map((x, i) => x / baseline[i]!).sort((x, y) => x - y);
-  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)} (medians); per run median ${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs (goal <= 1.00)`);
+  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)} (medians); per run median ` +
+    `${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ` +
+    `${runs} runs (goal <= 1.00)`);
   console.log(`  load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`);
 } finally {
   await rm(dir, { recursive: true, force: true });

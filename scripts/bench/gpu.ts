@@ -70,7 +70,8 @@ try {
     await whisper(values['cuda-whisper'], 4); // first CUDA context and kernel load, not counted
     const cuda: number[] = [];
     for (let i = 0; i < runs; i++) cuda.push(await time(() => whisper(values['cuda-whisper']!, 4)));
-    console.log(`   CUDA build, 4 threads:  ${spread(cuda)}  -> ${(seconds / median(cuda)).toFixed(1)}x realtime; CUDA is ${(median(cpu) / median(cuda)).toFixed(1)}x the CPU build`);
+    console.log(`   CUDA build, 4 threads:  ${spread(cuda)}  -> ${(seconds / median(cuda)).toFixed(1)}x realtime; ` +
+      `CUDA is ${(median(cpu) / median(cuda)).toFixed(1)}x the CPU build`);
   } else {
     console.log('   CUDA build: none (no nvcc on this machine): CPU path only');
   }
@@ -94,7 +95,8 @@ try {
   }
 
   // 3. the whole job, the agent planned from this machine (CUDA whisper when built: `current` points at it).
-  console.log(`\n3. whole job (upload .. succeeded), karaoke, mp4 high, agent: ${plan.slots} slots, x264 ${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads`);
+  console.log(`\n3. whole job (upload .. succeeded), karaoke, mp4 high, agent: ${plan.slots} slots, x264 ` +
+    `${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads`);
   const bytes = await readFile(clip);
   const whole: number[] = [];
   // The agent's transcriber finds whisper.cpp through WHISPER_CPP_DIR: the CUDA build when there is one.

@@ -103,7 +103,8 @@ console.log(`bench:hardening against ${server.url} (captionfarm serve, child pro
 
 try {
   if (values.part.includes('A')) {
-    console.log(`\nA. one pro account keeps 4 previews (${values.size}) in flight for ${loadSeconds} s; another account polls GET job every 50 ms; an agent heartbeats every 100 ms`);
+    console.log(`\nA. one pro account keeps 4 previews (${values.size}) in flight for ${loadSeconds} s; another ` +
+      `account polls GET job every 50 ms; an agent heartbeats every 100 ms`);
     const token = (await admin('POST', '/admin/v1/agents/tokens', { name: 'bench' })).body.token as string;
     const { agent, close } = agentClient(server.url, token);
     const { nodeId } = await agent.register.mutate({ nodeName: 'bench', capabilities: TEST_AGENT_CAPABILITIES });
@@ -151,7 +152,8 @@ try {
       const loadedHb = await hb.end();
       stop = true;
       await Promise.all(loops);
-      console.log(`round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), refused ${JSON.stringify(Object.fromEntries(refusals))}; GET errors ${base.errors + loaded.errors}`);
+      console.log(`round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), ` +
+        `refused ${JSON.stringify(Object.fromEntries(refusals))}; GET errors ${base.errors + loaded.errors}`);
       console.log(`  GET job      baseline ${fmt(base.latencies)}`);
       console.log(`  GET job      loaded   ${fmt(loaded.latencies)}   p99 ratio ${(pct(loaded.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
       console.log(`  heartbeat    baseline ${fmt(baseHb)}`);
@@ -218,10 +220,12 @@ try {
       for (const c of all) byStatus.set(c.status, [...(byStatus.get(c.status) ?? []), c.closedAfterMs]);
       console.log(`\nB. ${label}`);
       for (const [status, times] of byStatus) console.log(`  ${times.length} answered ${status}, closed ${fmt(times)} after their last byte`);
-      console.log(`  part files: peak ${peakParts}, ${await partFiles()} left ${(partsGoneMs / 1000).toFixed(1)} s after the last close; API errors ${base.errors + rampResult.errors + heldResult.errors}`);
+      console.log(`  part files: peak ${peakParts}, ${await partFiles()} left ${(partsGoneMs / 1000).toFixed(1)} s ` +
+        `after the last close; API errors ${base.errors + rampResult.errors + heldResult.errors}`);
       console.log(`  API GET baseline            ${fmt(base.latencies)}`);
       console.log(`  API GET while opening them  ${fmt(rampResult.latencies)}`);
-      console.log(`  API GET while all are held  ${fmt(heldResult.latencies)}   p99 ratio to baseline ${(pct(heldResult.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
+      console.log(`  API GET while all are held  ${fmt(heldResult.latencies)}   p99 ratio to baseline ` +
+        `${(pct(heldResult.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
     };
     // 16 source addresses x at most 63 connections: under the default 64 per address.
     await runB(`${connections} stalled PUTs over 16 addresses and ${urlCount} upload URLs (all held; documented idle timeout ${UPLOAD_IDLE_SECONDS} s)`, (i) => ({ url: urls[i % urlCount]!, from: `127.0.1.${(i % 16) + 1}` }));

@@ -17,7 +17,9 @@ const rounds = Number(flags.rounds);
 const frames = Number(flags.frames);
 
 const STORY =
-  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger.';
+  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
+    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+    'his cloak off should be considered stronger.';
 const words: Word[] = STORY.split(' ').map((text, i) => ({ text, start: i * 0.4, end: i * 0.4 + 0.36, confidence: 1 }));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -41,6 +43,7 @@ for (const tpl of builtinTemplates as readonly Template[]) {
     key.push(((performance.now() - t0) / 20_000) * 1000);
   }
   console.log(
-    `${tpl.id.padEnd(17)} paint ${median(paint).toFixed(3)} ms (${spread(paint)}) = ${Math.round(1000 / median(paint))} fps   keyAt ${median(key).toFixed(2)} us (${spread(key)})`,
+    `${tpl.id.padEnd(17)} paint ${median(paint).toFixed(3)} ms (${spread(paint)}) = ` +
+      `${Math.round(1000 / median(paint))} fps   keyAt ${median(key).toFixed(2)} us (${spread(key)})`,
   );
 }

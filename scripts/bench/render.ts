@@ -116,7 +116,8 @@ if (flags.only) {
       ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
       : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
   );
-  console.log(`${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`);
+  console.log(`${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ` +
+    `${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`);
   process.exit(0);
 }
 const cpuOf = (x: Sample): number => x.ffmpegCpu + x.nodeCpu;
@@ -159,8 +160,10 @@ if (flags.all) {
   }
   await rm(out, { force: true });
   const l = spread(loads);
-  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ${rounds} rounds per template (plain and render alternating),`);
-  console.log(`render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= 1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`);
+  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ` +
+    `${rounds} rounds per template (plain and render alternating),`);
+  console.log(`render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= ` +
+    `1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`);
   for (const line of table) console.log(`  ${line}`);
   process.exit(0);
 }
@@ -182,10 +185,14 @@ const row = (name: string, xs: Sample[]): string => {
   const wall = sum(xs, 'wall') / xs.length;
   const ff = sum(xs, 'ffmpegCpu') / xs.length;
   const node = sum(xs, 'nodeCpu') / xs.length;
-  return `${name.padEnd(8)} wall ${wall.toFixed(2).padStart(6)} s   CPU ${(ff + node).toFixed(2).padStart(6)} s (ffmpeg ${ff.toFixed(2)}, node ${node.toFixed(2)})   ${(info.durationSeconds / wall).toFixed(2)}x realtime`;
+  return `${name.padEnd(8)} wall ${wall.toFixed(2).padStart(6)} s   CPU ${(ff + node).toFixed(2).padStart(6)} ` +
+    `s (ffmpeg ${ff.toFixed(2)}, node ${node.toFixed(2)})   ${(info.durationSeconds / wall).toFixed(2)}x ` +
+    `realtime`;
 };
 const cpu = (xs: Sample[]): number => sum(xs, 'ffmpegCpu') + sum(xs, 'nodeCpu');
-console.log(`\n${size.width}x${size.height} ${info.fps} fps ${info.durationSeconds.toFixed(1)} s, ${format}/${usedEncoder}, template ${template.id}, ${words.length} words, ${captionFrames} caption images sent, ${rounds} rounds (mean)`);
+console.log(`\n${size.width}x${size.height} ${info.fps} fps ${info.durationSeconds.toFixed(1)} s, ` +
+  `${format}/${usedEncoder}, template ${template.id}, ${words.length} words, ${captionFrames} caption ` +
+  `images sent, ${rounds} rounds (mean)`);
 console.log(row('plain', plain));
 console.log(row('render', render));
 console.log(`ratio    CPU ${(cpu(render) / cpu(plain)).toFixed(3)}   wall ${(sum(render, 'wall') / sum(plain, 'wall')).toFixed(3)}   (goal on CPU: <= 1.10)`);

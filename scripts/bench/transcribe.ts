@@ -113,7 +113,9 @@ for (const f of files) {
   const q = quality[f.name]!;
   const onset = q.onsets ? `${percentile(q.onsets, 50).toFixed(0)}/${percentile(q.onsets, 90).toFixed(0)} (n=${q.onsets.length})` : '-';
   console.log(
-    `${f.name.padEnd(9)} ${o.toFixed(0).padStart(16)}  ${t.toFixed(0).padStart(23)}  ${(o / t).toFixed(3).padStart(5)}  ${(o / 1000 / f.seconds).toFixed(3).padStart(8)}  ${(q.wer * 100).toFixed(1).padStart(4)}%  ${q.language.padEnd(8)}  ${onset}`,
+    `${f.name.padEnd(9)} ${o.toFixed(0).padStart(16)}  ${t.toFixed(0).padStart(23)}  ` +
+      `${(o / t).toFixed(3).padStart(5)}  ${(o / 1000 / f.seconds).toFixed(3).padStart(8)}  ` +
+      `${(q.wer * 100).toFixed(1).padStart(4)}%  ${q.language.padEnd(8)}  ${onset}`,
   );
   console.log(`          runs ours ${ours[f.name]!.map((x) => x.toFixed(0)).join(', ')} | cli ${theirs[f.name]!.map((x) => x.toFixed(0)).join(', ')}`);
 }

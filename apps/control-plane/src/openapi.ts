@@ -36,7 +36,11 @@ const common = {
 };
 
 const STYLE_DESCRIPTION =
-  'A per-job style: any template field but id, name and description, nested objects partially (null turns an effect off). Validated by the template schema: 400 invalid_request with details[].path such as "style.fill". font.fontId names an uploaded font (POST /v1/fonts) of this account; emoji "auto" adds at most one emoji per caption page from a fixed table (the same words always give the same emoji); keywords are always emphasised (case-insensitive, whole words).';
+  'A per-job style: any template field but id, name and description, nested objects partially (null ' +
+    'turns an effect off). Validated by the template schema: 400 invalid_request with details[].path ' +
+    'such as "style.fill". font.fontId names an uploaded font (POST /v1/fonts) of this account; emoji ' +
+    '"auto" adds at most one emoji per caption page from a fixed table (the same words always give the ' +
+    'same emoji); keywords are always emphasised (case-insensitive, whole words).';
 
 /** The create-job body with `style` documented as what the server validates it with. */
 function createJobRequestSchema(): Record<string, unknown> {
@@ -44,7 +48,9 @@ function createJobRequestSchema(): Record<string, unknown> {
   doc.properties.style = { $ref: '#/components/schemas/Style', description: STYLE_DESCRIPTION };
   doc.properties.overlay = {
     ...doc.properties.overlay,
-    description: 'Only the captions on transparent frames, at the source\'s size, frame rate and duration, no audio: format "webm" (VP9 with alpha, yuva420p) or "mov" (ProRes 4444 with alpha). "mov" is accepted only with overlay: true, and an overlay is never "mp4", so burned videos stay mp4 or webm.',
+    description: 'Only the captions on transparent frames, at the source\'s size, frame rate and duration, no audio: ' +
+      'format "webm" (VP9 with alpha, yuva420p) or "mov" (ProRes 4444 with alpha). "mov" is accepted only ' +
+      'with overlay: true, and an overlay is never "mp4", so burned videos stay mp4 or webm.',
   };
   doc.properties.format = { ...doc.properties.format, description: 'mp4 or webm for a burned video; mov (ProRes 4444) only with overlay: true.' };
   return doc;
@@ -85,7 +91,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           responses: {
             '202': json('JobRecord', 'Job created (queued)'),
             '400': errorResponse(
-              'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a resolution that is odd, under 64 px a side or wider than 4:1)',
+              'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, ' +
+                'unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a ' +
+                'resolution that is odd, under 64 px a side or wider than 4:1)',
             ),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
@@ -93,7 +101,10 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
             ...common,
             '413': errorResponse(
-              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before the body is read; the connection is closed`,
+              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ` +
+                `${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route ` +
+                `CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before ` +
+                `the body is read; the connection is closed`,
             ),
           },
         },
@@ -120,7 +131,10 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         get: {
           operationId: 'getTranscript',
           description:
-            'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a cue, right-to-left text in logical order. Available once the job has succeeded: before that, and for failed or cancelled jobs, 409 transcript_not_available.',
+            'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: ' +
+              'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
+              'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
+              'for failed or cancelled jobs, 409 transcript_not_available.',
           parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
           responses: {
             '200': {
@@ -141,7 +155,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       '/v1/automation-jobs/{id}/style': {
         get: {
           operationId: 'getJobStyle',
-          description: 'What the job renders with: its template, the per-job style sent at creation (override, or null), overlay, and the effective style (the template with the style applied, every default filled in; see the Template schema). The job record itself keeps exactly the spec\'s keys.',
+          description: 'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
+            'overlay, and the effective style (the template with the style applied, every default filled in; see ' +
+            'the Template schema). The job record itself keeps exactly the spec\'s keys.',
           parameters: [idParam],
           responses: { '200': json('JobStyle', 'The job\'s style'), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
         },
@@ -149,7 +165,10 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       '/v1/fonts': {
         post: {
           operationId: 'createFontUpload',
-          description: `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
+          description: `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ` +
+            `${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). ` +
+            `Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: ` +
+            `POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateFontRequest' } } } },
           responses: {
             '201': json('FontUploadRecord', 'Presigned upload URL'),
@@ -168,7 +187,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       '/v1/fonts/{id}/complete': {
         post: {
           operationId: 'completeFont',
-          description: 'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or template, so no unchecked font reaches an agent. Idempotent once ready.',
+          description: 'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a ' +
+            'draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or ' +
+            'template, so no unchecked font reaches an agent. Idempotent once ready.',
           parameters: [fontId],
           responses: {
             '200': json('FontRecord', 'The checked font, status ready'),
@@ -231,7 +252,11 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           responses: {
             '201': json(
               'UploadRecord',
-              'Presigned upload URL. Its PUT (to the built-in store): 200 for exactly sizeBytes; 403 for another size or a tampered/expired URL; 409 UploadAlreadyUsed once a job has claimed the upload (the object can no longer be replaced); 400 RequestTimeout when the body stalls for CAPTIONFARM_UPLOAD_IDLE_SECONDS (20 s; the connection is cut); 503 SlowDown with Retry-After past 4 concurrent PUTs to one URL or 64 concurrent requests from one address.',
+              'Presigned upload URL. Its PUT (to the built-in store): 200 for exactly sizeBytes; 403 for another ' +
+                'size or a tampered/expired URL; 409 UploadAlreadyUsed once a job has claimed the upload (the object ' +
+                'can no longer be replaced); 400 RequestTimeout when the body stalls for ' +
+                'CAPTIONFARM_UPLOAD_IDLE_SECONDS (20 s; the connection is cut); 503 SlowDown with Retry-After past 4 ' +
+                'concurrent PUTs to one URL or 64 concurrent requests from one address.',
             ),
             '400': errorResponse('invalid_request'),
             '415': errorResponse('unsupported_media_type (file extension)'),

@@ -16,7 +16,10 @@ export function sampleWords(text: string, at: number, wordSeconds = 0.4): Word[]
 /** A neutral, video-like background (a soft vertical gradient) as an SVG the canvas can load. */
 function gradientBackground(width: number, height: number): Buffer {
   return Buffer.from(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><defs><linearGradient id="g" x1="0" y1="0" x2="0.3" y2="1"><stop offset="0" stop-color="#3b4a5e"/><stop offset="0.55" stop-color="#7a8a73"/><stop offset="1" stop-color="#2c2a28"/></linearGradient></defs><rect width="100%" height="100%" fill="url(#g)"/></svg>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><defs><linearGradient ` +
+      `id="g" x1="0" y1="0" x2="0.3" y2="1"><stop offset="0" stop-color="#3b4a5e"/><stop offset="0.55" ` +
+      `stop-color="#7a8a73"/><stop offset="1" stop-color="#2c2a28"/></linearGradient></defs><rect ` +
+      `width="100%" height="100%" fill="url(#g)"/></svg>`,
   );
 }
 

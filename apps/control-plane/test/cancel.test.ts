@@ -117,7 +117,9 @@ describe('cancel of a job that has ended', () => {
       expect(other.query(`select status from jobs where id = '${id}'`)).toBe('running');
       const t = new Date().toISOString();
       other.query(
-        `update jobs set status = 'succeeded', phase = 'succeeded', percent = null, lease_id = null, lease_owner = null, lease_expires_at = null, settled_at = '${t}', finished_at = '${t}' where id = '${id}'`,
+        `update jobs set status = 'succeeded', phase = 'succeeded', percent = null, lease_id = null, ` +
+          `lease_owner = null, lease_expires_at = null, settled_at = '${t}', finished_at = '${t}' where id = ` +
+          `'${id}'`,
       );
     };
     const balance = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance;

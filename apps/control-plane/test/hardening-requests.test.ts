@@ -246,7 +246,8 @@ describe('creation-time URL checks (items 6, 12)', () => {
     const res = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://cdn.private.test/a.mp4', templateId: template });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).not.toContain('10.1.2.3');
-    expect(res.body.error.message).toBe('videoUrl is not accepted: cdn.private.test resolves to a non-public address; use a host whose addresses are all public.');
+    expect(res.body.error.message).toBe('videoUrl is not accepted: cdn.private.test resolves to a non-public address; use a host whose ' +
+      'addresses are all public.');
   });
 });
 

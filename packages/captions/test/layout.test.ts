@@ -44,7 +44,9 @@ function pagesText(l: CaptionLayout): string {
 }
 
 const STORY =
-  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger than the other.';
+  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
+    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+    'his cloak off should be considered stronger than the other.';
 
 describe('pages and lines', () => {
   it.each([

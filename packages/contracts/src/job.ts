@@ -112,7 +112,8 @@ export const CreateJobRequestSchema = z
     format: FormatSchema.default('mp4'),
     quality: QualitySchema.default('high'),
     resolution: RequestedResolutionSchema.optional().meta({
-      description: `Output size in pixels: even numbers, at least ${MIN_REQUESTED_SIDE} per side, an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1, within the plan's frame budget (422 limit_exceeded over it).`,
+      description: `Output size in pixels: even numbers, at least ${MIN_REQUESTED_SIDE} per side, an aspect ratio of at ` +
+        `most ${MAX_REQUESTED_ASPECT}:1, within the plan's frame budget (422 limit_exceeded over it).`,
     }),
     language: LanguageSchema.optional().meta({
       description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES).filter((c) => c.length === 2).join(', ')}. Omit it to detect the language.`,
@@ -128,7 +129,11 @@ export const CreateJobRequestSchema = z
     /** Words to burn instead of recognizing speech (fix a misheard word, render again). */
     transcript: TranscriptInputSchema.optional().meta({
       description:
-        'Words to burn instead of recognizing speech, e.g. the export of GET /v1/automation-jobs/{id}/transcript with a word fixed. Up to 20,000 words; each text 1..64 characters on one line; start and end in seconds, starts ascending (equal allowed), end > start. The job still passes through phase transcribing. A word ending after the source does fails the job after ingest with failureCode transcript-out-of-range (not retryable).',
+        'Words to burn instead of recognizing speech, e.g. the export of GET ' +
+          '/v1/automation-jobs/{id}/transcript with a word fixed. Up to 20,000 words; each text 1..64 ' +
+          'characters on one line; start and end in seconds, starts ascending (equal allowed), end > start. ' +
+          'The job still passes through phase transcribing. A word ending after the source does fails the job ' +
+          'after ingest with failureCode transcript-out-of-range (not retryable).',
     }),
   })
   .superRefine((body, ctx) => {

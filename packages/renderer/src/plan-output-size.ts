@@ -21,7 +21,8 @@ export function planOutputSize(opts: { source: Size; resolution?: Size | undefin
     if (resolution.width > source.width || resolution.height > source.height) {
       throw new RenderError(
         'output-larger-than-source',
-        `Requested ${resolution.width}x${resolution.height} is larger than the ${source.width}x${source.height} source; request at most the source size or omit resolution`,
+        `Requested ${resolution.width}x${resolution.height} is larger than the ` +
+          `${source.width}x${source.height} source; request at most the source size or omit resolution`,
       );
     }
     return { width: even(resolution.width), height: even(resolution.height) };

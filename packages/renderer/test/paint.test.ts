@@ -6,7 +6,9 @@ import { builtinTemplates, deriveTemplate, getBuiltinTemplate, safeArea } from '
 import { createBandPainter, renderPreviewFrame } from '../src/paint/index.ts';
 
 const STORY =
-  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger.';
+  'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
+    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+    'his cloak off should be considered stronger.';
 
 function speak(texts: string[], step = 0.4, t0 = 0): Word[] {
   return texts.map((text, i) => ({ text, start: t0 + i * step, end: t0 + i * step + step * 0.9, confidence: 1 }));

@@ -29,7 +29,8 @@ export function resolveWhisperBinDir(env: TranscriberEnv = process.env): string 
     for (const dir of [env.WHISPER_CPP_DIR, join(env.WHISPER_CPP_DIR, 'bin')]) if (hasBinaries(dir)) return dir;
     throw new TranscriptionError(
       'transcription-failed',
-      `WHISPER_CPP_DIR=${env.WHISPER_CPP_DIR} has no whisper-server and whisper-cli (nor in its bin/): point it at a whisper.cpp build, or unset it and run "bash scripts/build-whisper"`,
+      `WHISPER_CPP_DIR=${env.WHISPER_CPP_DIR} has no whisper-server and whisper-cli (nor in its bin/): ` +
+        `point it at a whisper.cpp build, or unset it and run "bash scripts/build-whisper"`,
     );
   }
   const cached = join(captionfarmCacheDir(env), 'whisper', 'current', 'bin');

@@ -165,7 +165,8 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       const all: number[] = [];
       for (const name of clips.keys()) {
         const errors = onsetErrorsMs(clip(name).onsets, (await transcribe(name)).words);
-        console.log(`${name}: onset error median ${percentile(errors, 50).toFixed(0)} ms, p90 ${percentile(errors, 90).toFixed(0)} ms over ${errors.length} words`);
+        console.log(`${name}: onset error median ${percentile(errors, 50).toFixed(0)} ms, p90 ` +
+          `${percentile(errors, 90).toFixed(0)} ms over ${errors.length} words`);
         all.push(...errors);
       }
       console.log(`all clips: onset error median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);

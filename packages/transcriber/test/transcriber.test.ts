@@ -40,7 +40,8 @@ describe('pure pieces', () => {
   });
 
   it('parses VAD segments (centiseconds)', () => {
-    const regions = parseSpeechSegments('\nDetected 2 speech segments:\nSpeech segment 0: start = 29.00, end = 230.00\nSpeech segment 1: start = 327.00, end = 441.00\n\n');
+    const regions = parseSpeechSegments('\nDetected 2 speech segments:\nSpeech segment 0: start = 29.00, end = 230.00\nSpeech segment 1: ' +
+      'start = 327.00, end = 441.00\n\n');
     expect(regions).toEqual([{ start: 0.29, end: 2.3 }, { start: 3.27, end: 4.41 }]);
     expect(parseSpeechSegments('Detected 0 speech segments:\n')).toEqual([]);
     expect(() => parseSpeechSegments('error: failed')).toThrow(TranscriptionError);

@@ -13,7 +13,8 @@ export async function migrateToPostgres(values: { to?: string; from?: string; js
   const to = values.to ?? processEnv.CAPTIONFARM_DATABASE_URL;
   if (!to || !isPostgresUrl(to)) throw new UsageError('--to (or CAPTIONFARM_DATABASE_URL) must be a postgres:// URL');
   const from = path.resolve(env.cwd, values.from ?? path.join(env.dataDir, 'captionfarm.sqlite'));
-  if (!existsSync(from)) throw new CliError(`no SQLite database at ${from}: pass --from, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) holds the embedded farm's data`);
+  if (!existsSync(from)) throw new CliError(`no SQLite database at ${from}: pass --from, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) ` +
+    `holds the embedded farm's data`);
   // Both opened through the migrator: the source is brought to this version's schema first.
   const src = await openDatabase({ path: from });
   try {

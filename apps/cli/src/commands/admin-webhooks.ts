@@ -58,6 +58,7 @@ export const adminWebhooksHandlers: Record<string, AdminHandler> = {
       delivery = latest.id;
     }
     const out = (await call('POST', `/webhooks/${enc(delivery)}/redeliver`)) as DeliveryView;
-    print(out, json, (d: DeliveryView) => `re-queued ${d.id} (same webhook-id) for ${d.url}; it is sent now\n  job ${d.jobId}, ${d.attemptCount} earlier attempt(s)`);
+    print(out, json, (d: DeliveryView) => `re-queued ${d.id} (same webhook-id) for ${d.url}; it is sent now\n  job ${d.jobId}, ` +
+      `${d.attemptCount} earlier attempt(s)`);
   },
 };

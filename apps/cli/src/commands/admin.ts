@@ -15,7 +15,8 @@ export async function runAdmin(handler: AdminHandler, values: Record<string, unk
   const url = (typeof values.url === 'string' ? values.url : env.url).replace(/\/+$/, '');
   const token = env.adminToken ?? readAdminToken(env.dataDir);
   if (!token) {
-    throw new CliError(`no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) holds the embedded control plane's data.`);
+    throw new CliError(`no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR ` +
+      `(${env.dataDir}) holds the embedded control plane's data.`);
   }
   const call = (method: string, path: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${path}`, token, body });
   await handler({ values, call, json: values.json === true });

@@ -14,7 +14,8 @@ export async function previewCommand(values: { template?: string; video?: string
   const template = values.template.endsWith('.json')
     ? parseTemplate(JSON.parse(await readFile(values.template, 'utf8')))
     : getBuiltinTemplate(values.template);
-  if (!template) throw new UsageError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be given as a .json file)`);
+  if (!template) throw new UsageError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be ` +
+    `given as a .json file)`);
   const at = Number(values.at);
   if (!Number.isFinite(at) || at < 0) throw new UsageError('--at must be a number of seconds');
 

@@ -107,7 +107,8 @@ export function createJobsService(deps: {
     if (input.resolution && input.resolution.width * input.resolution.height > plan.frameBudget) {
       throw new ApiError(
         'limit_exceeded',
-        `resolution ${input.resolution.width}x${input.resolution.height} is over the ${caller.plan} plan's frame budget of ${plan.frameBudget} pixels; request a smaller size or upgrade.`,
+        `resolution ${input.resolution.width}x${input.resolution.height} is over the ${caller.plan} plan's ` +
+          `frame budget of ${plan.frameBudget} pixels; request a smaller size or upgrade.`,
         { details: [{ path: 'resolution', message: `at most ${plan.frameBudget} pixels (width x height)` }] },
       );
     }
