@@ -4,5 +4,6 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { writeFileSync } from 'node:fs';
 const [inp, out, x, y, w, h] = process.argv.slice(2);
 const img = await loadImage(inp!);
-const c = createCanvas(+w!, +h!); c.getContext('2d').drawImage(img, -+x!, -+y!);
+const c = createCanvas(+w!, +h!);
+c.getContext('2d').drawImage(img, -+x!, -+y!);
 writeFileSync(out!, c.toBuffer('image/png'));

@@ -32,7 +32,10 @@ function sampleWords(): Word[] {
   const media = fileURLToPath(new URL('../../shared/media/', import.meta.url));
   if (existsSync(`${media}en.words`)) {
     const text = readFileSync(`${media}en.txt`, 'utf8');
-    const rows = readFileSync(`${media}en.words`, 'utf8').trim().split('\n').map((l) => l.split('\t'));
+    const rows = readFileSync(`${media}en.words`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     return rows.slice(0, -1).map((r, i) => {
       const next = rows[i + 1]!;
       return {
@@ -43,7 +46,13 @@ function sampleWords(): Word[] {
       };
     });
   }
-  return spread('The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger.'.split(' '), 0, 0.3);
+  return spread(
+    'The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger.'.split(
+      ' ',
+    ),
+    0,
+    0.3,
+  );
 }
 
 function spread(texts: string[], t0: number, step: number): Word[] {
@@ -119,7 +128,14 @@ interface Shot {
 async function renderShot(shot: Shot, bgCache: Map<string, Buffer>, seed: number): Promise<Buffer> {
   const key = `${shot.width}x${shot.height}:${seed}`;
   if (!bgCache.has(key)) bgCache.set(key, background(shot.width, shot.height, seed));
-  const png = await renderPreviewFrame({ words: shot.words, template: shot.template, width: shot.width, height: shot.height, t: shot.t, background: bgCache.get(key)! });
+  const png = await renderPreviewFrame({
+    words: shot.words,
+    template: shot.template,
+    width: shot.width,
+    height: shot.height,
+    t: shot.t,
+    background: bgCache.get(key)!,
+  });
   if (!showSafe) return png;
   const img = await loadImage(png);
   const c = createCanvas(shot.width, shot.height);

@@ -110,7 +110,9 @@ export function createAgent(opts: AgentOptions): Agent {
     const send = (percent: number) => {
       lastSent = Date.now();
       pending = undefined;
-      client.progress.mutate({ ...ref, phase: 'rendering', percent }).then(check, (err: unknown) => log(`progress: ${(err as Error).message}`, { jobId: job.jobId }));
+      client.progress
+        .mutate({ ...ref, phase: 'rendering', percent })
+        .then(check, (err: unknown) => log(`progress: ${(err as Error).message}`, { jobId: job.jobId }));
     };
     controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     return {
@@ -126,10 +128,13 @@ export function createAgent(opts: AgentOptions): Agent {
           return;
         }
         pending = p;
-        timer ??= setTimeout(() => {
-          timer = undefined;
-          if (pending !== undefined) send(pending);
-        }, every - (Date.now() - lastSent));
+        timer ??= setTimeout(
+          () => {
+            timer = undefined;
+            if (pending !== undefined) send(pending);
+          },
+          every - (Date.now() - lastSent),
+        );
       },
       async ingested(info) {
         return check(await client.ingested.mutate({ ...ref, ...info }));
@@ -158,7 +163,12 @@ export function createAgent(opts: AgentOptions): Agent {
     log(`job leased (attempt ${job.attempt})`, { jobId: job.jobId });
     const done = (async () => {
       try {
-        await runPipeline(job, channelFor(job, controller), { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto', x264Threads: opts.x264Threads }, controller.signal);
+        await runPipeline(
+          job,
+          channelFor(job, controller),
+          { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto', x264Threads: opts.x264Threads },
+          controller.signal,
+        );
         log('job succeeded', { jobId: job.jobId });
       } catch (err) {
         const reason = controller.signal.reason as unknown;
@@ -171,7 +181,9 @@ export function createAgent(opts: AgentOptions): Agent {
         const code: FailureCode = err instanceof JobFailure ? err.code : 'internal';
         const message = err instanceof JobFailure ? err.message : `Unexpected agent error: ${(err as Error).message ?? String(err)}`;
         log(`job failed ${code}: ${message}`, { jobId: job.jobId, failureCode: code });
-        await client.fail.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message }).catch((e: unknown) => log(`fail report: ${(e as Error).message}`, { jobId: job.jobId }));
+        await client.fail
+          .mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message })
+          .catch((e: unknown) => log(`fail report: ${(e as Error).message}`, { jobId: job.jobId }));
       } finally {
         running.delete(job.jobId);
         void pump();
@@ -245,7 +257,10 @@ export function createAgent(opts: AgentOptions): Agent {
       );
       unsubscribe = () => sub.unsubscribe();
       timers = [
-        setInterval(() => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)), opts.heartbeatMs ?? Math.max(250, Math.floor(reg.leaseMs / 4))),
+        setInterval(
+          () => heartbeat().catch((err: unknown) => log(`heartbeat: ${(err as Error).message}`)),
+          opts.heartbeatMs ?? Math.max(250, Math.floor(reg.leaseMs / 4)),
+        ),
         setInterval(() => void pump(), opts.pollMs ?? 2_000),
         setInterval(() => void sweep(), opts.sweepMs ?? 5 * 60_000),
       ];

@@ -33,7 +33,10 @@ export async function loadJobFonts(fonts: readonly LeasedFont[], cacheDir: strin
 async function prepare(f: LeasedFont, cacheDir: string, signal: AbortSignal): Promise<CustomFontFace> {
   await mkdir(cacheDir, { recursive: true });
   const file = path.join(cacheDir, `${f.sha256}.sfnt`);
-  const cached = await stat(file).then((s) => s.size === f.sizeBytes, () => false);
+  const cached = await stat(file).then(
+    (s) => s.size === f.sizeBytes,
+    () => false,
+  );
   if (!cached) await download(f, file, signal);
   const bytes = await readFile(file);
   if (createHash('sha256').update(bytes).digest('hex') !== f.sha256) {

@@ -33,7 +33,7 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
           await fetch(source.url, { signal, redirect: 'error' });
   } catch (err) {
     if (signal.aborted) throw err;
-    const why = isSafeFetchError(err) ? err.message : ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
+    const why = isSafeFetchError(err) ? err.message : (((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
     throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `Could not fetch the video: ${why}`);
   }
   if (res.status >= 300 && res.status < 400) {
@@ -63,7 +63,8 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
     await rm(dest, { force: true });
     if (signal.aborted) throw err;
     if (err instanceof JobFailure) throw err;
-    if (isSafeFetchError(err) && err.code === 'too_large') throw new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`);
+    if (isSafeFetchError(err) && err.code === 'too_large')
+      throw new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`);
     throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The download broke off: ${(err as Error).message}`);
   }
   return received;

@@ -12,7 +12,12 @@ import { jobDirPrefix } from './work-dir.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
 export interface Transcriber {
-  transcribe(opts: { audioPath: string; language?: string | undefined; signal?: AbortSignal; workDir?: string }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
+  transcribe(opts: {
+    audioPath: string;
+    language?: string | undefined;
+    signal?: AbortSignal;
+    workDir?: string;
+  }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
 }
 
 export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };
@@ -23,7 +28,11 @@ export interface JobChannel {
   percent(percent: number): void;
   ingested(info: { durationSeconds: number; width: number; height: number }): Promise<LeaseAnswer>;
   /** The recognized words, kept by the control plane for the transcript exports. */
-  transcribed(transcript: { language: string; languageProbability: number | null; words: { text: string; start: number; end: number }[] }): Promise<LeaseAnswer>;
+  transcribed(transcript: {
+    language: string;
+    languageProbability: number | null;
+    words: { text: string; start: number; end: number }[];
+  }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
   complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
 }

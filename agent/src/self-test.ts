@@ -15,7 +15,6 @@ import { createSafeFetch } from '@captionfarm/net';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
-
 export interface WhisperBuild {
   /** Directory of whisper-server, or null when there is no build. */
   binDir: string | null;
@@ -95,9 +94,13 @@ export async function selfTest(o: {
   const gpu = hw.gpus[0];
   const build = whisper.binDir === null ? 'missing' : whisper.cuda ? 'CUDA' : 'CPU';
   const device =
-    build === 'missing' ? 'none (run "bash scripts/build-whisper")'
-    : build === 'CUDA' ? (gpu ? `GPU 0: ${gpu.name} (${Math.round(gpu.memoryMiB / 1024)} GiB)` : 'CPU: built with CUDA but no NVIDIA GPU answers nvidia-smi, whisper falls back to the CPU')
-    : `CPU (${hw.cores} cores)${gpu ? `; ${gpu.name} is present but this build has no CUDA: rebuild with scripts/build-whisper where nvcc is installed` : ''}`;
+    build === 'missing'
+      ? 'none (run "bash scripts/build-whisper")'
+      : build === 'CUDA'
+        ? gpu
+          ? `GPU 0: ${gpu.name} (${Math.round(gpu.memoryMiB / 1024)} GiB)`
+          : 'CPU: built with CUDA but no NVIDIA GPU answers nvidia-smi, whisper falls back to the CPU'
+        : `CPU (${hw.cores} cores)${gpu ? `; ${gpu.name} is present but this build has no CUDA: rebuild with scripts/build-whisper where nvcc is installed` : ''}`;
   const nvenc = await nvencStatus();
   const report: SelfTestReport = {
     whisper: { build, device, threads: plan.whisperThreads, detail: whisper.detail },
@@ -106,7 +109,9 @@ export async function selfTest(o: {
     slots: plan.slots,
     slotsWhy: plan.why,
   };
-  print(`machine:   ${hw.cores} cores, ${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${hw.gpus.length ? hw.gpus.map((g) => g.name).join(', ') : 'no NVIDIA GPU'}`);
+  print(
+    `machine:   ${hw.cores} cores, ${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${hw.gpus.length ? hw.gpus.map((g) => g.name).join(', ') : 'no NVIDIA GPU'}`,
+  );
   print(`whisper:   ${build} build${whisper.detail ? ` (${whisper.detail})` : ''}`);
   print(`           device ${device}, ${plan.whisperThreads} threads`);
   print(`nvenc:     ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`);
@@ -125,8 +130,30 @@ export async function selfTest(o: {
     const speech = await speechSource(dir);
     const clip = path.join(dir, 'clip.mp4');
     await execa(ffmpegPaths().ffmpeg, [
-      '-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1080x1920:r=30:d=${seconds}`, ...speech.args,
-      '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', clip,
+      '-y',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc2=s=1080x1920:r=30:d=${seconds}`,
+      ...speech.args,
+      '-map',
+      '0:v',
+      '-map',
+      '1:a',
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      clip,
     ]);
     print(`job:       ${seconds} s 1080x1920 30 fps clip with ${speech.what}, template karaoke, mp4 high`);
     store = await localStore(clip, dir);
@@ -162,19 +189,54 @@ export async function selfTest(o: {
       },
     };
     const job: LeasedJob = {
-      jobId: randomUUID(), leaseId: 'self-test', attempt: 1, leaseExpiresAt: new Date(Date.now() + 3_600_000).toISOString(), deadlineAt: null,
+      jobId: randomUUID(),
+      leaseId: 'self-test',
+      attempt: 1,
+      leaseExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      deadlineAt: null,
       source: { kind: 'upload', url: `${store.url}/source.mp4`, sizeBytes: (await stat(clip)).size },
-      templateId: 'karaoke', template: getBuiltinTemplate('karaoke'), format: 'mp4', quality: 'high', overlay: false, fonts: [], resolution: null, language: 'en', transcript: null,
-      maxInputSeconds: 600, frameBudget: 1080 * 1920, maxSourceBytes: 2 ** 31,
+      templateId: 'karaoke',
+      template: getBuiltinTemplate('karaoke'),
+      format: 'mp4',
+      quality: 'high',
+      overlay: false,
+      fonts: [],
+      resolution: null,
+      language: 'en',
+      transcript: null,
+      maxInputSeconds: 600,
+      frameBudget: 1080 * 1920,
+      maxSourceBytes: 2 ** 31,
     };
-    await runPipeline(job, channel, { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads }, new AbortController().signal);
+    await runPipeline(
+      job,
+      channel,
+      { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads },
+      new AbortController().signal,
+    );
     const at = new Map(marks);
     const span = (a: string, b: string) => (at.get(b)! - at.get(a)!) / 1000;
     const rtf = (s: number) => seconds / Math.max(s, 1e-3);
-    const t = { ingest: span('start', 'transcribing'), transcribe: span('transcribing', 'rendering'), render: span('rendering', 'upload'), upload: span('upload', 'done'), whole: span('start', 'done') };
-    report.stages = { ingest: rtf(t.ingest), transcribe: rtf(t.transcribe), render: rtf(t.render), upload: rtf(t.upload), whole: rtf(t.whole), mediaSeconds: seconds, words };
+    const t = {
+      ingest: span('start', 'transcribing'),
+      transcribe: span('transcribing', 'rendering'),
+      render: span('rendering', 'upload'),
+      upload: span('upload', 'done'),
+      whole: span('start', 'done'),
+    };
+    report.stages = {
+      ingest: rtf(t.ingest),
+      transcribe: rtf(t.transcribe),
+      render: rtf(t.render),
+      upload: rtf(t.upload),
+      whole: rtf(t.whole),
+      mediaSeconds: seconds,
+      words,
+    };
     for (const k of ['ingest', 'transcribe', 'render', 'upload', 'whole'] as const) {
-      print(`  ${k.padEnd(10)} ${t[k].toFixed(2).padStart(7)} s  ${rtf(t[k]).toFixed(1).padStart(7)}x realtime${k === 'transcribe' ? `  (${words} words)` : ''}`);
+      print(
+        `  ${k.padEnd(10)} ${t[k].toFixed(2).padStart(7)} s  ${rtf(t[k]).toFixed(1).padStart(7)}x realtime${k === 'transcribe' ? `  (${words} words)` : ''}`,
+      );
     }
   } catch (err) {
     report.jobError = (err as Error).message;

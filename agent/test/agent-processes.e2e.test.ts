@@ -28,11 +28,32 @@ async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: 
   const workDir = await mkdtemp(path.join(farm.dir, `${name}-`));
   const token = await farm.agentToken();
   // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper.
-  const proc = spawn(process.execPath, ['--import', 'tsx', main, 'agent', '--control-plane', farm.url, '--token', token, '--name', name, '--model', testModelPath(), '--threads', '2', '--work-dir', workDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CAPTIONFARM_LOG: 'info' },
-    cwd: root,
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      main,
+      'agent',
+      '--control-plane',
+      farm.url,
+      '--token',
+      token,
+      '--name',
+      name,
+      '--model',
+      testModelPath(),
+      '--threads',
+      '2',
+      '--work-dir',
+      workDir,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CAPTIONFARM_LOG: 'info' },
+      cwd: root,
+    },
+  );
   let log = '';
   // Its log: JSON lines on stdout (the process is not on a TTY), errors on stderr.
   proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -52,7 +73,9 @@ async function nodes(): Promise<{ id: string; name: string; state: string; lastH
 
 beforeAll(async () => {
   farm = await startFarm({ opts: { agentTimings: { leaseMs: 3000 } } });
-  clip = await readFile(await makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }));
+  clip = await readFile(
+    await makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }),
+  );
 }, 120_000);
 afterAll(async () => {
   for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
@@ -69,8 +92,11 @@ describe('agent processes', () => {
     const before = await farm.balance(accountId);
     const created = await submitUpload(api, clip, {});
     await watchJob(api, created.id, (j) => (j.phase === 'rendering' && j.percent > 0) || terminal(j));
-    const current = await api("GET", `/v1/automation-jobs/${created.id}`);
-    expect((await nodes()).find((n) => n.name === "alpha")!.currentJobs.map((j) => j.id), `${JSON.stringify(current.body)}\n${a.log()}`).toEqual([created.id]);
+    const current = await api('GET', `/v1/automation-jobs/${created.id}`);
+    expect(
+      (await nodes()).find((n) => n.name === 'alpha')!.currentJobs.map((j) => j.id),
+      `${JSON.stringify(current.body)}\n${a.log()}`,
+    ).toEqual([created.id]);
     const b = await spawnAgent('bravo');
     a.proc.kill('SIGKILL');
     // alpha's ffmpeg dies with its parent's pipe; the lease expires and bravo takes the job over.

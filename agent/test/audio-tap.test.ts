@@ -39,7 +39,21 @@ beforeAll(async () => {
   files['/fast.mp4'] = path.join(dir, 'fast.mp4');
   await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', files['/end.mp4'], '-c', 'copy', '-movflags', '+faststart', files['/fast.mp4']]);
   files['/clip.webm'] = path.join(dir, 'clip.webm');
-  await run('ffmpeg', ['-y', '-loglevel', 'error', ...video, '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', files['/clip.webm']]);
+  await run('ffmpeg', [
+    '-y',
+    '-loglevel',
+    'error',
+    ...video,
+    '-c:v',
+    'libvpx-vp9',
+    '-deadline',
+    'realtime',
+    '-cpu-used',
+    '8',
+    '-c:a',
+    'libopus',
+    files['/clip.webm'],
+  ]);
 
   server = createServer((req, res) => void serve(req.url ?? '', res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

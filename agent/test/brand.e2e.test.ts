@@ -27,8 +27,32 @@ beforeAll(async () => {
   // A flat dark source for glyph comparisons, a moving test pattern for compositing.
   const flatPath = path.join(farm.dir, 'flat.mp4');
   await run('ffmpeg', [
-    '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=black:s=${W}x${H}:r=25:d=2`, '-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono',
-    '-map', '0:v', '-map', '1:a', '-t', '2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', flatPath,
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=black:s=${W}x${H}:r=25:d=2`,
+    '-f',
+    'lavfi',
+    '-i',
+    'anullsrc=r=16000:cl=mono',
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    '2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    flatPath,
   ]);
   flat = await readFile(flatPath);
   texturedPath = await makeClip(farm.dir, 'textured.mp4', { width: 640, height: 360, seconds: 2, silentAudio: true });
@@ -62,7 +86,10 @@ async function burn(source: Buffer, job: Record<string, unknown>, name: string):
 
 /** One frame as 8-bit luma. */
 async function grayFrame(file: string, t: number, w: number, h: number): Promise<Uint8Array> {
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 64 << 20 });
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 64 << 20,
+  });
   const out = stdout as unknown as Buffer;
   expect(out.length).toBe(w * h);
   return out;
@@ -145,25 +172,31 @@ describe('a job styled with an uploaded font', () => {
   it.each([
     ['TTF', BRAND_TTF],
     ['OTF (CFF outlines)', BRAND_OTF],
-  ])('%s: the burned glyphs are the font file’s, not the template’s family', async (_kind, file) => {
-    const fontId = await uploadFont(file);
-    const out = await burn(
-      flat,
-      {
-        templateId: 'clean-subtitle',
-        style: { font: { fontId, size: SIZE }, background: null, position: { y: 0.5 } },
-        transcript: { language: 'en', words: [{ text: WORD, start: 0.1, end: 1.9 }] },
-      },
-      `font-${path.basename(file)}.mp4`,
-    );
-    const burned = inkMask(await grayFrame(out, 1.0, W, H), W, H);
-    const same = iou(burned, referenceMask(WORD, fontPx, { file }));
-    const template = iou(burned, referenceMask(WORD, fontPx, { family: 'Inter', weight: 600 }));
-    console.log(`${path.basename(file)}: ink IoU with the uploaded font ${same.toFixed(3)}, with the template's ` +
-      `Inter ${template.toFixed(3)}; ink ${burned.w}x${burned.h}`);
-    expect(same).toBeGreaterThan(0.8);
-    expect(same - template).toBeGreaterThan(0.2);
-  }, 300_000);
+  ])(
+    '%s: the burned glyphs are the font file’s, not the template’s family',
+    async (_kind, file) => {
+      const fontId = await uploadFont(file);
+      const out = await burn(
+        flat,
+        {
+          templateId: 'clean-subtitle',
+          style: { font: { fontId, size: SIZE }, background: null, position: { y: 0.5 } },
+          transcript: { language: 'en', words: [{ text: WORD, start: 0.1, end: 1.9 }] },
+        },
+        `font-${path.basename(file)}.mp4`,
+      );
+      const burned = inkMask(await grayFrame(out, 1.0, W, H), W, H);
+      const same = iou(burned, referenceMask(WORD, fontPx, { file }));
+      const template = iou(burned, referenceMask(WORD, fontPx, { family: 'Inter', weight: 600 }));
+      console.log(
+        `${path.basename(file)}: ink IoU with the uploaded font ${same.toFixed(3)}, with the template's ` +
+          `Inter ${template.toFixed(3)}; ink ${burned.w}x${burned.h}`,
+      );
+      expect(same).toBeGreaterThan(0.8);
+      expect(same - template).toBeGreaterThan(0.2);
+    },
+    300_000,
+  );
 });
 
 describe('overlay output and emoji, through an agent', () => {
@@ -183,7 +216,22 @@ describe('overlay output and emoji, through an agent', () => {
   /** PSNR of `overlay` laid over the source with ffmpeg's overlay filter, against the burned job. */
   async function compositePsnr(overlay: string): Promise<number> {
     const dec = overlay.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
-    const { stderr } = await run('ffmpeg', ['-hide_banner', '-nostdin', '-i', texturedPath, ...dec, '-i', overlay, '-i', burned, '-filter_complex', '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr', '-f', 'null', '-']);
+    const { stderr } = await run('ffmpeg', [
+      '-hide_banner',
+      '-nostdin',
+      '-i',
+      texturedPath,
+      ...dec,
+      '-i',
+      overlay,
+      '-i',
+      burned,
+      '-filter_complex',
+      '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr',
+      '-f',
+      'null',
+      '-',
+    ]);
     const m = /PSNR .*average:(\S+)/.exec(stderr);
     if (!m) throw new Error(stderr);
     return m[1] === 'inf' ? Infinity : Number(m[1]);
@@ -193,26 +241,31 @@ describe('overlay output and emoji, through an agent', () => {
     ['webm', 'vp9', /^yuva420p$/],
     // ProRes 4444 is 10-bit; Debian's ffmpeg 5.1 decodes it to 12-bit.
     ['mov', 'prores', /^yuva444p1[02]le$/],
-  ] as const)('overlay %s: %s with alpha (%s), the source size and frame count, composites into the burned output at >= 40 dB', async (format, codec, pixFmt) => {
-    const overlay = await burn(textured, { ...job, format, overlay: true }, `overlay.${format}`);
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-show_streams', '-of', 'json', overlay]);
-    const streams = JSON.parse(stdout).streams as any[];
-    expect(streams.filter((s) => s.codec_type === 'audio')).toHaveLength(0);
-    const v = streams.find((s) => s.codec_type === 'video');
-    expect(v).toMatchObject({ codec_name: codec, width: 640, height: 360, avg_frame_rate: '25/1', nb_read_frames: '50' });
-    if (format === 'webm') expect(v.tags.alpha_mode ?? v.tags.ALPHA_MODE).toBe('1');
-    else expect(v.profile).toBe('4444');
-    const dec = format === 'webm' ? ['-c:v', 'libvpx-vp9'] : [];
-    const shown = await run('ffmpeg', ['-hide_banner', ...dec, '-i', overlay, '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
-    expect(/fmt:(\w+)/.exec(shown.stderr)![1]).toMatch(pixFmt);
-    const db = await compositePsnr(overlay);
-    console.log(`agent overlay ${format}: composite vs burned PSNR ${db.toFixed(2)} dB`);
-    expect(db).toBeGreaterThanOrEqual(40);
-  }, 300_000);
+  ] as const)(
+    'overlay %s: %s with alpha (%s), the source size and frame count, composites into the burned output at >= 40 dB',
+    async (format, codec, pixFmt) => {
+      const overlay = await burn(textured, { ...job, format, overlay: true }, `overlay.${format}`);
+      const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-show_streams', '-of', 'json', overlay]);
+      const streams = JSON.parse(stdout).streams as any[];
+      expect(streams.filter((s) => s.codec_type === 'audio')).toHaveLength(0);
+      const v = streams.find((s) => s.codec_type === 'video');
+      expect(v).toMatchObject({ codec_name: codec, width: 640, height: 360, avg_frame_rate: '25/1', nb_read_frames: '50' });
+      if (format === 'webm') expect(v.tags.alpha_mode ?? v.tags.ALPHA_MODE).toBe('1');
+      else expect(v.profile).toBe('4444');
+      const dec = format === 'webm' ? ['-c:v', 'libvpx-vp9'] : [];
+      const shown = await run('ffmpeg', ['-hide_banner', ...dec, '-i', overlay, '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
+      expect(/fmt:(\w+)/.exec(shown.stderr)![1]).toMatch(pixFmt);
+      const db = await compositePsnr(overlay);
+      console.log(`agent overlay ${format}: composite vs burned PSNR ${db.toFixed(2)} dB`);
+      expect(db).toBeGreaterThanOrEqual(40);
+    },
+    300_000,
+  );
 
   it('emoji "auto" burns the same frames on every run, and the emoji is there', async () => {
     const again = await burn(textured, job, 'burned-again.mp4');
-    const frames = async (f: string) => (await run('ffmpeg', ['-v', 'error', '-i', f, '-map', '0:v', '-f', 'framemd5', '-'])).stdout.split('\n').filter((l) => !l.startsWith('#'));
+    const frames = async (f: string) =>
+      (await run('ffmpeg', ['-v', 'error', '-i', f, '-map', '0:v', '-f', 'framemd5', '-'])).stdout.split('\n').filter((l) => !l.startsWith('#'));
     const [a, b] = [await frames(burned), await frames(again)];
     expect(a.length).toBeGreaterThan(40);
     expect(b).toEqual(a);

@@ -39,9 +39,32 @@ beforeAll(async () => {
   // A moving test pattern, so "matches the re-encode" is not a flat colour matching itself; in
   // grey, so the only yellow in the frame is the captions'.
   await run('ffmpeg', [
-    '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${W}x${H}:r=${FPS}:d=6,format=gray`, '-i', wav,
-    '-map', '0:v', '-map', '1:a', '-af', `adelay=${LEAD * 1000}:all=1,apad`, '-t', '6',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', source,
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=${W}x${H}:r=${FPS}:d=6,format=gray`,
+    '-i',
+    wav,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-af',
+    `adelay=${LEAD * 1000}:all=1,apad`,
+    '-t',
+    '6',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    source,
   ]);
   plain = path.join(farm.dir, 'plain.mp4');
   await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', source, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-an', plain]);
@@ -64,14 +87,17 @@ afterAll(async () => {
 });
 
 async function frame(video: string, t: number): Promise<Buffer> {
-  const { stdout } = (await run('ffmpeg', ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], {
-    encoding: 'buffer',
-    maxBuffer: 64 << 20,
-  })) as unknown as { stdout: Buffer };
+  const { stdout } = (await run(
+    'ffmpeg',
+    ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 64 << 20,
+    },
+  )) as unknown as { stdout: Buffer };
   expect(stdout.length).toBe(W * H * 3);
   return stdout;
 }
-
 
 /** PSNR (dB) of two RGB frames over a rectangle. */
 function psnr(a: Buffer, b: Buffer, r: Rect): number {
@@ -130,7 +156,7 @@ describe('captions in the pixels', () => {
     }
   });
 
-  it('the word lit in yellow is the transcript\'s word for that time', async () => {
+  it("the word lit in yellow is the transcript's word for that time", async () => {
     // Recognition accuracy is measured elsewhere (bench:accuracy); here the words only need to be
     // this clip's words, so the probes below look at real captions.
     const heard = words.map((w) => w.text.toLowerCase().replace(/[^a-z]/g, ''));

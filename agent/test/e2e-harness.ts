@@ -33,7 +33,15 @@ export interface Farm {
   account(plan: 'free' | 'starter' | 'pro', name?: string): Promise<{ accountId: string; key: string; api: Api }>;
   balance(accountId: string): Promise<number>;
   /** An in-process agent connected over the websocket (the embedded default's path). */
-  startAgent(o?: { model?: string; name?: string; concurrency?: number; threads?: number; encoder?: 'auto' | 'cpu' | 'nvenc'; x264Threads?: number; log?: AgentOptions['log'] }): Promise<Agent & { workDir: string }>;
+  startAgent(o?: {
+    model?: string;
+    name?: string;
+    concurrency?: number;
+    threads?: number;
+    encoder?: 'auto' | 'cpu' | 'nvenc';
+    x264Threads?: number;
+    log?: AgentOptions['log'];
+  }): Promise<Agent & { workDir: string }>;
   agentToken(): Promise<string>;
   close(): Promise<void>;
 }
@@ -43,7 +51,14 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
   const certs = createTestCertificates();
   const testDb = await freshTestDatabase();
   const config = {
-    ...loadConfig({ CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', CAPTIONFARM_SWEEP_SECONDS: '0.5', ...testDb.env, ...o.env }),
+    ...loadConfig({
+      CAPTIONFARM_DATA_DIR: path.join(dir, 'data'),
+      CAPTIONFARM_LOG: 'silent',
+      CAPTIONFARM_EMBEDDED_AGENT: '0',
+      CAPTIONFARM_SWEEP_SECONDS: '0.5',
+      ...testDb.env,
+      ...o.env,
+    }),
     unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca },
   };
   const cp = await createControlPlane(config, { lookup: testLookup, ...o.opts });
@@ -105,7 +120,11 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
 }
 
 /** A clip made at test time: testsrc2 video plus espeak-ng speech (or none), H.264 + AAC in mp4. */
-export async function makeClip(dir: string, name: string, o: { width: number; height: number; seconds: number; fps?: number; speech?: string | null; silentAudio?: boolean }): Promise<string> {
+export async function makeClip(
+  dir: string,
+  name: string,
+  o: { width: number; height: number; seconds: number; fps?: number; speech?: string | null; silentAudio?: boolean },
+): Promise<string> {
   const out = path.join(dir, name);
   const args = ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${o.width}x${o.height}:r=${o.fps ?? 25}:d=${o.seconds}`];
   if (o.speech) {
@@ -144,7 +163,12 @@ export async function submitUpload(api: Api, file: Buffer, job: Record<string, u
 }
 
 /** Polls a job every 100 ms until `done(record)`; records every (phase, percent) seen. */
-export async function watchJob(api: Api, id: string, done: (j: any) => boolean, timeoutMs = 240_000): Promise<{ job: any; seen: { phase: string; percent: number | null; status: string }[] }> {
+export async function watchJob(
+  api: Api,
+  id: string,
+  done: (j: any) => boolean,
+  timeoutMs = 240_000,
+): Promise<{ job: any; seen: { phase: string; percent: number | null; status: string }[] }> {
   const seen: { phase: string; percent: number | null; status: string }[] = [];
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -161,7 +185,10 @@ export async function watchJob(api: Api, id: string, done: (j: any) => boolean, 
 export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);
 
 /** An HTTPS server on loopback with the test certificate, serving files by path. */
-export async function startVideoServer(certs: TestCertificates, files: Record<string, Buffer | ((res: import('node:http').ServerResponse) => void)>): Promise<{ url: (p: string) => string; close(): Promise<void> }> {
+export async function startVideoServer(
+  certs: TestCertificates,
+  files: Record<string, Buffer | ((res: import('node:http').ServerResponse) => void)>,
+): Promise<{ url: (p: string) => string; close(): Promise<void> }> {
   const server: Server = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
     const f = files[req.url ?? ''];
     if (typeof f === 'function') return f(res);

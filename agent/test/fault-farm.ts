@@ -129,7 +129,11 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     proc.stderr!.on('data', (d: Buffer) => (cp.out += d.toString()));
     procs.push(proc);
     cp.proc = proc;
-    await until(async () => cp.out.includes('listening') || (proc.exitCode !== null && Promise.reject(new Error(`${cp.name} exited:\n${cp.out}`))), 90_000, `${cp.name} to listen`);
+    await until(
+      async () => cp.out.includes('listening') || (proc.exitCode !== null && Promise.reject(new Error(`${cp.name} exited:\n${cp.out}`))),
+      90_000,
+      `${cp.name} to listen`,
+    );
   }
 
   try {
@@ -150,15 +154,48 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       const token = (await admin(cp)('POST', '/admin/v1/agents/tokens', { name: `agent-${i + 1}` })).body.token as string;
       const workDir = await mkdtemp(path.join(dir, `agent-${i + 1}-`));
       let out = '';
-      const proc = spawn(process.execPath, ['--import', 'tsx', cliMain, 'agent', '--control-plane', cp.url, '--token', token, '--name', `agent-${i + 1}`, '--model', testModelPath(), '--threads', '1', '--concurrency', '2', '--work-dir', workDir], {
-        cwd: root,
-        env: { ...process.env, CAPTIONFARM_LOG: 'silent' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const proc = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          cliMain,
+          'agent',
+          '--control-plane',
+          cp.url,
+          '--token',
+          token,
+          '--name',
+          `agent-${i + 1}`,
+          '--model',
+          testModelPath(),
+          '--threads',
+          '1',
+          '--concurrency',
+          '2',
+          '--work-dir',
+          workDir,
+        ],
+        {
+          cwd: root,
+          env: { ...process.env, CAPTIONFARM_LOG: 'silent' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
       procs.push(proc);
-      await until(async () => (await db!.selectFrom('agent_nodes').select('id').where('name', '=', `agent-${i + 1}`).executeTakeFirst()) ?? (proc.exitCode !== null && Promise.reject(new Error(`agent ${i + 1} exited:\n${out}`))), 90_000, `agent ${i + 1} to register`);
+      await until(
+        async () =>
+          (await db!
+            .selectFrom('agent_nodes')
+            .select('id')
+            .where('name', '=', `agent-${i + 1}`)
+            .executeTakeFirst()) ??
+          (proc.exitCode !== null && Promise.reject(new Error(`agent ${i + 1} exited:\n${out}`))),
+        90_000,
+        `agent ${i + 1} to register`,
+      );
     }
 
     const clip = await readFile(await makeClip(dir, 'clip.mp4', { width: 320, height: 568, seconds: 2, speech: 'Nothing is lost when a process dies.' }));
@@ -173,9 +210,22 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     }
     log(`${o.jobs} jobs submitted (${webhookJobs.size} with a webhook)`);
 
-    const terminalCount = async () => Number((await db!.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['succeeded', 'failed', 'cancelled']).executeTakeFirstOrThrow()).n);
+    const terminalCount = async () =>
+      Number(
+        (
+          await db!
+            .selectFrom('jobs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', 'in', ['succeeded', 'failed', 'cancelled'])
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     // kill -9 the first control plane while a job renders, then start it again on the same port.
-    await until(async () => (await db!.selectFrom('jobs').select('id').where('phase', '=', 'rendering').where('status', '=', 'running').executeTakeFirst()) ?? undefined, 300_000, 'a job to render');
+    await until(
+      async () => (await db!.selectFrom('jobs').select('id').where('phase', '=', 'rendering').where('status', '=', 'running').executeTakeFirst()) ?? undefined,
+      300_000,
+      'a job to render',
+    );
     const victim = cps[0]!;
     victim.proc!.kill('SIGKILL');
     const killedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
@@ -197,15 +247,26 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     const wallSeconds = (performance.now() - started) / 1000;
     log(`all ${o.jobs} jobs ended in ${wallSeconds.toFixed(1)} s`);
     // Webhooks go out after the job ends: give the dispatchers time to deliver (retries included).
-    await until(async () => [...webhookJobs].every((id) => [...received.values()].some((b) => b.includes(id))), 120_000, 'every webhook').catch(() => undefined);
+    await until(async () => [...webhookJobs].every((id) => [...received.values()].some((b) => b.includes(id))), 120_000, 'every webhook').catch(
+      () => undefined,
+    );
 
-    const statusRows = await db.selectFrom('jobs').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).groupBy('status').execute();
-    const ledger = await db.selectFrom('minutes_ledger').select(['job_id', 'kind']).select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', 'is not', null).groupBy(['job_id', 'kind']).execute();
+    const statusRows = await db
+      .selectFrom('jobs')
+      .select(['status'])
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .groupBy('status')
+      .execute();
+    const ledger = await db
+      .selectFrom('minutes_ledger')
+      .select(['job_id', 'kind'])
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('job_id', 'is not', null)
+      .groupBy(['job_id', 'kind'])
+      .execute();
     const kindsOf = new Map<string, Record<string, number>>();
     for (const r of ledger) kindsOf.set(r.job_id!, { ...kindsOf.get(r.job_id!), [r.kind]: Number(r.n) });
-    const badLedgers = jobIds
-      .map((jobId) => ({ jobId, kinds: kindsOf.get(jobId) ?? {} }))
-      .filter(({ kinds }) => kinds.reserve !== 1 || kinds.settle !== 1);
+    const badLedgers = jobIds.map((jobId) => ({ jobId, kinds: kindsOf.get(jobId) ?? {} })).filter(({ kinds }) => kinds.reserve !== 1 || kinds.settle !== 1);
     const bodies = [...received.values()];
     return {
       wallSeconds,

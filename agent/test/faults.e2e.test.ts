@@ -44,7 +44,16 @@ describe('faults the agent must survive', () => {
     const fontId = font.body.fontId as string;
     expect((await api('POST', `/v1/fonts/${fontId}/complete`)).body.status).toBe('ready');
     // The words are given, so no recognition runs: the render is what this test is about.
-    const styled = { style: { font: { fontId } }, transcript: { language: 'en', words: [{ text: 'Brand', start: 0.2, end: 0.8 }, { text: 'new', start: 0.9, end: 1.4 }] } };
+    const styled = {
+      style: { font: { fontId } },
+      transcript: {
+        language: 'en',
+        words: [
+          { text: 'Brand', start: 0.2, end: 0.8 },
+          { text: 'new', start: 0.9, end: 1.4 },
+        ],
+      },
+    };
 
     // The same job with its font in place succeeds: the failure below is the deletion's.
     let agent = await farm.startAgent({ name: 'styled' });

@@ -18,7 +18,10 @@ describe('planHardware', () => {
   });
 
   it('gives an H100 box (16 cores, no NVENC, CUDA whisper) 4 slots, x264 on all 16 cores, 4 whisper threads', () => {
-    const plan = planHardware({ cores: 16, memoryBytes: 128 * GiB, gpus: [{ name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 }] }, { cudaWhisper: true, nvenc: false });
+    const plan = planHardware(
+      { cores: 16, memoryBytes: 128 * GiB, gpus: [{ name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 }] },
+      { cudaWhisper: true, nvenc: false },
+    );
     expect(plan).toMatchObject({ slots: 4, x264Threads: 16, whisperThreads: 4 });
   });
 

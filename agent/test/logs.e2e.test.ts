@@ -47,7 +47,13 @@ describe('structured logs of a job', () => {
 
     // The agent logs its success once complete has answered, a moment after the API shows it: wait for that line.
     const end = Date.now() + 30_000;
-    while (!chunks.join('').split('\n').some((l) => l.includes(`"jobId":"${job.id}"`) && l.includes('"msg":"job succeeded"') && l.includes('"component":"agent"')) || !chunks.join('').includes('"msg":"job completed by agent"')) {
+    while (
+      !chunks
+        .join('')
+        .split('\n')
+        .some((l) => l.includes(`"jobId":"${job.id}"`) && l.includes('"msg":"job succeeded"') && l.includes('"component":"agent"')) ||
+      !chunks.join('').includes('"msg":"job completed by agent"')
+    ) {
       if (Date.now() > end) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -78,7 +84,16 @@ describe('structured logs of a job', () => {
     // No secret on any line.
     const webhookSecret = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/webhook-secret`)).body.secret as string;
     const secrets = JSON.parse(await readFile(path.join(farm.dir, 'data', 'secrets.json'), 'utf8')) as Record<string, string>;
-    const forbidden = [key, farm.cp.adminToken, webhookSecret, secrets.storeSecretAccessKey!, uploadSignature!, 'sekrit-query-value', 'X-Amz-Signature=', 'X-Amz-Credential='];
+    const forbidden = [
+      key,
+      farm.cp.adminToken,
+      webhookSecret,
+      secrets.storeSecretAccessKey!,
+      uploadSignature!,
+      'sekrit-query-value',
+      'X-Amz-Signature=',
+      'X-Amz-Credential=',
+    ];
     if (job.downloadUrl) forbidden.push(new URL(job.downloadUrl).searchParams.get('X-Amz-Signature')!);
     // Keys and tokens of any kind (the agent's own token included) appear only censored.
     expect(text).not.toMatch(/cf_(live|agent|admin)_[A-Za-z0-9]{8,}/);

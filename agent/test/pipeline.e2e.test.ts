@@ -63,7 +63,13 @@ describe('the job pipeline, end to end', () => {
     const created = await submitUpload(api, clips.speech!, { language: 'en' });
     const { job, seen } = await watchJob(api, created.id, terminal);
     expect(job.status, JSON.stringify(job)).toBe('succeeded');
-    expect(JobRecordSchema.parse(job)).toMatchObject({ phase: 'succeeded', quotedSeconds: 4, resolution: { width: 360, height: 640 }, percent: null, failureCode: null });
+    expect(JobRecordSchema.parse(job)).toMatchObject({
+      phase: 'succeeded',
+      quotedSeconds: 4,
+      resolution: { width: 360, height: 640 },
+      percent: null,
+      failureCode: null,
+    });
     expect(Date.parse(job.outputExpiresAt) - Date.parse(job.settledAt)).toBeCloseTo(7 * 24 * 3600_000, -4);
     // Phases in order, and percent only during rendering, never decreasing.
     const phases = seen.map((s) => s.phase).filter((p, i, a) => a.indexOf(p) === i);
@@ -120,7 +126,11 @@ describe('each failure code from its real cause, minutes refunded', () => {
 
   it('source-unreachable: connection refused, HTTP 500, and a redirect (not followed)', async () => {
     for (const url of ['https://127.0.0.1:9/video.mp4', videos.url('/broken'), videos.url('/moved')]) {
-      await expectFailure({ code: 'source-unreachable', reason: /fetch|HTTP|redirect/i, submit: async (api) => (await api('POST', '/v1/automation-jobs', { videoUrl: url, templateId: 'karaoke' })).body });
+      await expectFailure({
+        code: 'source-unreachable',
+        reason: /fetch|HTTP|redirect/i,
+        submit: async (api) => (await api('POST', '/v1/automation-jobs', { videoUrl: url, templateId: 'karaoke' })).body,
+      });
     }
   });
 
@@ -138,7 +148,11 @@ describe('each failure code from its real cause, minutes refunded', () => {
   });
 
   it('output-larger-than-source: an upscale request', async () => {
-    await expectFailure({ code: 'output-larger-than-source', reason: /larger/, submit: (api) => submitUpload(api, clips.speech!, { resolution: { width: 720, height: 1280 } }) });
+    await expectFailure({
+      code: 'output-larger-than-source',
+      reason: /larger/,
+      submit: (api) => submitUpload(api, clips.speech!, { resolution: { width: 720, height: 1280 } }),
+    });
   });
 
   it('automation-minutes-exhausted: a 65 s video with 1 minute left', async () => {

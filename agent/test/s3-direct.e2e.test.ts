@@ -94,8 +94,34 @@ describe.skipIf(missing)(`agents move video straight to S3 (MinIO)${missing ? ` 
     const file = path.join(dir, 'source.mp4');
     await run('espeak-ng', ['-w', `${file}.wav`, 'Every byte of this video goes straight to the object store.']);
     await run('ffmpeg', [
-      '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=25:d=4,noise=alls=60:allf=t', '-i', `${file}.wav`,
-      '-map', '0:v', '-map', '1:a', '-af', 'apad', '-t', '4', '-c:a', 'aac', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-pix_fmt', 'yuv420p', file,
+      '-y',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=320x180:r=25:d=4,noise=alls=60:allf=t',
+      '-i',
+      `${file}.wav`,
+      '-map',
+      '0:v',
+      '-map',
+      '1:a',
+      '-af',
+      'apad',
+      '-t',
+      '4',
+      '-c:a',
+      'aac',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '0',
+      '-pix_fmt',
+      'yuv420p',
+      file,
     ]);
     source = await readFile(file);
   }, 240_000);

@@ -18,7 +18,9 @@ import type { Api } from '../../apps/control-plane/test/harness.ts';
  * recognition is skipped, phase `transcribing` is still passed, and the fixed word is what the
  * video shows (pixels of the active-word colour where it is spoken).
  */
-const { WebVTTParser } = createRequire(import.meta.url)('webvtt-parser') as { WebVTTParser: new () => { parse(s: string, mode: string): { cues: { startTime: number; endTime: number; text: string }[]; errors: unknown[] } } };
+const { WebVTTParser } = createRequire(import.meta.url)('webvtt-parser') as {
+  WebVTTParser: new () => { parse(s: string, mode: string): { cues: { startTime: number; endTime: number; text: string }[]; errors: unknown[] } };
+};
 
 let farm: Farm;
 let agent: Agent;
@@ -38,7 +40,34 @@ beforeAll(async () => {
   const wav = path.join(farm.dir, 'speech.wav');
   await run('espeak-ng', ['-s', '140', '-w', wav, SPEECH]);
   const file = path.join(farm.dir, 'talk.mp4');
-  await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=0x303030:s=${W}x${H}:r=25:d=6`, '-i', wav, '-map', '0:v', '-map', '1:a', '-af', 'apad', '-t', '6', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', file]);
+  await run('ffmpeg', [
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=0x303030:s=${W}x${H}:r=25:d=6`,
+    '-i',
+    wav,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-af',
+    'apad',
+    '-t',
+    '6',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    file,
+  ]);
   clip = file;
 
   // Every phase an agent reports, per job (the API is polled too coarsely to see a short phase).
@@ -98,10 +127,14 @@ async function transcript(id: string, format: 'json' | 'srt' | 'vtt' = 'json'): 
 
 /** The green of word-pop's active word (#3CFF6B) in the frame at `t` seconds: pixel count and bounding-box width. */
 async function activeGreen(video: string, t: number): Promise<{ count: number; width: number }> {
-  const { stdout } = (await run('ffmpeg', ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], {
-    encoding: 'buffer',
-    maxBuffer: 64 * 1024 * 1024,
-  })) as unknown as { stdout: Buffer };
+  const { stdout } = (await run(
+    'ffmpeg',
+    ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  )) as unknown as { stdout: Buffer };
   let count = 0;
   let minX = W;
   let maxX = -1;
@@ -169,16 +202,23 @@ describe('the transcript, end to end', () => {
 
     const srt = await transcript(recognized.id, 'srt');
     expect(srt.type).toBe('application/x-subrip; charset=utf-8');
-    const srtCues = parseSync(srt.body as string).flatMap((n) => (n.type === 'cue' ? [{ start: n.data.start / 1000, end: n.data.end / 1000, text: n.data.text }] : []));
+    const srtCues = parseSync(srt.body as string).flatMap((n) =>
+      n.type === 'cue' ? [{ start: n.data.start / 1000, end: n.data.end / 1000, text: n.data.text }] : [],
+    );
     expectCuesAgree(srtCues, words);
 
     const vtt = await transcript(recognized.id, 'vtt');
     expect(vtt.type).toBe('text/vtt; charset=utf-8');
     const tree = new WebVTTParser().parse(vtt.body as string, 'metadata');
     expect(tree.errors).toEqual([]);
-    expectCuesAgree(tree.cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })), words);
+    expectCuesAgree(
+      tree.cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })),
+      words,
+    );
     // The other parser reads the same cues from the WebVTT file.
-    const again = parseSync(vtt.body as string).flatMap((n) => (n.type === 'cue' ? [{ start: n.data.start / 1000, end: n.data.end / 1000, text: n.data.text }] : []));
+    const again = parseSync(vtt.body as string).flatMap((n) =>
+      n.type === 'cue' ? [{ start: n.data.start / 1000, end: n.data.end / 1000, text: n.data.text }] : [],
+    );
     expect(again).toEqual(srtCues);
   });
 
@@ -200,13 +240,20 @@ describe('the transcript, end to end', () => {
     const srt = await cf.getTranscript(remade.id, { format: 'srt' });
     const vtt = await cf.getTranscript(remade.id, { format: 'vtt' });
     for (const text of [srt, vtt]) expect(text).toContain('Captionfarm');
-    expectCuesAgree(new WebVTTParser().parse(vtt, 'metadata').cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })), fixed);
+    expectCuesAgree(
+      new WebVTTParser().parse(vtt, 'metadata').cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })),
+      fixed,
+    );
 
     // Pixels: while the edited word is spoken, its green is about twice as wide as the recognized
     // word's in the first video; while an unedited word is spoken, both videos show the same.
     const w = fixed[edited]!;
     const at = w.start + Math.min(0.5 * (w.end - w.start), 0.25);
-    const [mine, theirs, source] = await Promise.all([activeGreen(remade.video, at), activeGreen(recognized.video, at), activeGreen(path.join(farm.dir, 'talk.mp4'), at)]);
+    const [mine, theirs, source] = await Promise.all([
+      activeGreen(remade.video, at),
+      activeGreen(recognized.video, at),
+      activeGreen(path.join(farm.dir, 'talk.mp4'), at),
+    ]);
     expect(source.count).toBe(0);
     expect(theirs.count).toBeGreaterThan(50);
     expect(mine.width / theirs.width, JSON.stringify({ mine, theirs, word: words[edited] })).toBeGreaterThan(1.6);

@@ -77,7 +77,14 @@ describe('webhook payloads for every outcome', () => {
 
     const { job: payload } = await deliveredTo('failure', accountId);
     expect(payload).toEqual(job);
-    expect(payload).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'source-unreadable', downloadUrl: null, outputExpiresAt: null, settledAt: null });
+    expect(payload).toMatchObject({
+      status: 'failed',
+      phase: 'failed',
+      failureCode: 'source-unreadable',
+      downloadUrl: null,
+      outputExpiresAt: null,
+      settledAt: null,
+    });
     expect(payload.failureReason).toEqual(expect.stringMatching(/\S{3}/));
     expect(await farm.balance(accountId)).toBe(before);
   });

@@ -37,7 +37,7 @@ async function killedAttempt(workDir: string, jobId: string): Promise<string> {
 }
 
 describe('agent work dirs', () => {
-  it('the sweep removes dirs of killed attempts and of our ended jobs, never a running job\'s or a live agent\'s', async () => {
+  it("the sweep removes dirs of killed attempts and of our ended jobs, never a running job's or a live agent's", async () => {
     const workDir = path.join(root, 'sweep');
     await mkdir(workDir);
     const killed = await killedAttempt(workDir, 'aaaaaaaa-0000-4000-8000-000000000001');

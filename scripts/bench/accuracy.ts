@@ -16,7 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  captionfarmCacheDir, createTranscriber, onsetErrorsMs, percentile, resolveWhisperBinDir, wordErrorRate,
+  captionfarmCacheDir,
+  createTranscriber,
+  onsetErrorsMs,
+  percentile,
+  resolveWhisperBinDir,
+  wordErrorRate,
 } from '../../packages/transcriber/src/index.ts';
 import { CLIPS, makeClip, sharedEnClip, wordsInSilence, type Clip } from '../../packages/transcriber/test/clips.ts';
 
@@ -34,20 +39,25 @@ const threads = Number(values.threads);
 const runs = Number(values.runs);
 const work = mkdtempSync(join(tmpdir(), 'bench-accuracy-'));
 const wanted = (name: string) => !values.clip || values.clip.includes(name);
-const clips: Clip[] = [
-  ...(wanted('en.wav') ? [sharedEnClip(values.media)] : []),
-  ...CLIPS.filter((c) => wanted(c.name)).map((c) => makeClip(c, work)),
-];
+const clips: Clip[] = [...(wanted('en.wav') ? [sharedEnClip(values.media)] : []), ...CLIPS.filter((c) => wanted(c.name)).map((c) => makeClip(c, work))];
 
 const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir() });
 await transcriber.warmUp();
 
-interface Row { wer: number[]; onsets: number[][]; inSilence: number[]; rtf: number[]; language: string[] }
+interface Row {
+  wer: number[];
+  onsets: number[][];
+  inSilence: number[];
+  rtf: number[];
+  language: string[];
+}
 const range = (xs: number[], digits: number, scale = 1) => {
   const s = [...xs].sort((a, b) => a - b).map((x) => (x * scale).toFixed(digits));
   return s[0] === s.at(-1) ? s[0]! : `${(percentile(xs, 50) * scale).toFixed(digits)} (${s[0]}-${s.at(-1)})`;
 };
-console.log(`model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}`);
+console.log(
+  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}`,
+);
 console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF median (min-max) | language |');
 console.log('|---|---|---|---|---|---|---|---|');
 const all: number[] = [];
@@ -68,7 +78,13 @@ for (const clip of clips) {
   }
   all.push(...r.onsets.flat());
   console.log(
-    `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(r.onsets.map((o) => percentile(o, 50)), 0)} | ${range(r.onsets.map((o) => percentile(o, 90)), 0)} | ${range(r.inSilence, 0)} | ${range(r.rtf, 3)} | ${[...new Set(r.language)].join(', ')} |`,
+    `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(
+      r.onsets.map((o) => percentile(o, 50)),
+      0,
+    )} | ${range(
+      r.onsets.map((o) => percentile(o, 90)),
+      0,
+    )} | ${range(r.inSilence, 0)} | ${range(r.rtf, 3)} | ${[...new Set(r.language)].join(', ')} |`,
   );
 }
 await transcriber.close();

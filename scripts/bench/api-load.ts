@@ -30,4 +30,13 @@ const result = await autocannon({
     },
   ],
 });
-process.stdout.write(JSON.stringify({ p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts }));
+process.stdout.write(
+  JSON.stringify({
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  }),
+);

@@ -20,7 +20,14 @@ import { apiFor, testLookup } from '../../apps/control-plane/test/harness.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
 
 const run = promisify(execFile);
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, rates: { type: 'string', default: '200,500' }, accounts: { type: 'string', default: '60' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    rates: { type: 'string', default: '200,500' },
+    accounts: { type: 'string', default: '60' },
+  },
+});
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const rates = values.rates.split(',').map(Number);
@@ -45,7 +52,9 @@ const spread = (xs: number[]) => `${Math.min(...xs)}-${Math.max(...xs)}`;
 async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-api-'));
   const testDb = database === 'postgres' ? await freshTestDatabase() : { env: {}, drop: async () => undefined };
-  const cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: dir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }), { lookup: testLookup });
+  const cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: dir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }), {
+    lookup: testLookup,
+  });
   const url = await cp.listen(0, '127.0.0.1');
   const admin = apiFor(url, cp.adminToken);
   const lines: string[] = [];
@@ -77,9 +86,11 @@ async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
         const p50 = samples[route].map((s) => s.p50);
         const p99 = samples[route].map((s) => s.p99);
         const ratio = samples[route].map((s, i) => s.p99 / Math.max(1, samples.healthz[i]!.p99));
-        lines.push(`| ${database} | ${route} | ${rate}/s | ${median(p50)} (${spread(p50)}) | ${median(p99)} ` +
-          `(${spread(p99)}) | ${median(ratio).toFixed(1)}x ` +
-          `(${Math.min(...ratio).toFixed(1)}-${Math.max(...ratio).toFixed(1)}) |`);
+        lines.push(
+          `| ${database} | ${route} | ${rate}/s | ${median(p50)} (${spread(p50)}) | ${median(p99)} ` +
+            `(${spread(p99)}) | ${median(ratio).toFixed(1)}x ` +
+            `(${Math.min(...ratio).toFixed(1)}-${Math.max(...ratio).toFixed(1)}) |`,
+        );
       }
       const h = samples.healthz.map((s) => s.p99);
       lines.push(`| ${database} | healthz (baseline) | ${rate}/s | ${median(samples.healthz.map((s) => s.p50))} | ${median(h)} (${spread(h)}) | 1.0x |`);

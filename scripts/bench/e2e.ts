@@ -20,7 +20,9 @@ import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/re
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
 const run = promisify(execFile);
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } },
+});
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
 const shared = path.resolve(import.meta.dirname, '../../../shared/media');
@@ -35,8 +37,38 @@ const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
 try {
   // A 60 s portrait clip with real speech: the shared espeak reading, looped, under testsrc2.
   const clip = path.join(dir, 'clip.mp4');
-  await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1080x1920:r=30:d=${seconds}`, '-stream_loop', '-1', '-i', path.join(shared, 'en.wav'),
-    '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', clip]);
+  await run('ffmpeg', [
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=1080x1920:r=30:d=${seconds}`,
+    '-stream_loop',
+    '-1',
+    '-i',
+    path.join(shared, 'en.wav'),
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    clip,
+  ]);
   const bytes = await readFile(clip);
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
@@ -50,7 +82,10 @@ try {
         await farm.startAgent({ concurrency: slots, x264Threads: cores });
         const { api } = await farm.account('pro', 'bench');
         const [t] = await time(async () => {
-          const created = [await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' }), await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' })];
+          const created = [
+            await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' }),
+            await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' }),
+          ];
           for (const c of created) {
             const r = await watchJob(api, c.id, terminal, 3_600_000);
             if (r.job.status !== 'succeeded') throw new Error(`bench job ended ${r.job.status}: ${r.job.failureReason}`);
@@ -68,7 +103,9 @@ try {
       rows.push([one, two]);
       console.log(`run ${i + 1}: two jobs, 1 slot ${one.toFixed(1)} s; 2 slots ${two.toFixed(1)} s; ratio ${(two / one).toFixed(3)}`);
     }
-    console.log(`\nbench:e2e --slots  two ${seconds} s 1080x1920 jobs on one agent (${cores} cores): 2 slots / 1 slot total wall = ${rows.map(([a, b]) => (b / a).toFixed(3)).join(' ')} (<= 1 means at once is no slower)`);
+    console.log(
+      `\nbench:e2e --slots  two ${seconds} s 1080x1920 jobs on one agent (${cores} cores): 2 slots / 1 slot total wall = ${rows.map(([a, b]) => (b / a).toFixed(3)).join(' ')} (<= 1 means at once is no slower)`,
+    );
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
@@ -81,8 +118,34 @@ try {
     const [tb] = await time(async () => {
       const wav = path.join(dir, 'audio.wav');
       await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
-      await run(path.join(bin, 'whisper-cli'), ['-m', model, '-f', wav, '-t', '2', '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np']);
-      await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder: 'cpu' }), ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }), ...muxerArgs('mp4'), path.join(dir, 'plain.mp4')]);
+      await run(path.join(bin, 'whisper-cli'), [
+        '-m',
+        model,
+        '-f',
+        wav,
+        '-t',
+        '2',
+        '-l',
+        'en',
+        '-ml',
+        '1',
+        '-sow',
+        '-oj',
+        '-of',
+        path.join(dir, 'words'),
+        '-np',
+      ]);
+      await run('ffmpeg', [
+        '-y',
+        '-loglevel',
+        'error',
+        '-i',
+        clip,
+        ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder: 'cpu' }),
+        ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }),
+        ...muxerArgs('mp4'),
+        path.join(dir, 'plain.mp4'),
+      ]);
     });
     baseline.push(tb);
 
@@ -100,8 +163,10 @@ try {
     } finally {
       await farm.close();
     }
-    console.log(`run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
-      `${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`);
+    console.log(
+      `run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
+        `${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`,
+    );
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const b = median(baseline);
@@ -110,9 +175,11 @@ try {
   console.log(`  baseline (ffmpeg extract + whisper-cli + ffmpeg re-encode): ${b.toFixed(1)} s  (${(seconds / b).toFixed(2)}x realtime)`);
   console.log(`  captionfarm whole job (upload .. succeeded):                 ${o.toFixed(1)} s  (${(seconds / o).toFixed(2)}x realtime)`);
   const ratios = ours.map((x, i) => x / baseline[i]!).sort((x, y) => x - y);
-  console.log(`  ratio captionfarm / baseline: ${(o / b).toFixed(3)} (medians); per run median ` +
-    `${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ` +
-    `${runs} runs (goal <= 1.00)`);
+  console.log(
+    `  ratio captionfarm / baseline: ${(o / b).toFixed(3)} (medians); per run median ` +
+      `${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ` +
+      `${runs} runs (goal <= 1.00)`,
+  );
   console.log(`  load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -11,7 +11,13 @@
 import { parseArgs } from 'node:util';
 import { runFaultFarm } from '../../agent/test/fault-farm.ts';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '30' }, 'webhook-every': { type: 'string', default: '3' }, 'no-postgres-restart': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '30' },
+    'webhook-every': { type: 'string', default: '3' },
+    'no-postgres-restart': { type: 'boolean', default: false },
+  },
+});
 const jobs = Number(values.jobs);
 const t0 = Date.now();
 const log = (m: string) => process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${m}\n`);

@@ -46,21 +46,54 @@ const hw = await detectHardware();
 const nvenc = await nvencStatus();
 const plan = planHardware(hw, { cudaWhisper: Boolean(values['cuda-whisper']), nvenc: nvenc.available });
 console.log(`bench:gpu on ${hw.cores} cores, ${(hw.memoryBytes / 2 ** 30).toFixed(0)} GiB, ${hw.gpus.map((g) => g.name).join(', ') || 'no NVIDIA GPU'}`);
-console.log(`  plan: ${plan.slots} slots, x264 ${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads; NVENC ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`);
+console.log(
+  `  plan: ${plan.slots} slots, x264 ${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads; NVENC ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`,
+);
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'cf-bench-gpu-'));
 try {
   const speech = await speechSource(dir);
   const clip = path.join(dir, 'clip.mp4');
-  await run(ffmpeg, ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1080x1920:r=30:d=${seconds}`, ...speech.args,
-    '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', clip]);
+  await run(ffmpeg, [
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=1080x1920:r=30:d=${seconds}`,
+    ...speech.args,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    clip,
+  ]);
   const wav = path.join(dir, 'audio.wav');
   await run(ffmpeg, ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
   console.log(`  clip: ${seconds} s 1080x1920 30 fps, ${speech.what}, model ${path.basename(values.model)}\n`);
 
   // 1. whisper: the same whisper-cli arguments as bench:e2e's hand-made baseline (beam 5, word timestamps).
   const whisper = (bin: string, threads: number) =>
-    run(path.join(bin, 'whisper-cli'), ['-m', values.model!, '-f', wav, '-t', String(threads), '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np'], { maxBuffer: 64 * 2 ** 20 });
+    run(
+      path.join(bin, 'whisper-cli'),
+      ['-m', values.model!, '-f', wav, '-t', String(threads), '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np'],
+      { maxBuffer: 64 * 2 ** 20 },
+    );
   console.log('1. whisper.cpp, whisper-cli, same audio and model');
   const cpuThreads = Math.min(8, hw.cores);
   const cpu: number[] = [];
@@ -70,8 +103,10 @@ try {
     await whisper(values['cuda-whisper'], 4); // first CUDA context and kernel load, not counted
     const cuda: number[] = [];
     for (let i = 0; i < runs; i++) cuda.push(await time(() => whisper(values['cuda-whisper']!, 4)));
-    console.log(`   CUDA build, 4 threads:  ${spread(cuda)}  -> ${(seconds / median(cuda)).toFixed(1)}x realtime; ` +
-      `CUDA is ${(median(cpu) / median(cuda)).toFixed(1)}x the CPU build`);
+    console.log(
+      `   CUDA build, 4 threads:  ${spread(cuda)}  -> ${(seconds / median(cuda)).toFixed(1)}x realtime; ` +
+        `CUDA is ${(median(cpu) / median(cuda)).toFixed(1)}x the CPU build`,
+    );
   } else {
     console.log('   CUDA build: none (no nvcc on this machine): CPU path only');
   }
@@ -79,7 +114,17 @@ try {
   // 2. encoders: the agent's own x264 arguments at every core, then fewer threads; NVENC when it works.
   console.log(`\n2. encoder throughput, 1080x1920 ${seconds} s re-encode (the agent's encoder arguments)`);
   const encode = (encoder: 'cpu' | 'nvenc', threads?: number) =>
-    run(ffmpeg, ['-y', '-loglevel', 'error', '-i', clip, ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder, threads }), ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }), ...muxerArgs('mp4'), path.join(dir, 'plain.mp4')]);
+    run(ffmpeg, [
+      '-y',
+      '-loglevel',
+      'error',
+      '-i',
+      clip,
+      ...videoEncoderArgs({ format: 'mp4', quality: 'high', encoder, threads }),
+      ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }),
+      ...muxerArgs('mp4'),
+      path.join(dir, 'plain.mp4'),
+    ]);
   const threadCounts = [...new Set([hw.cores, Math.max(1, hw.cores >> 1), Math.max(1, hw.cores >> 2)])];
   for (const threads of threadCounts) {
     const t: number[] = [];
@@ -95,8 +140,10 @@ try {
   }
 
   // 3. the whole job, the agent planned from this machine (CUDA whisper when built: `current` points at it).
-  console.log(`\n3. whole job (upload .. succeeded), karaoke, mp4 high, agent: ${plan.slots} slots, x264 ` +
-    `${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads`);
+  console.log(
+    `\n3. whole job (upload .. succeeded), karaoke, mp4 high, agent: ${plan.slots} slots, x264 ` +
+      `${plan.x264Threads} threads, whisper ${plan.whisperThreads} threads`,
+  );
   const bytes = await readFile(clip);
   const whole: number[] = [];
   // The agent's transcriber finds whisper.cpp through WHISPER_CPP_DIR: the CUDA build when there is one.
@@ -107,11 +154,13 @@ try {
       await farm.startAgent({ model: values.model, concurrency: plan.slots, threads: plan.whisperThreads, encoder: 'auto', x264Threads: plan.x264Threads });
       const { api } = await farm.account('pro', 'bench');
       let status = '';
-      whole.push(await time(async () => {
-        const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });
-        const r = await watchJob(api, created.id, terminal, 1_800_000);
-        status = `${r.job.status}${r.job.failureReason ? `: ${r.job.failureReason}` : ''}`;
-      }));
+      whole.push(
+        await time(async () => {
+          const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });
+          const r = await watchJob(api, created.id, terminal, 1_800_000);
+          status = `${r.job.status}${r.job.failureReason ? `: ${r.job.failureReason}` : ''}`;
+        }),
+      );
       if (!status.startsWith('succeeded')) throw new Error(`bench job ended ${status}`);
     } finally {
       await farm.close();

@@ -24,7 +24,13 @@ import { readAdminToken } from '@captionfarm/control-plane';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, type Api } from '../../apps/control-plane/test/harness.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '1000' }, part: { type: 'string', default: 'AB' }, size: { type: 'string', default: '3840x2160' } },
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '1000' },
+    part: { type: 'string', default: 'AB' },
+    size: { type: 'string', default: '3840x2160' },
+  },
 });
 const rounds = Number(values.rounds);
 const loadSeconds = Number(values.seconds);
@@ -95,16 +101,22 @@ const admin = apiFor(server.url, adminToken);
 let accountN = 0;
 async function account(plan: string): Promise<Api> {
   // A keep-alive connection the server closed meanwhile resets a POST (undici does not retry it).
-  const a = await admin('POST', '/admin/v1/accounts', { name: `bench-${++accountN}`, plan }).catch(() => admin('POST', '/admin/v1/accounts', { name: `bench-${accountN}`, plan }));
+  const a = await admin('POST', '/admin/v1/accounts', { name: `bench-${++accountN}`, plan }).catch(() =>
+    admin('POST', '/admin/v1/accounts', { name: `bench-${accountN}`, plan }),
+  );
   const k = await admin('POST', `/admin/v1/accounts/${a.body.id}/keys`);
   return apiFor(server.url, k.body.key as string);
 }
-console.log(`bench:hardening against ${server.url} (captionfarm serve, child process); ulimit -n ${execFileSync('sh', ['-c', 'ulimit -n']).toString().trim()}; ${rounds} rounds`);
+console.log(
+  `bench:hardening against ${server.url} (captionfarm serve, child process); ulimit -n ${execFileSync('sh', ['-c', 'ulimit -n']).toString().trim()}; ${rounds} rounds`,
+);
 
 try {
   if (values.part.includes('A')) {
-    console.log(`\nA. one pro account keeps 4 previews (${values.size}) in flight for ${loadSeconds} s; another ` +
-      `account polls GET job every 50 ms; an agent heartbeats every 100 ms`);
+    console.log(
+      `\nA. one pro account keeps 4 previews (${values.size}) in flight for ${loadSeconds} s; another ` +
+        `account polls GET job every 50 ms; an agent heartbeats every 100 ms`,
+    );
     const token = (await admin('POST', '/admin/v1/agents/tokens', { name: 'bench' })).body.token as string;
     const { agent, close } = agentClient(server.url, token);
     const { nodeId } = await agent.register.mutate({ nodeName: 'bench', capabilities: TEST_AGENT_CAPABILITIES });
@@ -119,7 +131,13 @@ try {
           await sleep(100);
         }
       })();
-      return { async end() { stop = true; await done; return latencies; } };
+      return {
+        async end() {
+          stop = true;
+          await done;
+          return latencies;
+        },
+      };
     };
     const saturator = await account('pro');
     const template = (await saturator('GET', '/v1/templates')).body.templates[0].id as string;
@@ -139,7 +157,11 @@ try {
       let stop = false;
       const loops = [1, 2, 3, 4].map(async () => {
         while (!stop) {
-          const r = await saturator('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', width: previewWidth, height: previewHeight });
+          const r = await saturator('POST', `/v1/templates/${template}/preview`, {
+            text: 'one tenant must never slow another',
+            width: previewWidth,
+            height: previewHeight,
+          });
           if (r.status === 200) previews++;
           else refusals.set(r.status, (refusals.get(r.status) ?? 0) + 1);
         }
@@ -152,8 +174,10 @@ try {
       const loadedHb = await hb.end();
       stop = true;
       await Promise.all(loops);
-      console.log(`round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), ` +
-        `refused ${JSON.stringify(Object.fromEntries(refusals))}; GET errors ${base.errors + loaded.errors}`);
+      console.log(
+        `round ${round}: previews rendered ${previews} (${(previews / (loadSeconds + 1)).toFixed(2)}/s), ` +
+          `refused ${JSON.stringify(Object.fromEntries(refusals))}; GET errors ${base.errors + loaded.errors}`,
+      );
       console.log(`  GET job      baseline ${fmt(base.latencies)}`);
       console.log(`  GET job      loaded   ${fmt(loaded.latencies)}   p99 ratio ${(pct(loaded.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
       console.log(`  heartbeat    baseline ${fmt(baseHb)}`);
@@ -220,15 +244,22 @@ try {
       for (const c of all) byStatus.set(c.status, [...(byStatus.get(c.status) ?? []), c.closedAfterMs]);
       console.log(`\nB. ${label}`);
       for (const [status, times] of byStatus) console.log(`  ${times.length} answered ${status}, closed ${fmt(times)} after their last byte`);
-      console.log(`  part files: peak ${peakParts}, ${await partFiles()} left ${(partsGoneMs / 1000).toFixed(1)} s ` +
-        `after the last close; API errors ${base.errors + rampResult.errors + heldResult.errors}`);
+      console.log(
+        `  part files: peak ${peakParts}, ${await partFiles()} left ${(partsGoneMs / 1000).toFixed(1)} s ` +
+          `after the last close; API errors ${base.errors + rampResult.errors + heldResult.errors}`,
+      );
       console.log(`  API GET baseline            ${fmt(base.latencies)}`);
       console.log(`  API GET while opening them  ${fmt(rampResult.latencies)}`);
-      console.log(`  API GET while all are held  ${fmt(heldResult.latencies)}   p99 ratio to baseline ` +
-        `${(pct(heldResult.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`);
+      console.log(
+        `  API GET while all are held  ${fmt(heldResult.latencies)}   p99 ratio to baseline ` +
+          `${(pct(heldResult.latencies, 99) / pct(base.latencies, 99)).toFixed(2)}`,
+      );
     };
     // 16 source addresses x at most 63 connections: under the default 64 per address.
-    await runB(`${connections} stalled PUTs over 16 addresses and ${urlCount} upload URLs (all held; documented idle timeout ${UPLOAD_IDLE_SECONDS} s)`, (i) => ({ url: urls[i % urlCount]!, from: `127.0.1.${(i % 16) + 1}` }));
+    await runB(
+      `${connections} stalled PUTs over 16 addresses and ${urlCount} upload URLs (all held; documented idle timeout ${UPLOAD_IDLE_SECONDS} s)`,
+      (i) => ({ url: urls[i % urlCount]!, from: `127.0.1.${(i % 16) + 1}` }),
+    );
     await runB(`${connections} stalled PUTs to one upload URL from one address`, () => ({ url: urls[0]!, from: '127.0.0.1' }));
   }
 } finally {

@@ -18,8 +18,8 @@ const frames = Number(flags.frames);
 
 const STORY =
   'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
-    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
-    'his cloak off should be considered stronger.';
+  'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+  'his cloak off should be considered stronger.';
 const words: Word[] = STORY.split(' ').map((text, i) => ({ text, start: i * 0.4, end: i * 0.4 + 0.36, confidence: 1 }));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -55,10 +55,34 @@ if (!existsSync(source)) {
   const audio = existsSync(speech) ? ['-i', speech] : ['-f', 'lavfi', '-i', `sine=f=220:d=${seconds}`];
   // Generating the source is set-up, not measured; it is cached between runs.
   execFileSync('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=s=${size.width}x${size.height}:r=30:d=${seconds}`, ...audio,
-    '-map', '0:v', '-map', '1:a', '-t', String(seconds),
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', source,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=${size.width}x${size.height}:r=30:d=${seconds}`,
+    ...audio,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    source,
   ]);
 }
 
@@ -116,14 +140,24 @@ if (flags.only) {
       ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
       : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
   );
-  console.log(`${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ` +
-    `${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`);
+  console.log(
+    `${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ` + `${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`,
+  );
   process.exit(0);
 }
 const cpuOf = (x: Sample): number => x.ffmpegCpu + x.nodeCpu;
 if (flags.all) {
   // Rounds interleave plain and render for each template, so drift in the machine's load hits both sides alike.
-  await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
+  await renderVideo({
+    input: source,
+    output: out,
+    painter: countingPainter,
+    format,
+    quality: 'medium',
+    encoder,
+    source: info,
+    resolution: { width: 320, height: 568 },
+  });
   const table: string[] = [];
   const loads: number[] = [];
   const spread = (xs: number[]): { median: number; lo: number; hi: number } => {
@@ -141,7 +175,8 @@ if (flags.all) {
       // Alternate which side goes first, so a load change within a round does not always favour one side.
       const plainFirst = i % 2 === 0;
       const plainRun = () => measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info }));
-      const renderRun = () => measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
+      const renderRun = () =>
+        measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
       const p = plainFirst ? await plainRun() : undefined;
       const r = await renderRun();
       frames = captionFrames;
@@ -160,15 +195,28 @@ if (flags.all) {
   }
   await rm(out, { force: true });
   const l = spread(loads);
-  console.log(`\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ` +
-    `${rounds} rounds per template (plain and render alternating),`);
-  console.log(`render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= ` +
-    `1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`);
+  console.log(
+    `\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ` +
+      `${rounds} rounds per template (plain and render alternating),`,
+  );
+  console.log(
+    `render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= ` +
+      `1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`,
+  );
   for (const line of table) console.log(`  ${line}`);
   process.exit(0);
 }
 // Warm-up: font registration, NVENC detection, page cache.
-await renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info, resolution: { width: 320, height: 568 } });
+await renderVideo({
+  input: source,
+  output: out,
+  painter: countingPainter,
+  format,
+  quality: 'medium',
+  encoder,
+  source: info,
+  resolution: { width: 320, height: 568 },
+});
 for (let i = 0; i < rounds; i++) {
   plain.push(await measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })));
   render.push(
@@ -185,14 +233,18 @@ const row = (name: string, xs: Sample[]): string => {
   const wall = sum(xs, 'wall') / xs.length;
   const ff = sum(xs, 'ffmpegCpu') / xs.length;
   const node = sum(xs, 'nodeCpu') / xs.length;
-  return `${name.padEnd(8)} wall ${wall.toFixed(2).padStart(6)} s   CPU ${(ff + node).toFixed(2).padStart(6)} ` +
+  return (
+    `${name.padEnd(8)} wall ${wall.toFixed(2).padStart(6)} s   CPU ${(ff + node).toFixed(2).padStart(6)} ` +
     `s (ffmpeg ${ff.toFixed(2)}, node ${node.toFixed(2)})   ${(info.durationSeconds / wall).toFixed(2)}x ` +
-    `realtime`;
+    `realtime`
+  );
 };
 const cpu = (xs: Sample[]): number => sum(xs, 'ffmpegCpu') + sum(xs, 'nodeCpu');
-console.log(`\n${size.width}x${size.height} ${info.fps} fps ${info.durationSeconds.toFixed(1)} s, ` +
-  `${format}/${usedEncoder}, template ${template.id}, ${words.length} words, ${captionFrames} caption ` +
-  `images sent, ${rounds} rounds (mean)`);
+console.log(
+  `\n${size.width}x${size.height} ${info.fps} fps ${info.durationSeconds.toFixed(1)} s, ` +
+    `${format}/${usedEncoder}, template ${template.id}, ${words.length} words, ${captionFrames} caption ` +
+    `images sent, ${rounds} rounds (mean)`,
+);
 console.log(row('plain', plain));
 console.log(row('render', render));
 console.log(`ratio    CPU ${(cpu(render) / cpu(plain)).toFixed(3)}   wall ${(sum(render, 'wall') / sum(plain, 'wall')).toFixed(3)}   (goal on CPU: <= 1.10)`);
@@ -204,7 +256,10 @@ function loadWords(limit: number): Word[] {
   if (!existsSync(file)) {
     return Array.from({ length: Math.floor(limit / 0.35) }, (_, i) => ({ text: `word${i}`, start: i * 0.35, end: i * 0.35 + 0.3, confidence: 1 }));
   }
-  const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split('\t'));
+  const rows = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split('\t'));
   return rows
     .map(([onset, , , text], i) => {
       const start = Number(onset) / 1000;

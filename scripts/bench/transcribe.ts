@@ -20,7 +20,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  captionfarmCacheDir, createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, resolveWhisperBinDir, wordErrorRate,
+  captionfarmCacheDir,
+  createTranscriber,
+  onsetErrorsMs,
+  parseReferenceOnsets,
+  percentile,
+  resolveWhisperBinDir,
+  wordErrorRate,
   type WordTiming,
 } from '../../packages/transcriber/src/index.ts';
 
@@ -42,7 +48,12 @@ const timing = values.timing as WordTiming;
 const binDir = resolveWhisperBinDir();
 const files = [
   { name: 'jfk.wav', seconds: 11, text: readFileSync(join(values.media, 'jfk.txt'), 'utf8') },
-  { name: 'en.wav', seconds: 33.6, text: readFileSync(join(values.media, 'en.txt'), 'utf8'), onsets: parseReferenceOnsets(readFileSync(join(values.media, 'en.words'), 'utf8')) },
+  {
+    name: 'en.wav',
+    seconds: 33.6,
+    text: readFileSync(join(values.media, 'en.txt'), 'utf8'),
+    onsets: parseReferenceOnsets(readFileSync(join(values.media, 'en.words'), 'utf8')),
+  },
 ];
 // Same environment for both paths (OMP_WAIT_POLICY included: see transcriber.ts).
 const env = { ...process.env };
@@ -50,8 +61,29 @@ const env = { ...process.env };
 /** whisper-cli with the flags our server requests use (inferenceFields) and JSON token output. */
 function cli(file: string, outBase: string): Promise<number> {
   const args = [
-    '-m', values.model, '-f', file, '-t', String(threads), '-l', 'auto', '-bs', String(Math.max(beam, 1)), '-bo', String(beam > 1 ? beam : 5),
-    '-tp', '0', '-tpi', '0.2', '-nth', '0.6', '-sns', '-ojf', '-of', outBase, '-np',
+    '-m',
+    values.model,
+    '-f',
+    file,
+    '-t',
+    String(threads),
+    '-l',
+    'auto',
+    '-bs',
+    String(Math.max(beam, 1)),
+    '-bo',
+    String(beam > 1 ? beam : 5),
+    '-tp',
+    '0',
+    '-tpi',
+    '0.2',
+    '-nth',
+    '0.6',
+    '-sns',
+    '-ojf',
+    '-of',
+    outBase,
+    '-np',
     ...(timing === 'dtw' ? ['-dtw', 'base', '-nfa'] : []),
   ];
   const started = performance.now();
@@ -100,7 +132,9 @@ await transcriber.close();
 rmSync(work, { recursive: true, force: true });
 
 const median = (xs: number[]) => percentile(xs, 50);
-console.log(`model ${values.model}, ${threads} threads, ${beam > 1 ? `beam ${beam}` : 'greedy (best of 5)'}, timing ${timing}, ${runs} runs ${values.interleave ? 'interleaved' : 'ours then whisper-cli'}, OMP_WAIT_POLICY=${env.OMP_WAIT_POLICY ?? '(unset)'}`);
+console.log(
+  `model ${values.model}, ${threads} threads, ${beam > 1 ? `beam ${beam}` : 'greedy (best of 5)'}, timing ${timing}, ${runs} runs ${values.interleave ? 'interleaved' : 'ours then whisper-cli'}, OMP_WAIT_POLICY=${env.OMP_WAIT_POLICY ?? '(unset)'}`,
+);
 console.log(`model load (once per agent): ${loadMs.toFixed(0)} ms`);
 console.log('file      ours ms (median)  whisper-cli ms (median)  ratio   RTF ours  WER    language  onset median/p90 ms');
 let oursTotal = 0;

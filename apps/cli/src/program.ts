@@ -52,16 +52,23 @@ function defineAdmin(program: Command, env: CliEnv): void {
       .option('--url <url>', 'the control plane (default: CAPTIONFARM_URL)')
       .action(
         action(async (values: Record<string, unknown>) => {
-          const [{ adminHandlers, runAdmin }, { adminWebhooksHandlers }] = await Promise.all([import('./commands/admin.ts'), import('./commands/admin-webhooks.ts')]);
+          const [{ adminHandlers, runAdmin }, { adminWebhooksHandlers }] = await Promise.all([
+            import('./commands/admin.ts'),
+            import('./commands/admin-webhooks.ts'),
+          ]);
           await runAdmin({ ...adminHandlers, ...adminWebhooksHandlers }[key]!, values, env);
         }),
       );
   const plan = 'free, starter or pro';
 
   const accounts = group(admin, 'accounts', 'customer accounts and their plans');
-  leaf(accounts, 'create', 'accounts create', 'create an account').option('--name <name>', 'its name (required)').option('--plan <plan>', `${plan} (default free)`);
+  leaf(accounts, 'create', 'accounts create', 'create an account')
+    .option('--name <name>', 'its name (required)')
+    .option('--plan <plan>', `${plan} (default free)`);
   leaf(accounts, 'list', 'accounts list', 'every account with its plan and minutes balance');
-  leaf(accounts, 'set-plan', 'accounts set-plan', "change an account's plan").option('--account <id>', 'the account (required)').option('--plan <plan>', `${plan} (required)`);
+  leaf(accounts, 'set-plan', 'accounts set-plan', "change an account's plan")
+    .option('--account <id>', 'the account (required)')
+    .option('--plan <plan>', `${plan} (required)`);
 
   const minutes = group(admin, 'minutes', "an account's minutes balance and ledger");
   leaf(minutes, 'grant', 'minutes grant', 'add (or, negative, remove) minutes')
@@ -76,8 +83,14 @@ function defineAdmin(program: Command, env: CliEnv): void {
   leaf(keys, 'revoke', 'keys revoke', 'revoke a key at once').option('--key <id>', 'the key id (required)');
 
   const secret = group(admin, 'webhook-secret', "an account's webhook signing secret");
-  leaf(secret, 'show', 'webhook-secret show', 'the current secret (and the previous one while it still signs)').option('--account <id>', 'the account (required)');
-  leaf(secret, 'rotate', 'webhook-secret rotate', 'a new secret; the previous one keeps signing for a while').option('--account <id>', 'the account (required)');
+  leaf(secret, 'show', 'webhook-secret show', 'the current secret (and the previous one while it still signs)').option(
+    '--account <id>',
+    'the account (required)',
+  );
+  leaf(secret, 'rotate', 'webhook-secret rotate', 'a new secret; the previous one keeps signing for a while').option(
+    '--account <id>',
+    'the account (required)',
+  );
 
   const agents = group(admin, 'agents', 'agent tokens');
   const token = group(agents, 'token', 'the tokens agents connect with');
@@ -94,7 +107,7 @@ function defineAdmin(program: Command, env: CliEnv): void {
     .option('--account <id>', 'the account (required unless --admin)')
     .option('--email <email>', 'their email (required)')
     .option('--admin', 'an administrator');
-  leaf(users, 'list', 'users list', 'every user, or one account\'s').option('--account <id>', 'only this account');
+  leaf(users, 'list', 'users list', "every user, or one account's").option('--account <id>', 'only this account');
   leaf(users, 'remove', 'users remove', 'remove a user; their dashboard sessions end at once').option('--user <id|email>', 'the user (required)');
 
   const queue = group(admin, 'queue', 'the job queue');
@@ -113,7 +126,9 @@ function defineAdmin(program: Command, env: CliEnv): void {
     .option('--to <url>', 'postgres:// URL (default: CAPTIONFARM_DATABASE_URL)')
     .option('--from <file>', 'the SQLite file (default: CAPTIONFARM_DATA_DIR/captionfarm.sqlite)')
     .option('--json', 'print what was copied as JSON')
-    .action(action(async (values: { to?: string; from?: string; json?: boolean }) => (await import('./commands/admin-migrate.ts')).migrateToPostgres(values, env)));
+    .action(
+      action(async (values: { to?: string; from?: string; json?: boolean }) => (await import('./commands/admin-migrate.ts')).migrateToPostgres(values, env)),
+    );
 }
 
 function defineJobs(program: Command, env: CliEnv): void {
@@ -140,9 +155,7 @@ function defineJobs(program: Command, env: CliEnv): void {
     .action(action(async (id: string | undefined, opts: { json?: boolean }) => (await load()).jobsCancel(id, opts, env)));
   jobs
     .command('transcript')
-    .description(
-      'the words a succeeded job burned: JSON (default; edit it and pass it to burn --transcript-in), or SRT / WebVTT subtitles; to stdout or FILE',
-    )
+    .description('the words a succeeded job burned: JSON (default; edit it and pass it to burn --transcript-in), or SRT / WebVTT subtitles; to stdout or FILE')
     .argument('[ID]', 'the job')
     .option('--format <format>', 'json, srt or vtt (default json)')
     .option('-o, --output <file>', 'save to this file instead of stdout')
@@ -162,7 +175,7 @@ function defineTemplates(program: Command, env: CliEnv): void {
     .command('show')
     .description("a template's full definition (JSON)")
     .argument('<ID>', 'the template (captionfarm templates list shows them)')
-    .option('--json', "with the id/builtin/createdAt envelope")
+    .option('--json', 'with the id/builtin/createdAt envelope')
     .action(action(async (id: string, opts: { json?: boolean }) => (await load()).templatesShow(id, opts, env)));
   templates
     .command('preview')
@@ -202,7 +215,11 @@ export function createProgram(env: CliEnv): Command {
     .option('--dir <dir>', 'the models directory (default: ~/.cache/captionfarm/models)')
     .option('--base-url <url>', 'download from this mirror instead')
     .option('--json', 'print JSON')
-    .action(action(async (name: string, opts: { dir?: string; baseUrl?: string; json?: boolean }) => (await import('./commands/models.ts')).modelsPullCommand(name, opts)));
+    .action(
+      action(async (name: string, opts: { dir?: string; baseUrl?: string; json?: boolean }) =>
+        (await import('./commands/models.ts')).modelsPullCommand(name, opts),
+      ),
+    );
 
   program
     .command('preview')
@@ -218,7 +235,11 @@ export function createProgram(env: CliEnv): Command {
     .option('--text <text>', 'lay out these words instead of transcribing')
     .option('--size <WxH>', 'the frame size without --video (default 1080x1920)')
     .option('--model <name|path>', 'the whisper model for --video')
-    .action(action(async (opts: { template?: string; video?: string; at: string; text?: string; size?: string; model?: string; output?: string }) => (await import('./commands/preview.ts')).previewCommand(opts)));
+    .action(
+      action(async (opts: { template?: string; video?: string; at: string; text?: string; size?: string; model?: string; output?: string }) =>
+        (await import('./commands/preview.ts')).previewCommand(opts),
+      ),
+    );
 
   program
     .command('agent')

@@ -3,7 +3,10 @@ import { CliError, UsageError } from './output.ts';
 
 /** The command's generated help without its "Usage: " title: what a usage error prints after the message. */
 export function usageText(cmd: Command): string {
-  return cmd.helpInformation().replace(/^Usage: /, '').trimEnd();
+  return cmd
+    .helpInformation()
+    .replace(/^Usage: /, '')
+    .trimEnd();
 }
 
 /** The full command line of a command, e.g. "captionfarm admin keys create". */

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
 import { runCliAsLocalAdmin } from './cli-process.ts';
 
-
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();
@@ -35,7 +34,11 @@ describe('captionfarm admin', { timeout: 240_000 }, () => {
     expect((await cli('admin', 'accounts', 'set-plan', '--account', id, '--plan', 'pro', '--json')).code).toBe(0);
     expect((await h.admin('GET', `/accounts/${id}`)).body.plan).toBe('pro');
 
-    const keys = JSON.parse((await cli('admin', 'keys', 'list', '--account', id, '--json')).stdout) as { id: string; prefix: string; revokedAt: string | null }[];
+    const keys = JSON.parse((await cli('admin', 'keys', 'list', '--account', id, '--json')).stdout) as {
+      id: string;
+      prefix: string;
+      revokedAt: string | null;
+    }[];
     expect(keys).toHaveLength(1);
     expect(key.key.startsWith(keys[0]!.prefix)).toBe(true);
     expect(JSON.stringify(keys)).not.toContain(key.key);

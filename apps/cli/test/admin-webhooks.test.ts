@@ -11,7 +11,6 @@ import { adminWebhooksHandlers } from '../src/commands/admin-webhooks.ts';
 import { requestJson } from '../src/http.ts';
 import { runCliAsLocalAdmin } from './cli-process.ts';
 
-
 let certs: TestCertificates;
 let dataDir: string;
 let testDb: TestDatabase | undefined;
@@ -27,7 +26,10 @@ beforeAll(async () => {
   certs = createTestCertificates();
   dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cli-wh-'));
   testDb = await freshTestDatabase();
-  const config = { ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }), unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca } };
+  const config = {
+    ...loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...testDb.env }),
+    unsafeTestNetwork: { allowLoopback: true as const, ca: certs.ca },
+  };
   cp = await createControlPlane(config, { lookup: testLookup, webhookTimings: { pollIntervalMs: 20 } });
   url = await cp.listen(0, '127.0.0.1');
   receiver = await startReceiver(certs, (_req, res) => {
@@ -51,23 +53,36 @@ const cli = (...args: string[]) => runCliAsLocalAdmin({ url, dataDir }, ...args)
 
 async function deliveredJob(): Promise<{ jobId: string; deliveryId: string }> {
   const before = receiver.requests.length;
-  const created = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://videos.example.com/a.mp4', templateId, webhookUrl: `https://127.0.0.1:${receiver.port}/hook` });
+  const created = await api('POST', '/v1/automation-jobs', {
+    videoUrl: 'https://videos.example.com/a.mp4',
+    templateId,
+    webhookUrl: `https://127.0.0.1:${receiver.port}/hook`,
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   expect((await api('POST', `/v1/automation-jobs/${created.body.id}/cancel`)).status).toBe(200);
   await receiver.waitForRequests(before + 1, 15_000);
-  const d = await until(async () => {
-    const res = await api('GET', `/v1/automation-jobs/${created.body.id}/webhook-deliveries`);
-    return res.body.deliveries.find((x: { state: string }) => x.state === 'delivered');
-  }, 15_000, 'delivered');
+  const d = await until(
+    async () => {
+      const res = await api('GET', `/v1/automation-jobs/${created.body.id}/webhook-deliveries`);
+      return res.body.deliveries.find((x: { state: string }) => x.state === 'delivered');
+    },
+    15_000,
+    'delivered',
+  );
   return { jobId: created.body.id, deliveryId: d.id };
 }
 
 describe('captionfarm admin webhooks', () => {
-  it('lists a job\'s deliveries with their attempts, as JSON and as a table', async () => {
+  it("lists a job's deliveries with their attempts, as JSON and as a table", async () => {
     const { jobId, deliveryId } = await deliveredJob();
     const listed = await cli('admin', 'webhooks', 'list', '--job', jobId, '--json');
     expect(listed.code, listed.stderr).toBe(0);
-    const deliveries = JSON.parse(listed.stdout) as { id: string; jobId: string; state: string; attempts: { attempt: number; statusCode: number; outcome: string }[] }[];
+    const deliveries = JSON.parse(listed.stdout) as {
+      id: string;
+      jobId: string;
+      state: string;
+      attempts: { attempt: number; statusCode: number; outcome: string }[];
+    }[];
     expect(deliveries).toEqual([expect.objectContaining({ id: deliveryId, jobId, state: 'delivered', attemptCount: 1 })]);
     expect(deliveries[0]!.attempts).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, outcome: 'success' })]);
 
@@ -88,11 +103,15 @@ describe('captionfarm admin webhooks', () => {
     const [again] = (await receiver.waitForRequests(count + 1, 15_000)).slice(count);
     expect(again!.headers['webhook-id']).toBe(deliveryId);
     expect(again!.body).toBe(first.body);
-    const d = await until(async () => {
-      const res = await api('GET', `/v1/automation-jobs/${jobId}/webhook-deliveries`);
-      const x = res.body.deliveries[0];
-      return x.state === 'delivered' && x.attemptCount === 2 ? x : undefined;
-    }, 15_000, 'redelivered');
+    const d = await until(
+      async () => {
+        const res = await api('GET', `/v1/automation-jobs/${jobId}/webhook-deliveries`);
+        const x = res.body.deliveries[0];
+        return x.state === 'delivered' && x.attemptCount === 2 ? x : undefined;
+      },
+      15_000,
+      'redelivered',
+    );
     expect(d.attempts.map((a: { attempt: number }) => a.attempt)).toEqual([1, 2]);
   });
 
@@ -125,6 +144,8 @@ describe('captionfarm admin webhooks', () => {
 
     const call = (method: string, p: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${p}`, token: cp.adminToken, body });
     await expect(adminWebhooksHandlers['webhooks redeliver']!({ values: {}, call, json: true })).rejects.toThrow(/exactly one of --job or --delivery/);
-    await expect(adminWebhooksHandlers['webhooks redeliver']!({ values: { delivery: 'msg_nope' }, call, json: true })).rejects.toThrow(/not_found: No webhook delivery msg_nope/);
+    await expect(adminWebhooksHandlers['webhooks redeliver']!({ values: { delivery: 'msg_nope' }, call, json: true })).rejects.toThrow(
+      /not_found: No webhook delivery msg_nope/,
+    );
   });
 });

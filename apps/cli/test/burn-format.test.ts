@@ -18,10 +18,38 @@ describe('parseBurnArgs', () => {
   });
 
   it('every option', () => {
-    expect(parseBurnArgs(['../in/clip.final.MOV', '-t', 'pop', '--format', 'webm', '--quality', 'low', '--resolution', '720X1280', '--language', 'DE', '--webhook-url', 'https://hooks.example.com/cf', '-o', 'out/x.webm'], cwd)).toEqual({
+    expect(
+      parseBurnArgs(
+        [
+          '../in/clip.final.MOV',
+          '-t',
+          'pop',
+          '--format',
+          'webm',
+          '--quality',
+          'low',
+          '--resolution',
+          '720X1280',
+          '--language',
+          'DE',
+          '--webhook-url',
+          'https://hooks.example.com/cf',
+          '-o',
+          'out/x.webm',
+        ],
+        cwd,
+      ),
+    ).toEqual({
       input: { kind: 'file', path: '/work/in/clip.final.MOV' },
       output: '/work/videos/out/x.webm',
-      request: { templateId: 'pop', format: 'webm', quality: 'low', resolution: { width: 720, height: 1280 }, language: 'de', webhookUrl: 'https://hooks.example.com/cf' },
+      request: {
+        templateId: 'pop',
+        format: 'webm',
+        quality: 'low',
+        resolution: { width: 720, height: 1280 },
+        language: 'de',
+        webhookUrl: 'https://hooks.example.com/cf',
+      },
       subtitles: {},
     });
   });
@@ -40,7 +68,11 @@ describe('parseBurnArgs', () => {
   });
 
   it.each([
-    ['https://cdn.example.com/videos/launch%20talk.mp4?sig=1', 'https://cdn.example.com/videos/launch%20talk.mp4?sig=1', '/work/videos/launch_talk.captioned.mp4'],
+    [
+      'https://cdn.example.com/videos/launch%20talk.mp4?sig=1',
+      'https://cdn.example.com/videos/launch%20talk.mp4?sig=1',
+      '/work/videos/launch_talk.captioned.mp4',
+    ],
     ['https://cdn.example.com/', 'https://cdn.example.com/', '/work/videos/captionfarm-output.captioned.mp4'],
     ['HTTPS://cdn.example.com/a/..', 'https://cdn.example.com/', '/work/videos/captionfarm-output.captioned.mp4'],
   ])('a URL %s: sent as %s, saved as %s', (input, url, output) => {
@@ -123,13 +155,20 @@ describe('readTranscript (--transcript-in)', () => {
   }
 
   it('takes the export of `jobs transcript` unchanged, or a bare array of words', async () => {
-    expect(await readTranscript(await file(JSON.stringify({ language: 'EN', languageProbability: 0.9, words })))).toEqual({ language: 'en', languageProbability: 0.9, words });
+    expect(await readTranscript(await file(JSON.stringify({ language: 'EN', languageProbability: 0.9, words })))).toEqual({
+      language: 'en',
+      languageProbability: 0.9,
+      words,
+    });
     expect(await readTranscript(await file(JSON.stringify(words)))).toEqual({ words });
   });
 
   it.each([
     ['{"words": [', /is not JSON/],
-    [JSON.stringify({ words: [{ text: 'a', start: 1, end: 0.5 }] }), /not a valid transcript:\n {2}words\.0\.end: end \(0\.5\) must be greater than start \(1\)/],
+    [
+      JSON.stringify({ words: [{ text: 'a', start: 1, end: 0.5 }] }),
+      /not a valid transcript:\n {2}words\.0\.end: end \(0\.5\) must be greater than start \(1\)/,
+    ],
     [JSON.stringify({ text: 'hello' }), /not a valid transcript:[\s\S]*words/],
     [JSON.stringify(Array.from({ length: 30 }, () => ({ text: '', start: 0, end: 1 }))), /\.\.\. and 20 more/],
   ])('refuses %s before anything is uploaded (exit 2)', async (content, message) => {
@@ -182,16 +221,22 @@ describe('progress text', () => {
   ])('etaSeconds(%j) = %s', (args, eta) => expect(etaSeconds(args)).toBe(eta));
 
   it('transferLine: bar, percent, bytes, rate and ETA', () => {
-    expect(transferLine('upload', { bytes: 5_000_000, totalBytes: 20_000_000 }, 2_000, 8)).toBe('upload       [██░░░░░░]  25% 5.0 MB / 20.0 MB  2.5 MB/s  ETA 0:06');
+    expect(transferLine('upload', { bytes: 5_000_000, totalBytes: 20_000_000 }, 2_000, 8)).toBe(
+      'upload       [██░░░░░░]  25% 5.0 MB / 20.0 MB  2.5 MB/s  ETA 0:06',
+    );
     expect(transferLine('upload', { bytes: 65_536, totalBytes: 20_000_000 }, 100, 8)).toBe('upload       [░░░░░░░░]   0% 65.5 kB / 20.0 MB');
     expect(transferLine('download', { bytes: 3_000_000, totalBytes: null }, 1_000, 8)).toBe('download     3.0 MB  3.0 MB/s');
   });
 
   it('phaseLine: elapsed time for waiting phases, bar, percent and ETA for rendering', () => {
     expect(phaseLine({ phase: 'queued', percent: null, phaseElapsedMs: 4_200, etaSeconds: null })).toBe('queued       waiting for an agent  0:04');
-    expect(phaseLine({ phase: 'ingesting', percent: null, phaseElapsedMs: 1_000, etaSeconds: null })).toBe('ingesting    fetching and probing the source  0:01');
+    expect(phaseLine({ phase: 'ingesting', percent: null, phaseElapsedMs: 1_000, etaSeconds: null })).toBe(
+      'ingesting    fetching and probing the source  0:01',
+    );
     expect(phaseLine({ phase: 'transcribing', percent: null, phaseElapsedMs: 61_000, etaSeconds: null })).toBe('transcribing speech to words  1:01');
-    expect(phaseLine({ phase: 'rendering', percent: 42, phaseElapsedMs: 9_000, etaSeconds: 31, barWidth: 10 })).toBe('rendering    [████░░░░░░]  42%  ETA 0:31');
+    expect(phaseLine({ phase: 'rendering', percent: 42, phaseElapsedMs: 9_000, etaSeconds: 31, barWidth: 10 })).toBe(
+      'rendering    [████░░░░░░]  42%  ETA 0:31',
+    );
     expect(phaseLine({ phase: 'rendering', percent: null, phaseElapsedMs: 0, etaSeconds: null, barWidth: 10 })).toBe('rendering    [░░░░░░░░░░]   0%');
   });
 

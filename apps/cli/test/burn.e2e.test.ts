@@ -99,7 +99,11 @@ describe('captionfarm burn, end to end', () => {
 
   it('--srt/--vtt save the subtitles; jobs transcript prints them; --transcript-in burns an edited transcript as given', async () => {
     const { env } = await account();
-    const first = await cliPiped(['burn', speech, '-t', 'karaoke', '--language', 'en', '-o', 'subs.mp4', '--srt', 'subs.srt', '--vtt', 'subs.vtt'], env, farm.dir);
+    const first = await cliPiped(
+      ['burn', speech, '-t', 'karaoke', '--language', 'en', '-o', 'subs.mp4', '--srt', 'subs.srt', '--vtt', 'subs.vtt'],
+      env,
+      farm.dir,
+    );
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('saved subs.srt (SubRip subtitles)');
     expect(first.stdout).toContain('saved subs.vtt (WebVTT subtitles)');
@@ -111,7 +115,10 @@ describe('captionfarm burn, end to end', () => {
 
     const json = await cliPiped(['jobs', 'transcript', id, '-o', 'words.json'], env, farm.dir);
     expect(json.code, json.stderr).toBe(0);
-    const exported = JSON.parse(await readFile(path.join(farm.dir, 'words.json'), 'utf8')) as { language: string; words: { text: string; start: number; end: number }[] };
+    const exported = JSON.parse(await readFile(path.join(farm.dir, 'words.json'), 'utf8')) as {
+      language: string;
+      words: { text: string; start: number; end: number }[];
+    };
     expect(exported.language).toBe('en');
     expect(exported.words.length).toBeGreaterThan(3);
     const edited = { ...exported, words: exported.words.map((w, i) => (i === 1 ? { ...w, text: 'Captionfarm' } : w)) };

@@ -21,7 +21,22 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'cf-burn-'));
   clip = path.join(dir, 'talk.mp4');
   // A real (tiny) video: 2 s of test pattern, H.264 in mp4.
-  await promisify(execFile)('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+  await promisify(execFile)('ffmpeg', [
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=320x240:r=25:d=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    clip,
+  ]);
 });
 afterAll(async () => {
   await h.close();
@@ -78,7 +93,11 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
   it('an https URL: no upload, the job fetches the URL; Ctrl-C -> cancelled, exit 130', async () => {
     const { accountId, key, api } = await h.account('starter');
     const before = (await minutes(accountId)).balance;
-    const run = cliInPty(['burn', 'https://cdn.example.com/videos/launch%20talk.mp4', '-t', 'karaoke', '--format', 'webm', '--resolution', '720x1280'], envFor(key), dir);
+    const run = cliInPty(
+      ['burn', 'https://cdn.example.com/videos/launch%20talk.mp4', '-t', 'karaoke', '--format', 'webm', '--resolution', '720x1280'],
+      envFor(key),
+      dir,
+    );
     const [, jobId] = await run.waitFor(JOB_ID);
     await run.waitFor(/queued\s+waiting for an agent/);
     expect(run.text()).not.toContain('upload');
@@ -93,7 +112,11 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     const { key, api } = await h.account('pro');
     const styleFile = path.join(dir, 'style.json');
     await writeFile(styleFile, JSON.stringify({ fill: '#FFEE00', position: { y: 0.3 }, font: { size: 9 }, emoji: 'auto', keywords: ['launch'] }));
-    const run = cliInPty(['burn', clip, '-t', 'karaoke', '--font', '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf', '--style', styleFile, '--overlay'], envFor(key), dir);
+    const run = cliInPty(
+      ['burn', clip, '-t', 'karaoke', '--font', '/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf', '--style', styleFile, '--overlay'],
+      envFor(key),
+      dir,
+    );
     const [, jobId] = await run.waitFor(JOB_ID);
     expect(run.text()).toMatch(/font Noto Serif Regular uploaded as [0-9a-f-]{36}/);
     const fonts = (await api('GET', '/v1/fonts')).body.fonts;
@@ -192,8 +215,18 @@ describe('captionfarm burn: what failed, and exit codes', () => {
   });
 
   it.each([
-    ['an unknown template (400)', ['--template', 'no-such-template'], 2, /invalid_request: Unknown templateId "no-such-template".*\n\s+templateId: unknown template/],
-    ['a resolution over the plan budget (422)', ['--template', 'karaoke', '--resolution', '3840x2160'], 1, /limit_exceeded: resolution 3840x2160 is over the free plan's frame budget/],
+    [
+      'an unknown template (400)',
+      ['--template', 'no-such-template'],
+      2,
+      /invalid_request: Unknown templateId "no-such-template".*\n\s+templateId: unknown template/,
+    ],
+    [
+      'a resolution over the plan budget (422)',
+      ['--template', 'karaoke', '--resolution', '3840x2160'],
+      1,
+      /limit_exceeded: resolution 3840x2160 is over the free plan's frame budget/,
+    ],
   ])('the API refusing %s prints the error code', async (_name, args, code, message) => {
     const { key } = await h.account('free');
     const res = await cliPiped(['burn', clip, ...args], envFor(key), dir);

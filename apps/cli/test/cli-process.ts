@@ -10,7 +10,10 @@ const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
  * Runs the real CLI (a tsx process) as a local admin would: only the control plane's URL and data
  * dir, no token given (the CLI reads it from the data dir). Never throws: the exit code is returned.
  */
-export async function runCliAsLocalAdmin(where: { url: string; dataDir: string }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCliAsLocalAdmin(
+  where: { url: string; dataDir: string },
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(tsx, [main, ...args], {
       env: { ...process.env, CAPTIONFARM_URL: where.url, CAPTIONFARM_DATA_DIR: where.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },

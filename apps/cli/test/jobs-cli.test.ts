@@ -12,7 +12,8 @@ beforeAll(async () => {
   api = a.api;
   env = { CAPTIONFARM_URL: h.url, CAPTIONFARM_API_KEY: a.key };
   ids = [];
-  for (let i = 0; i < 23; i++) ids.push((await api('POST', '/v1/automation-jobs', { videoUrl: `https://cdn.example.com/${i}.mp4`, templateId: 'karaoke' })).body.id);
+  for (let i = 0; i < 23; i++)
+    ids.push((await api('POST', '/v1/automation-jobs', { videoUrl: `https://cdn.example.com/${i}.mp4`, templateId: 'karaoke' })).body.id);
 });
 afterAll(() => h.close());
 

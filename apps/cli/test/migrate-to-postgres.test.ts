@@ -18,7 +18,9 @@ describe.skipIf(!server)('captionfarm admin migrate-to-postgres', { timeout: 240
   let target: TestDatabase;
   let cp: ControlPlane | undefined;
   const start = async (env: Record<string, string>) => {
-    cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env }), { lookup: testLookup });
+    cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', ...env }), {
+      lookup: testLookup,
+    });
     const url = await cp.listen(0, '127.0.0.1');
     return { url, admin: apiFor(url, cp.adminToken) };
   };
@@ -42,7 +44,11 @@ describe.skipIf(!server)('captionfarm admin migrate-to-postgres', { timeout: 240
     const api = apiFor(url, seen.key);
     expect((await api('POST', '/v1/templates', { id: 'brand-yellow', name: 'Brand yellow', fill: '#FFD400' })).status).toBe(201);
     for (let i = 0; i < 4; i++) {
-      const job = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: 'brand-yellow', webhookUrl: 'https://hooks.example.com/cf' });
+      const job = await api('POST', '/v1/automation-jobs', {
+        videoUrl: 'https://v.example.com/a.mp4',
+        templateId: 'brand-yellow',
+        webhookUrl: 'https://hooks.example.com/cf',
+      });
       expect(job.status).toBe(202);
       seen.jobIds.push(job.body.id);
     }

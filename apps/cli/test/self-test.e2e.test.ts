@@ -9,8 +9,12 @@ const root = path.resolve(import.meta.dirname, '../../..');
 
 describe('captionfarm agent --self-test (CPU path)', () => {
   // A 5 s job: the machine this runs on may be shared; the command's default is 10 s.
-  it('reports the whisper build, NVENC or why not, x264 threads and slots, then one local job with each stage\'s realtime factor', async () => {
-    const { stdout } = await run(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'apps/cli/src/main.ts'), 'agent', '--self-test', '--seconds', '5'], { cwd: root, timeout: 580_000 });
+  it("reports the whisper build, NVENC or why not, x264 threads and slots, then one local job with each stage's realtime factor", async () => {
+    const { stdout } = await run(
+      path.join(root, 'node_modules/.bin/tsx'),
+      [path.join(root, 'apps/cli/src/main.ts'), 'agent', '--self-test', '--seconds', '5'],
+      { cwd: root, timeout: 580_000 },
+    );
     const line = (key: string) => stdout.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '';
     expect(line('whisper')).toMatch(/^whisper: +(CPU|CUDA) build \(whisper\.cpp \d+\.\d+\.\d+/);
     expect(stdout).toMatch(/device (CPU|GPU 0)/);

@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('captionfarm templates', () => {
-  it('list: built-ins and the account\'s custom ones', async () => {
+  it("list: built-ins and the account's custom ones", async () => {
     const [text, json] = await Promise.all([cliPiped(['templates', 'list'], env), cliPiped(['templates', 'list', '--json'], env)]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^ID\s+NAME\s+KIND\s+DESCRIPTION$/m);

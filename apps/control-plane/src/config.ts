@@ -27,7 +27,10 @@ const EnvSchema = z.object({
   /** Admin token; default: generated once into DATA_DIR/secrets.json. */
   CAPTIONFARM_ADMIN_TOKEN: z.string().min(16).optional(),
   /** Run one agent in the same process (the embedded default). */
-  CAPTIONFARM_EMBEDDED_AGENT: z.enum(['0', '1', 'true', 'false']).default('1').transform((v) => v === '1' || v === 'true'),
+  CAPTIONFARM_EMBEDDED_AGENT: z
+    .enum(['0', '1', 'true', 'false'])
+    .default('1')
+    .transform((v) => v === '1' || v === 'true'),
   /** Whisper model (ggml name or path) the embedded agent uses. */
   CAPTIONFARM_WHISPER_MODEL: z.string().optional(),
   /** External S3-compatible store; the built-in store is used when the endpoint is unset. */
@@ -37,7 +40,11 @@ const EnvSchema = z.object({
   CAPTIONFARM_S3_ACCESS_KEY_ID: z.string().optional(),
   CAPTIONFARM_S3_SECRET_ACCESS_KEY: z.string().optional(),
   /** Largest JSON request body. */
-  CAPTIONFARM_MAX_JSON_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+  CAPTIONFARM_MAX_JSON_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024),
   /** Largest body of POST /v1/automation-jobs, which may carry a transcript of up to 20,000 words. */
   CAPTIONFARM_MAX_JOB_JSON_BYTES: z.coerce.number().int().positive().default(CREATE_JOB_MAX_JSON_BYTES),
   /** Seconds between sweeps (expired uploads and outputs, leases, deadlines). */
@@ -50,7 +57,10 @@ const EnvSchema = z.object({
   CAPTIONFARM_DEADLINE_BASE_SECONDS: z.coerce.number().positive().default(900),
   CAPTIONFARM_LOG: z.enum(['silent', 'info', 'debug']).default('info'),
   /** host:port for a second listener serving only GET /metrics without the admin token (for a scraper on a private network). */
-  CAPTIONFARM_METRICS_LISTEN: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port').optional(),
+  CAPTIONFARM_METRICS_LISTEN: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port')
+    .optional(),
   /** A connection must send its request headers within this many seconds (the first request too). */
   CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
   /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
@@ -84,9 +94,7 @@ export interface ControlPlaneConfig {
   adminToken: string | undefined;
   embeddedAgent: boolean;
   whisperModel: string | undefined;
-  s3:
-    | { kind: 'builtin' }
-    | { kind: 'external'; endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string };
+  s3: { kind: 'builtin' } | { kind: 'external'; endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string };
   bucket: string;
   maxJsonBytes: number;
   /** POST /v1/automation-jobs only (a transcript can be large). */

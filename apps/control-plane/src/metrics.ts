@@ -40,7 +40,11 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     help: 'Jobs queued and not yet leased by an agent.',
     registers: [registry],
     async collect() {
-      const r = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').executeTakeFirst();
+      const r = await db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
       this.set(Number(r?.n ?? 0));
     },
   });
@@ -49,7 +53,11 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     help: 'Age of the oldest queued job (0 when the queue is empty).',
     registers: [registry],
     async collect() {
-      const r = await db.selectFrom('jobs').select((eb) => eb.fn.min('created_at').as('oldest')).where('status', '=', 'queued').executeTakeFirst();
+      const r = await db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.min('created_at').as('oldest'))
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
       const oldest = r?.oldest ? Date.parse(String(r.oldest)) : NaN;
       this.set(Number.isFinite(oldest) ? Math.max(0, (deps.now().getTime() - oldest) / 1000) : 0);
     },
@@ -75,12 +83,20 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
       registers: [registry],
       async collect() {
         const nodes = await db.selectFrom('agent_nodes').select(['drain', 'capabilities']).where('state', '=', 'online').execute();
-        const running = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'running').executeTakeFirst();
+        const running = await db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'running')
+          .executeTakeFirst();
         this.set(read(nodes, Number(running?.n ?? 0)));
       },
     });
   agentGauge('captionfarm_agents_connected', 'Agents online (registered and heartbeating).', (nodes) => nodes.length);
-  agentGauge('captionfarm_agents_draining', 'Online agents told to drain (finishing their jobs, taking no new ones).', (nodes) => nodes.filter((n) => Number(n.drain) === 1).length);
+  agentGauge(
+    'captionfarm_agents_draining',
+    'Online agents told to drain (finishing their jobs, taking no new ones).',
+    (nodes) => nodes.filter((n) => Number(n.drain) === 1).length,
+  );
   agentGauge('captionfarm_agent_slots', 'Job slots the online agents offer (their concurrency).', (nodes) =>
     nodes.reduce((sum, n) => sum + (Number((JSON.parse(n.capabilities) as { maxConcurrentJobs?: number }).maxConcurrentJobs) || 0), 0),
   );
@@ -90,7 +106,11 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     help: 'Webhook deliveries waiting for their first or next attempt.',
     registers: [registry],
     async collect() {
-      const r = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst();
+      const r = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
       this.set(Number(r?.n ?? 0));
     },
   });

@@ -26,21 +26,31 @@ const schema = (s: z.ZodType, io: 'input' | 'output' = 'output') => {
 
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } });
 const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
-const idParam = { name: 'id', in: 'path', required: true, description: 'Malformed percent-encoding here gets 400 invalid_request.', schema: { type: 'string', format: 'uuid' } };
+const idParam = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'Malformed percent-encoding here gets 400 invalid_request.',
+  schema: { type: 'string', format: 'uuid' },
+};
 const common = {
   '401': errorResponse('Missing, unknown or revoked API key (unauthenticated); each failure counts against the client address'),
-  '408': errorResponse('request_timeout: the body stalled longer than CAPTIONFARM_BODY_IDLE_SECONDS (10 s) or took longer than CAPTIONFARM_BODY_TOTAL_SECONDS (30 s); the connection is closed'),
+  '408': errorResponse(
+    'request_timeout: the body stalled longer than CAPTIONFARM_BODY_IDLE_SECONDS (10 s) or took longer than CAPTIONFARM_BODY_TOTAL_SECONDS (30 s); the connection is closed',
+  ),
   '413': errorResponse('payload_too_large: decided from the declared Content-Length alone, before the body is read; the connection is closed'),
-  '429': errorResponse('rate_limited (the account\'s requests per minute, or more than CAPTIONFARM_AUTH_FAILURES_PER_MINUTE failed authentications from this address this minute); see Retry-After'),
+  '429': errorResponse(
+    "rate_limited (the account's requests per minute, or more than CAPTIONFARM_AUTH_FAILURES_PER_MINUTE failed authentications from this address this minute); see Retry-After",
+  ),
   '500': errorResponse('internal'),
 };
 
 const STYLE_DESCRIPTION =
   'A per-job style: any template field but id, name and description, nested objects partially (null ' +
-    'turns an effect off). Validated by the template schema: 400 invalid_request with details[].path ' +
-    'such as "style.fill". font.fontId names an uploaded font (POST /v1/fonts) of this account; emoji ' +
-    '"auto" adds at most one emoji per caption page from a fixed table (the same words always give the ' +
-    'same emoji); keywords are always emphasised (case-insensitive, whole words).';
+  'turns an effect off). Validated by the template schema: 400 invalid_request with details[].path ' +
+  'such as "style.fill". font.fontId names an uploaded font (POST /v1/fonts) of this account; emoji ' +
+  '"auto" adds at most one emoji per caption page from a fixed table (the same words always give the ' +
+  'same emoji); keywords are always emphasised (case-insensitive, whole words).';
 
 /** The create-job body with `style` documented as what the server validates it with. */
 function createJobRequestSchema(): Record<string, unknown> {
@@ -48,7 +58,8 @@ function createJobRequestSchema(): Record<string, unknown> {
   doc.properties.style = { $ref: '#/components/schemas/Style', description: STYLE_DESCRIPTION };
   doc.properties.overlay = {
     ...doc.properties.overlay,
-    description: 'Only the captions on transparent frames, at the source\'s size, frame rate and duration, no audio: ' +
+    description:
+      "Only the captions on transparent frames, at the source's size, frame rate and duration, no audio: " +
       'format "webm" (VP9 with alpha, yuva420p) or "mov" (ProRes 4444 with alpha). "mov" is accepted only ' +
       'with overlay: true, and an overlay is never "mp4", so burned videos stay mp4 or webm.',
   };
@@ -58,7 +69,7 @@ function createJobRequestSchema(): Record<string, unknown> {
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the server validates with. */
 export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
-  const fontId = { ...idParam, description: 'A font id (uuid); another account\'s font is 404.' };
+  const fontId = { ...idParam, description: "A font id (uuid); another account's font is 404." };
   return {
     openapi: '3.1.0',
     info: { title: 'Captionfarm API', version: '1.0.0', description: 'Burn animated captions into videos.' },
@@ -124,7 +135,12 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         post: {
           operationId: 'cancelJob',
           parameters: [idParam],
-          responses: { '200': json('JobRecord', 'Cancelled (idempotent)'), '404': errorResponse('not_found'), '409': errorResponse('job_not_cancellable'), ...common },
+          responses: {
+            '200': json('JobRecord', 'Cancelled (idempotent)'),
+            '404': errorResponse('not_found'),
+            '409': errorResponse('job_not_cancellable'),
+            ...common,
+          },
         },
       },
       '/v1/automation-jobs/{id}/transcript': {
@@ -132,9 +148,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           operationId: 'getTranscript',
           description:
             'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: ' +
-              'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
-              'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
-              'for failed or cancelled jobs, 409 transcript_not_available.',
+            'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
+            'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
+            'for failed or cancelled jobs, 409 transcript_not_available.',
           parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
           responses: {
             '200': {
@@ -147,7 +163,9 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             },
             '400': errorResponse('invalid_request (format is not json, srt or vtt; unknown query parameter)'),
             '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
-            '409': errorResponse('transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded'),
+            '409': errorResponse(
+              'transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded',
+            ),
             ...common,
           },
         },
@@ -155,17 +173,19 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       '/v1/automation-jobs/{id}/style': {
         get: {
           operationId: 'getJobStyle',
-          description: 'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
+          description:
+            'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
             'overlay, and the effective style (the template with the style applied, every default filled in; see ' +
-            'the Template schema). The job record itself keeps exactly the spec\'s keys.',
+            "the Template schema). The job record itself keeps exactly the spec's keys.",
           parameters: [idParam],
-          responses: { '200': json('JobStyle', 'The job\'s style'), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
+          responses: { '200': json('JobStyle', "The job's style"), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
         },
       },
       '/v1/fonts': {
         post: {
           operationId: 'createFontUpload',
-          description: `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ` +
+          description:
+            `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ` +
             `${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). ` +
             `Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: ` +
             `POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
@@ -181,13 +201,22 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         get: { operationId: 'listFonts', responses: { '200': json('FontList', "The account's fonts, oldest first"), ...common } },
       },
       '/v1/fonts/{id}': {
-        get: { operationId: 'getFont', parameters: [fontId], responses: { '200': json('FontRecord', 'The font'), '404': errorResponse('not_found'), ...common } },
-        delete: { operationId: 'deleteFont', parameters: [fontId], responses: { '204': { description: 'Deleted (object too)' }, '404': errorResponse('not_found'), ...common } },
+        get: {
+          operationId: 'getFont',
+          parameters: [fontId],
+          responses: { '200': json('FontRecord', 'The font'), '404': errorResponse('not_found'), ...common },
+        },
+        delete: {
+          operationId: 'deleteFont',
+          parameters: [fontId],
+          responses: { '204': { description: 'Deleted (object too)' }, '404': errorResponse('not_found'), ...common },
+        },
       },
       '/v1/fonts/{id}/complete': {
         post: {
           operationId: 'completeFont',
-          description: 'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a ' +
+          description:
+            'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a ' +
             'draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or ' +
             'template, so no unchecked font reaches an agent. Idempotent once ready.',
           parameters: [fontId],
@@ -201,15 +230,35 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         },
       },
       '/v1/automation-jobs/{id}/webhook-deliveries': {
-        get: { operationId: 'listWebhookDeliveries', parameters: [idParam], responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common } },
+        get: {
+          operationId: 'listWebhookDeliveries',
+          parameters: [idParam],
+          responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common },
+        },
       },
       '/v1/templates': {
         get: { operationId: 'listTemplates', responses: { '200': { description: 'Built-in and custom templates' }, ...common } },
-        post: { operationId: 'createTemplate', responses: { '201': { description: 'The saved custom template' }, '400': errorResponse('invalid_request'), '409': errorResponse('conflict (id taken)'), ...common } },
+        post: {
+          operationId: 'createTemplate',
+          responses: {
+            '201': { description: 'The saved custom template' },
+            '400': errorResponse('invalid_request'),
+            '409': errorResponse('conflict (id taken)'),
+            ...common,
+          },
+        },
       },
       '/v1/templates/{id}': {
-        get: { operationId: 'getTemplate', parameters: [{ ...idParam, schema: { type: 'string' } }], responses: { '200': { description: 'The template' }, '404': errorResponse('not_found'), ...common } },
-        delete: { operationId: 'deleteTemplate', parameters: [{ ...idParam, schema: { type: 'string' } }], responses: { '204': { description: 'Deleted' }, '403': errorResponse('forbidden (built-in)'), '404': errorResponse('not_found'), ...common } },
+        get: {
+          operationId: 'getTemplate',
+          parameters: [{ ...idParam, schema: { type: 'string' } }],
+          responses: { '200': { description: 'The template' }, '404': errorResponse('not_found'), ...common },
+        },
+        delete: {
+          operationId: 'deleteTemplate',
+          parameters: [{ ...idParam, schema: { type: 'string' } }],
+          responses: { '204': { description: 'Deleted' }, '403': errorResponse('forbidden (built-in)'), '404': errorResponse('not_found'), ...common },
+        },
       },
       '/v1/templates/{id}/preview': {
         post: {
@@ -240,7 +289,7 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '404': errorResponse('not_found'),
             '422': errorResponse('limit_exceeded (more than 3840x2160 pixels)'),
             ...common,
-            '429': errorResponse('rate_limited: the plan\'s previews in flight are all busy (Retry-After: 1), or the request limits of every route'),
+            '429': errorResponse("rate_limited: the plan's previews in flight are all busy (Retry-After: 1), or the request limits of every route"),
             '503': errorResponse('unavailable: the preview pool is full or the render took over 20 s; see Retry-After'),
           },
         },

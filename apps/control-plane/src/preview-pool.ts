@@ -46,7 +46,11 @@ export function createPreviewPool(o: { threads: number }): PreviewPool {
       const limit = PREVIEW_CONCURRENCY[caller.plan];
       const mine = inFlight.get(caller.accountId) ?? 0;
       if (mine >= limit) {
-        throw new ApiError('rate_limited', `The ${caller.plan} plan renders at most ${limit} preview${limit === 1 ? '' : 's'} at a time; wait for one to finish.`, { retryAfterSeconds: 1 });
+        throw new ApiError(
+          'rate_limited',
+          `The ${caller.plan} plan renders at most ${limit} preview${limit === 1 ? '' : 's'} at a time; wait for one to finish.`,
+          { retryAfterSeconds: 1 },
+        );
       }
       if (pool.queueSize >= pool.options.maxQueue) {
         throw new ApiError('unavailable', 'The preview renderers are busy; retry shortly.', { retryAfterSeconds: 2 });
@@ -57,7 +61,8 @@ export function createPreviewPool(o: { threads: number }): PreviewPool {
         const out = (await pool.run(task, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout })) as ArrayBuffer;
         return Buffer.from(out);
       } catch (err) {
-        if (timeout.aborted) throw new ApiError('unavailable', `The preview took longer than ${PREVIEW_TIMEOUT_MS / 1000} s; try a smaller size.`, { retryAfterSeconds: 2 });
+        if (timeout.aborted)
+          throw new ApiError('unavailable', `The preview took longer than ${PREVIEW_TIMEOUT_MS / 1000} s; try a smaller size.`, { retryAfterSeconds: 2 });
         throw err;
       } finally {
         const n = (inFlight.get(caller.accountId) ?? 1) - 1;

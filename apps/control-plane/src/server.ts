@@ -100,7 +100,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const objectsDir = path.join(config.dataDir, 'objects');
   const secrets = loadOrCreateSecrets(config.dataDir);
   const adminToken = config.adminToken ?? secrets.adminToken;
-  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolSize: config.databasePool } : { path: path.join(config.dataDir, 'captionfarm.sqlite') });
+  const db = await openDatabase(
+    config.databaseUrl ? { url: config.databaseUrl, poolSize: config.databasePool } : { path: path.join(config.dataDir, 'captionfarm.sqlite') },
+  );
   const logger = opts.logger ?? createLogger({ name: 'control-plane', level: config.log });
   const log =
     opts.log ??
@@ -205,7 +207,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const metrics = createMetrics({ db, now });
   jobs.events.on('ended', (job: { id: string; account_id: string; lease_owner: string | null; status: string; failure_code: string | null }) => {
     metrics.jobEnded(job);
-    logger.info({ jobId: job.id, accountId: job.account_id, nodeId: job.lease_owner ?? undefined, status: job.status, failureCode: job.failure_code ?? undefined }, `job ${job.status}`);
+    logger.info(
+      { jobId: job.id, accountId: job.account_id, nodeId: job.lease_owner ?? undefined, status: job.status, failureCode: job.failure_code ?? undefined },
+      `job ${job.status}`,
+    );
   });
   const agentRouter = createAgentRouter({
     agents,
@@ -227,7 +232,17 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     },
   });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
-  const webhooks = createWebhooks({ db, config, accounts, jobs, now, log, lookup: opts.lookup, timings: opts.webhookTimings, onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }) });
+  const webhooks = createWebhooks({
+    db,
+    config,
+    accounts,
+    jobs,
+    now,
+    log,
+    lookup: opts.lookup,
+    timings: opts.webhookTimings,
+    onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }),
+  });
   jobs.events.on('ended', () => webhooks.wake());
   // Debris: an ended job's uploaded source can never be used again.
   jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
@@ -248,7 +263,15 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       const caller = res.locals.caller as { accountId?: string } | undefined;
       const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? req.params.id : undefined);
       logger.info(
-        { requestId: res.locals.requestId, accountId: caller?.accountId, jobId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) },
+        {
+          requestId: res.locals.requestId,
+          accountId: caller?.accountId,
+          jobId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(performance.now() - started),
+        },
         'request',
       );
     });
@@ -260,7 +283,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     if (blocked) return next(blocked);
     const token = bearer(req);
     if (token && safeEqual(token, adminToken)) return next();
-    authFailures.failed(ip, { kind: 'admin-token', reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
+    authFailures.failed(ip, {
+      kind: 'admin-token',
+      reason: token ? 'wrong' : 'missing',
+      requestId: String(res.locals.requestId ?? ''),
+      path: req.originalUrl.split('?')[0]!,
+    });
     next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
   };
   const serveMetrics: express.RequestHandler = (_req, res, next) => {
@@ -300,13 +328,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
     makePublicRoutes(),
   );
-  app.use(
-    '/admin/v1',
-    declaredLengthLimit(config.maxJsonBytes),
-    adminOnly,
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts),
-    makeAdminRoutes(),
-  );
+  app.use('/admin/v1', declaredLengthLimit(config.maxJsonBytes), adminOnly, ...jsonBody(config.maxJsonBytes, bodyTimeouts), makeAdminRoutes());
   app.use(
     '/app/api',
     declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
@@ -336,16 +358,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h). Given to the
   // constructor: assigned afterwards, Node 20 did not enforce headersTimeout (measured), and it is
   // checked every second instead of every 30 s.
-  const server = createServer({ connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 }, (req, res) => {
-    // A request has started: the connection's first-request deadline (below) no longer applies;
-    // the request's own limits do.
-    req.socket.setTimeout(0);
-    if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
-      getBuiltin().handle(req, res);
-      return;
-    }
-    app(req, res);
-  });
+  const server = createServer(
+    { connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 },
+    (req, res) => {
+      // A request has started: the connection's first-request deadline (below) no longer applies;
+      // the request's own limits do.
+      req.socket.setTimeout(0);
+      if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
+        getBuiltin().handle(req, res);
+        return;
+      }
+      app(req, res);
+    },
+  );
   // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held
   // for ever), so a connection must start its first request within the same time.
   server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));

@@ -51,7 +51,14 @@ describe('agent protocol over the websocket', () => {
     const first = await agent.lease.mutate({ nodeId, slots: 2, requestId });
     // Free plan: one job at a time, so only the older one is leased.
     expect(first.map((j) => j.jobId)).toEqual([j1.id]);
-    expect(first[0]).toMatchObject({ attempt: 1, source: { kind: 'url', url: 'https://v.example.com/1.mp4' }, format: 'mp4', quality: 'high', maxInputSeconds: 180, frameBudget: 921_600 });
+    expect(first[0]).toMatchObject({
+      attempt: 1,
+      source: { kind: 'url', url: 'https://v.example.com/1.mp4' },
+      format: 'mp4',
+      quality: 'high',
+      maxInputSeconds: 180,
+      frameBudget: 921_600,
+    });
     // A lease re-sent after a reconnect answers the same, and leases nothing more.
     expect(await agent.lease.mutate({ nodeId, slots: 2, requestId })).toEqual(first);
     expect(await agent.lease.mutate({ nodeId, slots: 2, requestId: randomUUID() })).toEqual([]);
@@ -64,7 +71,15 @@ describe('agent protocol over the websocket', () => {
     // Percent never goes back within rendering.
     await agent.progress.mutate({ nodeId, jobId, leaseId, phase: 'rendering', percent: 30 });
     expect((await api('GET', `/v1/automation-jobs/${jobId}`)).body).toMatchObject({ phase: 'rendering', percent: 40 });
-    expect(await agent.heartbeat.mutate({ nodeId, leases: [{ jobId, leaseId }, { jobId: j2.id, leaseId: 'x' }] })).toEqual({ lost: [j2.id], drain: false });
+    expect(
+      await agent.heartbeat.mutate({
+        nodeId,
+        leases: [
+          { jobId, leaseId },
+          { jobId: j2.id, leaseId: 'x' },
+        ],
+      }),
+    ).toEqual({ lost: [j2.id], drain: false });
 
     // fail, then the same fail re-sent: both ok, one refund.
     const fail = { nodeId, jobId, leaseId, failureCode: 'render-failed' as const, failureReason: 'test' };
@@ -96,7 +111,10 @@ describe('agent protocol over the websocket', () => {
     while (!events.some((e) => (e as { type: string }).type === 'cancel') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(events).toEqual(expect.arrayContaining([{ type: 'drain' }, { type: 'undrain' }, { type: 'cancel', jobId: job.id }]));
     // Anything the agent sends for the cancelled job is answered job-ended; nothing changes.
-    expect(await agent.complete.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, resolution: { width: 2, height: 2 }, outputBytes: 1 })).toEqual({ ok: false, reason: 'job-ended' });
+    expect(await agent.complete.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, resolution: { width: 2, height: 2 }, outputBytes: 1 })).toEqual({
+      ok: false,
+      reason: 'job-ended',
+    });
     expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body.status).toBe('cancelled');
     sub.unsubscribe();
   });
@@ -115,16 +133,20 @@ describe('agent protocol over the websocket', () => {
       await client.progress.mutate({ nodeId, jobId: job.id, leaseId: leased!.leaseId, phase: 'rendering', percent: 40 });
       expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body).toMatchObject({ status: 'running', phase: 'rendering', percent: 40 });
       ws.close(); // the agent dies: its socket closes, no release is sent
-      const seen = await until(async () => {
-        const r = (await api('GET', `/v1/automation-jobs/${job.id}`)).body;
-        return r.status !== 'running' && r;
-      }, 10_000, 'the job to leave running');
+      const seen = await until(
+        async () => {
+          const r = (await api('GET', `/v1/automation-jobs/${job.id}`)).body;
+          return r.status !== 'running' && r;
+        },
+        10_000,
+        'the job to leave running',
+      );
       if (attempt < 3) expect(seen).toMatchObject({ status: 'queued', phase: 'queued', percent: null, failureCode: null });
       else expect(seen).toMatchObject({ status: 'failed', phase: 'failed', failureCode: 'internal' });
       const nodes = (await h.admin('GET', '/nodes')).body;
       expect(nodes.nodes.find((n: { id: string }) => n.id === nodeId)?.state).toBe('offline');
     }
-    const ledger = (await h.admin("GET", `/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === job.id);
+    const ledger = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.ledger.filter((l: { jobId: string }) => l.jobId === job.id);
     expect(ledger.map((l: { kind: string }) => l.kind).sort()).toEqual(['refund', 'reserve']);
   });
 

@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { JobRecordSchema, MAX_FONTS_PER_ACCOUNT } from '@captionfarm/contracts';
 import { checkSfnt } from '@captionfarm/renderer';
-import { BRAND_FAMILY, BRAND_OTF, BRAND_OTF_FAMILY, BRAND_TTF, hostileFontCorpus, toWoff2, type HostileFont } from '../../../packages/renderer/test/helpers/fonts.ts';
+import {
+  BRAND_FAMILY,
+  BRAND_OTF,
+  BRAND_OTF_FAMILY,
+  BRAND_TTF,
+  hostileFontCorpus,
+  toWoff2,
+  type HostileFont,
+} from '../../../packages/renderer/test/helpers/fonts.ts';
 import { startHarness, type Api, type Harness } from './harness.ts';
 
 // Issue 16 at the API: per-job style, uploaded fonts, overlay formats.
@@ -49,7 +57,16 @@ describe('/v1/fonts', () => {
     const up = await uploadFont(api, brand, 'Brand.ttf');
     fontId = up.fontId;
     expect(up.complete.status, JSON.stringify(up.complete.body)).toBe(200);
-    expect(up.complete.body).toMatchObject({ id: fontId, status: 'ready', fileName: 'Brand.ttf', format: 'ttf', family: BRAND_FAMILY, weight: 400, italic: false, sizeBytes: brand.length });
+    expect(up.complete.body).toMatchObject({
+      id: fontId,
+      status: 'ready',
+      fileName: 'Brand.ttf',
+      format: 'ttf',
+      family: BRAND_FAMILY,
+      weight: 400,
+      italic: false,
+      sizeBytes: brand.length,
+    });
     expect(up.complete.body.sha256).toBe(createHash('sha256').update(brand).digest('hex'));
     expect((await api('POST', `/v1/fonts/${fontId}/complete`)).body.status).toBe('ready'); // idempotent
     const list = await api('GET', '/v1/fonts');
@@ -83,7 +100,11 @@ describe('/v1/fonts', () => {
 
   it('a preview with the font as style draws with it', async () => {
     const png = async (body: unknown) => {
-      const res = await fetch(`${h.url}/v1/templates/karaoke/preview`, { method: 'POST', headers: { authorization: `Bearer ${mainKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${h.url}/v1/templates/karaoke/preview`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mainKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(res.status).toBe(200);
       const img = await loadImage(Buffer.from(await res.arrayBuffer()));
       const c = createCanvas(img.width, img.height).getContext('2d');
@@ -247,7 +268,7 @@ describe('POST /v1/templates/:id/preview with a style', () => {
   const preview = async (body: unknown) => {
     const res = await fetch(`${h.url}/v1/templates/clean-subtitle/preview`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${(await keyOf())}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${await keyOf()}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };

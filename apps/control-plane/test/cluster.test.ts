@@ -28,13 +28,25 @@ const cps: Cp[] = [];
 
 async function startCp(name: string): Promise<Cp> {
   const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { ...process.env, ...testDb.env, CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0', PORT: '0', HOST: '127.0.0.1' },
+    env: {
+      ...process.env,
+      ...testDb.env,
+      CAPTIONFARM_DATA_DIR: dataDir,
+      CAPTIONFARM_LOG: 'silent',
+      CAPTIONFARM_EMBEDDED_AGENT: '0',
+      PORT: '0',
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await until(async () => /listening (\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined), 180_000, `${name} to listen`);
+  const url = await until(
+    async () => /listening (\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined),
+    180_000,
+    `${name} to listen`,
+  );
   const cp = { url, proc, admin: apiFor(url, readAdminToken(dataDir)) };
   cps.push(cp);
   return cp;
@@ -135,7 +147,9 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
   it('the daily upload quota holds across both control planes', async () => {
     const acc = await account(a, 'free', 'uploader');
     const quota = PLANS.free.uploadsPerDay;
-    const answers = await Promise.all(Array.from({ length: quota + 4 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: 1000 })));
+    const answers = await Promise.all(
+      Array.from({ length: quota + 4 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: 1000 })),
+    );
     expect(answers.filter((r) => r.status === 201)).toHaveLength(quota);
     const refused = answers.filter((r) => r.status !== 201);
     expect(refused.map((r) => [r.status, r.body.error.code])).toEqual(refused.map(() => [429, 'quota_exceeded']));
@@ -144,9 +158,14 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
   it('concurrent creates through both control planes reserve each job once and never overdraw the balance', async () => {
     const acc = await account(a, 'free', 'racer');
     // A free account: 30 minutes, each URL job reserves its plan's 3-minute maximum: 10 jobs hold minutes.
-    const creates = await Promise.all(Array.from({ length: 14 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })));
+    const creates = await Promise.all(
+      Array.from({ length: 14 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })),
+    );
     expect(creates.map((r) => r.status)).toEqual(creates.map(() => 202));
-    const ledger = (await a.admin('GET', `/admin/v1/accounts/${acc.accountId}/minutes`)).body as { balance: number; ledger: { kind: string; jobId: string | null }[] };
+    const ledger = (await a.admin('GET', `/admin/v1/accounts/${acc.accountId}/minutes`)).body as {
+      balance: number;
+      ledger: { kind: string; jobId: string | null }[];
+    };
     const reserves = ledger.ledger.filter((l) => l.kind === 'reserve');
     expect(new Set(reserves.map((l) => l.jobId)).size).toBe(reserves.length);
     expect(reserves).toHaveLength(10);

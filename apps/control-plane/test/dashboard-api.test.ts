@@ -176,7 +176,17 @@ describe('session expiry', () => {
       const a = await clock.admin('POST', '/accounts', { name: 'Clock', plan: 'free' });
       const inv = await clock.admin('POST', '/users/invites', { email: 'clock@example.com', accountId: a.body.id });
       const b = new Browser(clock.url);
-      const call = (m: string, p: string, body?: unknown) => fetch(`${clock.url}/app/api${p}`, { method: m, headers: { cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; '), origin: clock.url, 'x-csrf-token': b.csrf, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const call = (m: string, p: string, body?: unknown) =>
+        fetch(`${clock.url}/app/api${p}`, {
+          method: m,
+          headers: {
+            cookie: [...b.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+            origin: clock.url,
+            'x-csrf-token': b.csrf,
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          body: body ? JSON.stringify(body) : undefined,
+        });
       const accept = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'clock password 1' });
       expect(accept.status).toBe(403); // no CSRF token yet: the page first asks /session
       const s = await fetch(`${clock.url}/app/api/session`);
@@ -210,7 +220,9 @@ describe('session expiry', () => {
 describe('captionfarm admin users', () => {
   async function cli(...args: string[]) {
     try {
-      const { stdout, stderr } = await run(tsx, [cliMain, ...args], { env: { ...process.env, CAPTIONFARM_URL: h.url, CAPTIONFARM_DATA_DIR: h.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' } });
+      const { stdout, stderr } = await run(tsx, [cliMain, ...args], {
+        env: { ...process.env, CAPTIONFARM_URL: h.url, CAPTIONFARM_DATA_DIR: h.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };

@@ -19,7 +19,27 @@ beforeAll(async () => {
   h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
   dir = await mkdtemp(path.join(tmpdir(), 'cf-debris-'));
   const file = path.join(dir, 'clip.mp4');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', file]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=320x240:r=25:d=2',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=d=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+    '-shortest',
+    file,
+  ]);
   clip = await readFile(file);
 });
 afterAll(async () => {
@@ -42,7 +62,9 @@ function put(url: string, body: Buffer): Promise<number> {
 async function objects(dataDir: string): Promise<string[]> {
   const root = path.join(dataDir, 'objects');
   if (!existsSync(root)) return [];
-  return (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name)));
+  return (await readdir(root, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)));
 }
 
 describe('sources of ended jobs', () => {
@@ -68,8 +90,16 @@ describe('sources of ended jobs', () => {
     const queued = await upload(clip);
     await h.cp.sweep();
     expect(await h.cp.store.head(queued.key)).toEqual({ sizeBytes: clip.length });
-    const uploads = await h.cp.db.selectFrom('uploads').select(['object_key', 'deleted_at']).where('object_key', 'in', [cancelled.key, failed.key, queued.key]).execute();
-    expect(Object.fromEntries(uploads.map((u) => [u.object_key, u.deleted_at !== null]))).toEqual({ [cancelled.key]: true, [failed.key]: true, [queued.key]: false });
+    const uploads = await h.cp.db
+      .selectFrom('uploads')
+      .select(['object_key', 'deleted_at'])
+      .where('object_key', 'in', [cancelled.key, failed.key, queued.key])
+      .execute();
+    expect(Object.fromEntries(uploads.map((u) => [u.object_key, u.deleted_at !== null]))).toEqual({
+      [cancelled.key]: true,
+      [failed.key]: true,
+      [queued.key]: false,
+    });
   });
 
   it('the sweeper deletes the sources that a crash between a job end and the delete left', async () => {

@@ -21,7 +21,9 @@ try {
 let cp: ControlPlane;
 beforeAll(async () => {
   if (!mounted) return;
-  cp = await createControlPlane(loadConfig({ CAPTIONFARM_DATA_DIR: path.join(mountPoint, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }));
+  cp = await createControlPlane(
+    loadConfig({ CAPTIONFARM_DATA_DIR: path.join(mountPoint, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }),
+  );
   await cp.listen(0, '127.0.0.1');
 });
 afterAll(async () => {

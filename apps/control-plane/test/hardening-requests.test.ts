@@ -47,7 +47,14 @@ let template: string;
 
 beforeAll(async () => {
   h = await startHarness(
-    { CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: '1', CAPTIONFARM_BODY_IDLE_SECONDS: '0.5', CAPTIONFARM_BODY_TOTAL_SECONDS: '2', CAPTIONFARM_UPLOAD_IDLE_SECONDS: '1', CAPTIONFARM_AGENT_AUTH_SECONDS: '0.5', CAPTIONFARM_MAX_AGENT_CONNECTIONS: '8' },
+    {
+      CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: '1',
+      CAPTIONFARM_BODY_IDLE_SECONDS: '0.5',
+      CAPTIONFARM_BODY_TOTAL_SECONDS: '2',
+      CAPTIONFARM_UPLOAD_IDLE_SECONDS: '1',
+      CAPTIONFARM_AGENT_AUTH_SECONDS: '0.5',
+      CAPTIONFARM_MAX_AGENT_CONNECTIONS: '8',
+    },
     { log: (msg, extra) => logs.push({ msg, extra }) },
   );
   ({ api, key, accountId } = await h.account('pro', 'hardened'));
@@ -56,9 +63,10 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 describe('template previews (item 1)', () => {
-  const preview = (a: Api, size: { width: number; height: number }) => a('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', ...size });
+  const preview = (a: Api, size: { width: number; height: number }) =>
+    a('POST', `/v1/templates/${template}/preview`, { text: 'one tenant must never slow another', ...size });
 
-  it('render on the worker pool; an account gets at most its plan\'s previews in flight (429 with Retry-After past it)', async () => {
+  it("render on the worker pool; an account gets at most its plan's previews in flight (429 with Retry-After past it)", async () => {
     const before = h.cp.services.previews.stats().completed;
     const { api: other } = await h.account('free', 'bystander');
     const big = { width: 1280, height: 720 };
@@ -99,7 +107,11 @@ describe('request bodies (item 2)', () => {
   });
 
   it('a declared Content-Length over the limit gets 413 from the headers alone, and the connection closes', async () => {
-    const c = rawRequest(h.url, `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 100000000`, '{"a":1,"b"');
+    const c = rawRequest(
+      h.url,
+      `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 100000000`,
+      '{"a":1,"b"',
+    );
     const response = await c.closed;
     expect(response).toMatch(/^HTTP\/1.1 413/);
     expect(jsonOf(response).error.code).toBe('payload_too_large');
@@ -109,7 +121,11 @@ describe('request bodies (item 2)', () => {
   });
 
   it('a JSON body that stalls gets 408 request_timeout and the connection closes', async () => {
-    const c = rawRequest(h.url, `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 200`, '{"templateId":');
+    const c = rawRequest(
+      h.url,
+      `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${key}\nContent-Type: application/json\nContent-Length: 200`,
+      '{"templateId":',
+    );
     const response = await c.closed;
     expect(response).toMatch(/^HTTP\/1.1 408/);
     const body = jsonOf(response);
@@ -134,7 +150,9 @@ describe('request bodies (item 2)', () => {
     const ups = await Promise.all([0, 1, 2, 3, 4].map(() => api('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: 5_000_000 })));
     const stalled = ups.flatMap((u) => {
       const url = new URL(u.body.uploadUrl);
-      return [0, 1, 2, 3].map(() => rawRequest(u.body.uploadUrl, `PUT ${url.pathname}${url.search} HTTP/1.1\nContent-Type: video/mp4\nContent-Length: 5000000`, Buffer.alloc(10)));
+      return [0, 1, 2, 3].map(() =>
+        rawRequest(u.body.uploadUrl, `PUT ${url.pathname}${url.search} HTTP/1.1\nContent-Type: video/mp4\nContent-Length: 5000000`, Buffer.alloc(10)),
+      );
     });
     const objects = path.join(h.dataDir, 'objects');
     const parts = async () => (await readdir(objects, { recursive: true }).catch(() => [] as string[])).filter((f) => f.includes('.part'));
@@ -164,7 +182,16 @@ describe('agent websockets (items 3, 4)', () => {
     ws.on('close', (code) => (closedCode = code));
     await new Promise((r) => ws.once('open', r));
     ws.send(JSON.stringify({ method: 'connectionParams', data: { token } }));
-    ws.send(JSON.stringify({ id: 1, method: 'mutation', params: { path: 'register', input: { nodeName: 'stays', capabilities: { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 1 } } } }));
+    ws.send(
+      JSON.stringify({
+        id: 1,
+        method: 'mutation',
+        params: {
+          path: 'register',
+          input: { nodeName: 'stays', capabilities: { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 1 } },
+        },
+      }),
+    );
     const reply = await new Promise<any>((resolve) => ws.once('message', (m) => resolve(JSON.parse(String(m)))));
     expect(reply.result?.data?.nodeId).toMatch(/[0-9a-f-]{36}/);
     // Outlive the 0.5 s deadline by a margin: a closed-by-deadline socket would have closed by then.
@@ -234,7 +261,10 @@ describe('creation-time URL checks (items 6, 12)', () => {
   it.each(['https://cdn.rebind.test./a.mp4', 'https://cdn.private.test./a.mp4', 'https://cdn.private.test../a.mp4', 'https://CDN.Rebind.Test./a.mp4'])(
     'a trailing-dot host gets the same check as without the dot: %s',
     async (bad) => {
-      for (const body of [{ videoUrl: bad, templateId: template }, { videoUrl: 'https://videos.example.com/a.mp4', templateId: template, webhookUrl: bad }]) {
+      for (const body of [
+        { videoUrl: bad, templateId: template },
+        { videoUrl: 'https://videos.example.com/a.mp4', templateId: template, webhookUrl: bad },
+      ]) {
         const res = await api('POST', '/v1/automation-jobs', body);
         expect(res.status, JSON.stringify(res.body)).toBe(400);
         expect(res.body.error.code).toBe('invalid_request');
@@ -246,8 +276,9 @@ describe('creation-time URL checks (items 6, 12)', () => {
     const res = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://cdn.private.test/a.mp4', templateId: template });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).not.toContain('10.1.2.3');
-    expect(res.body.error.message).toBe('videoUrl is not accepted: cdn.private.test resolves to a non-public address; use a host whose ' +
-      'addresses are all public.');
+    expect(res.body.error.message).toBe(
+      'videoUrl is not accepted: cdn.private.test resolves to a non-public address; use a host whose ' + 'addresses are all public.',
+    );
   });
 });
 
@@ -256,7 +287,25 @@ describe('uploads (item 8)', () => {
     const dir = path.join(h.dataDir, 'media');
     await promisify(execFile)('mkdir', ['-p', dir]);
     const file = path.join(dir, 'clip.mp4');
-    await promisify(execFile)('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=64x64:d=1', '-f', 'lavfi', '-i', 'sine=d=1', '-shortest', '-c:v', 'libx264', '-c:a', 'aac', file]);
+    await promisify(execFile)('ffmpeg', [
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=64x64:d=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=d=1',
+      '-shortest',
+      '-c:v',
+      'libx264',
+      '-c:a',
+      'aac',
+      file,
+    ]);
     const bytes = await readFile(file);
     const up = (await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length })).body;
     const putBytes = (b: Buffer) => fetch(up.uploadUrl, { method: 'PUT', body: b, headers: { 'content-type': 'video/mp4' } });
@@ -310,7 +359,8 @@ describe('failed authentication (item 16)', () => {
     // Another address is not affected.
     expect((await getFrom(url, '127.0.0.4', { authorization: `Bearer ${good}` })).status).toBe(200);
     // The admin API counts failures the same way.
-    for (let i = 0; i < 3; i++) expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: 'Bearer wrong-admin-token' })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: 'Bearer wrong-admin-token' })).status).toBe(401);
     expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: `Bearer ${h2.cp.adminToken}` })).status).toBe(429);
   });
 });

@@ -52,7 +52,10 @@ export function apiFor(url: string, key: string | undefined): Api {
  */
 export const testLookup: LookupFn = createFakeLookup({
   '*.rebind.test': [{ address: '127.0.0.1', family: 4 }],
-  '*.private.test': [{ address: '93.184.215.14', family: 4 }, { address: '10.1.2.3', family: 4 }],
+  '*.private.test': [
+    { address: '93.184.215.14', family: 4 },
+    { address: '10.1.2.3', family: 4 },
+  ],
   'example.com': [{ address: '93.184.215.14', family: 4 }],
   '*.example.com': [{ address: '93.184.215.14', family: 4 }],
 });
@@ -103,7 +106,11 @@ export async function until<T>(check: () => Promise<T | undefined | null | false
 
 /** A raw agent client over the real websocket protocol, for tests that play the agent's part. */
 export function agentClient(url: string, token: string): { agent: TRPCClient<AgentRouter>; close(): void } {
-  const ws = createWSClient({ url: `${url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
+  const ws = createWSClient({
+    url: `${url.replace('http', 'ws')}/agent`,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    connectionParams: { token },
+  });
   return { agent: createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] }), close: () => ws.close() };
 }
 

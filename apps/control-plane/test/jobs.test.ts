@@ -76,7 +76,14 @@ describe('POST /v1/automation-jobs', () => {
     // A control plane of its own, so the lease below can only pick this job.
     const ownHarness = await startHarness();
     const { api: own } = await ownHarness.account('pro', 'chooser');
-    const res = await own('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, format: 'webm', quality: 'low', resolution: { width: 1080, height: 1920 }, language: 'EN' });
+    const res = await own('POST', '/v1/automation-jobs', {
+      videoUrl: video,
+      templateId: template,
+      format: 'webm',
+      quality: 'low',
+      resolution: { width: 1080, height: 1920 },
+      language: 'EN',
+    });
     expect(res.status).toBe(202);
     expect(res.body.format).toBe('webm');
     expect(res.body.quality).toBe('low');
@@ -144,7 +151,11 @@ describe('POST /v1/automation-jobs', () => {
   });
 
   it('accepts the smallest and the widest resolutions the renderer produces, and every 2-letter whisper language', async () => {
-    for (const resolution of [{ width: 64, height: 64 }, { width: 2048, height: 512 }, { width: 256, height: 1024 }]) {
+    for (const resolution of [
+      { width: 64, height: 64 },
+      { width: 2048, height: 512 },
+      { width: 256, height: 1024 },
+    ]) {
       expect((await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, resolution })).status).toBe(202);
     }
     for (const language of ['en', 'DE', 'ja', 'ha', 'jw']) {
@@ -204,7 +215,7 @@ describe('POST /v1/automation-jobs', () => {
 });
 
 describe('GET /v1/automation-jobs/:id', () => {
-  it('404 for an unknown id, a non-uuid, and another account\'s job', async () => {
+  it("404 for an unknown id, a non-uuid, and another account's job", async () => {
     const mine = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
     expectError(await api('GET', '/v1/automation-jobs/7d0b6b9e-8a57-4f4e-9a36-2f3c0f0c1d11'), 404, 'not_found');
     expectError(await api('GET', '/v1/automation-jobs/not-a-uuid'), 404, 'not_found');
@@ -306,7 +317,7 @@ describe('GET /v1/automation-jobs (list)', () => {
     expectError(await many('GET', '/v1/automation-jobs?limit=0'), 400, 'invalid_request');
   });
 
-  it('400 for a tampered cursor or another account\'s cursor', async () => {
+  it("400 for a tampered cursor or another account's cursor", async () => {
     const p1 = await api('GET', '/v1/automation-jobs?limit=1');
     const cursor: string = p1.body.nextCursor;
     const [body, mac] = cursor.split('.');
@@ -323,24 +334,36 @@ describe('service documents', () => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
     const doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as any;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs', '/v1/automation-jobs/{id}', '/v1/automation-jobs/{id}/cancel', '/v1/automation-jobs/uploads']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/automation-jobs', '/v1/automation-jobs/{id}', '/v1/automation-jobs/{id}/cancel', '/v1/automation-jobs/uploads']),
+    );
     expect(doc.components.schemas.JobRecord.required).toHaveLength(15);
     expect(doc.components.schemas.CreateJobRequest.properties.format.default).toBe('mp4');
     // Issue 10: the transcript as an output and an input, and the failure code it adds.
     expect(doc.paths['/v1/automation-jobs/{id}/transcript'].get.responses['409'].description).toMatch(/^transcript_not_available/);
-    expect(Object.keys(doc.paths['/v1/automation-jobs/{id}/transcript'].get.responses['200'].content)).toEqual(['application/json', 'application/x-subrip; charset=utf-8', 'text/vtt; charset=utf-8']);
+    expect(Object.keys(doc.paths['/v1/automation-jobs/{id}/transcript'].get.responses['200'].content)).toEqual([
+      'application/json',
+      'application/x-subrip; charset=utf-8',
+      'text/vtt; charset=utf-8',
+    ]);
     expect(doc.components.schemas.TranscriptRecord.required).toEqual(['language', 'languageProbability', 'words']);
     expect(doc.components.schemas.CreateJobRequest.properties.transcript.properties.words.maxItems).toBe(20_000);
     expect(doc.components.schemas.JobRecord.properties.failureCode.anyOf[0].enum).toContain('transcript-out-of-range');
     // Issue 16: per-job style, fonts, overlay output.
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/automation-jobs/{id}/style', '/v1/fonts', '/v1/fonts/{id}', '/v1/fonts/{id}/complete']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/automation-jobs/{id}/style', '/v1/fonts', '/v1/fonts/{id}', '/v1/fonts/{id}/complete']),
+    );
     expect(doc.components.schemas.CreateJobRequest.properties.style.$ref).toBe('#/components/schemas/Style');
-    expect(Object.keys(doc.components.schemas.Style.properties)).toEqual(expect.arrayContaining(['font', 'fill', 'outline', 'shadow', 'background', 'position', 'layout', 'active', 'animation', 'emoji', 'keywords']));
+    expect(Object.keys(doc.components.schemas.Style.properties)).toEqual(
+      expect.arrayContaining(['font', 'fill', 'outline', 'shadow', 'background', 'position', 'layout', 'active', 'animation', 'emoji', 'keywords']),
+    );
     expect(doc.components.schemas.Style.properties.font.properties.fontId).toBeDefined();
     expect(doc.components.schemas.CreateJobRequest.properties.format.enum).toEqual(['mp4', 'webm', 'mov']);
     expect(doc.components.schemas.CreateJobRequest.properties.overlay.description).toMatch(/"mov" is accepted only with overlay: true/);
     expect(doc.paths['/v1/fonts/{id}/complete'].post.responses['422'].description).toMatch(/^invalid_font/);
-    expect(doc.paths['/v1/templates/{id}/preview'].post.requestBody.content['application/json'].schema.properties.style.$ref).toBe('#/components/schemas/Style');
+    expect(doc.paths['/v1/templates/{id}/preview'].post.requestBody.content['application/json'].schema.properties.style.$ref).toBe(
+      '#/components/schemas/Style',
+    );
   });
 
   it('answers unknown routes with the error body', async () => {

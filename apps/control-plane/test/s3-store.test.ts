@@ -46,7 +46,27 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     h = await startHarness(s3.env, { now: () => new Date(Date.now() + clockOffsetMs) });
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-s3-cp-'));
     const file = path.join(dir, 'clip.mp4');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', file]);
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=320x240:r=25:d=2',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=d=2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-c:a',
+      'aac',
+      '-shortest',
+      file,
+    ]);
     clip = await readFile(file);
     await rm(dir, { recursive: true, force: true });
   });
@@ -162,7 +182,16 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     await h.cp.sweep();
     const open = await h.cp.db.selectFrom('jobs').select('id').where('status', 'in', ['queued', 'running']).execute();
     expect(open).toEqual([]);
-    expect(Number((await h.cp.db.selectFrom('uploads').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(4);
+    expect(
+      Number(
+        (
+          await h.cp.db
+            .selectFrom('uploads')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(4);
     const client = createS3Client(s3);
     try {
       const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));

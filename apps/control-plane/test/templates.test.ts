@@ -67,7 +67,19 @@ describe('/v1/templates', () => {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ text: 'Different words entirely here', width: 540, height: 960 }),
     });
-    expect(Buffer.from(await plain.arrayBuffer()).equals(Buffer.from(await (await fetch(`${h.url}/v1/templates/${builtinTemplates[0]!.id}/preview`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'Hello there from the preview', width: 540, height: 960 }) })).arrayBuffer()))).toBe(false);
+    expect(
+      Buffer.from(await plain.arrayBuffer()).equals(
+        Buffer.from(
+          await (
+            await fetch(`${h.url}/v1/templates/${builtinTemplates[0]!.id}/preview`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ text: 'Hello there from the preview', width: 540, height: 960 }),
+            })
+          ).arrayBuffer(),
+        ),
+      ),
+    ).toBe(false);
     const bad = await apiFor(h.url, key)('POST', `/v1/templates/${builtinTemplates[0]!.id}/preview`, { width: 10 });
     expect(bad.status).toBe(400);
     expect((await apiFor(h.url, key)('POST', '/v1/templates/nope/preview', {})).status).toBe(404);

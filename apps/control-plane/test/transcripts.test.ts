@@ -19,10 +19,16 @@ const video = 'https://videos.example.com/talk.mp4';
 beforeAll(async () => {
   h = await startHarness({}, { agentTimings: { leaseMs: 60_000 } });
   const token = (await h.admin('POST', '/agents/tokens', { name: 't' })).body.token as string;
-  const ws = createWSClient({ url: `${h.url.replace('http', 'ws')}/agent`, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket, connectionParams: { token } });
+  const ws = createWSClient({
+    url: `${h.url.replace('http', 'ws')}/agent`,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    connectionParams: { token },
+  });
   sockets.push(ws);
   agent = createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] });
-  nodeId = (await agent.register.mutate({ nodeName: 'transcripts', capabilities: { gpu: false, nvenc: false, cudaWhisper: false, models: [], maxConcurrentJobs: 4 } })).nodeId;
+  nodeId = (
+    await agent.register.mutate({ nodeName: 'transcripts', capabilities: { gpu: false, nvenc: false, cudaWhisper: false, models: [], maxConcurrentJobs: 4 } })
+  ).nodeId;
 });
 afterAll(async () => {
   for (const s of sockets) s.close();
@@ -82,7 +88,10 @@ describe('GET /v1/automation-jobs/:id/transcript', () => {
     expectError(running, 409, 'transcript_not_available');
     expect(running.body.error.message).toMatch(/running .*once it has succeeded/);
     // A stale lease cannot write words.
-    expect(await agent.transcribed.mutate({ ...ref, leaseId: 'stale', language: 'de', languageProbability: null, words: [] })).toEqual({ ok: false, reason: 'lease-lost' });
+    expect(await agent.transcribed.mutate({ ...ref, leaseId: 'stale', language: 'de', languageProbability: null, words: [] })).toEqual({
+      ok: false,
+      reason: 'lease-lost',
+    });
     await succeed(job, WORDS);
 
     const json = await api('GET', `/v1/automation-jobs/${created.id}/transcript`);
@@ -144,12 +153,19 @@ describe('POST /v1/automation-jobs with a transcript', () => {
     const job = await lease();
     expect(job.transcript).toEqual({ language: 'en', words });
     // The agent sends no words of its own; a stray report would not replace the given ones.
-    await agent.transcribed.mutate({ nodeId, jobId: job.jobId, leaseId: job.leaseId, language: 'de', languageProbability: 0.5, words: [{ text: 'x', start: 0, end: 1 }] });
+    await agent.transcribed.mutate({
+      nodeId,
+      jobId: job.jobId,
+      leaseId: job.leaseId,
+      language: 'de',
+      languageProbability: 0.5,
+      words: [{ text: 'x', start: 0, end: 1 }],
+    });
     await succeed(job, undefined, 2);
     expect((await api('GET', `/v1/automation-jobs/${created.body.id}/transcript`)).body).toEqual({ language: 'en', languageProbability: null, words });
   });
 
-  it('language: the transcript\'s, else the job\'s, else null; an exported transcript is accepted back unchanged', async () => {
+  it("language: the transcript's, else the job's, else null; an exported transcript is accepted back unchanged", async () => {
     const { api } = await h.account('pro', 'langs');
     const tpl = await template(api);
     const a = (await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: tpl, language: 'de', transcript: { words: WORDS } })).body;
@@ -211,7 +227,11 @@ describe('POST /v1/automation-jobs with a transcript', () => {
 
   it('64 characters (not UTF-16 units) are accepted: 64 emoji', async () => {
     const { api } = await h.account('pro', 'emoji');
-    const res = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: await template(api), transcript: { words: [w('😀'.repeat(64), 0, 1)] } });
+    const res = await api('POST', '/v1/automation-jobs', {
+      videoUrl: video,
+      templateId: await template(api),
+      transcript: { words: [w('😀'.repeat(64), 0, 1)] },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await api('POST', `/v1/automation-jobs/${res.body.id}/cancel`);
   });
@@ -227,7 +247,11 @@ describe('POST /v1/automation-jobs with a transcript', () => {
     const tooMany = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: tpl, transcript: { words: [...words, w('x', 200, 201)] } });
     expectError(tooMany, 400, 'invalid_request');
     expect(tooMany.body.error.details).toEqual([{ path: 'transcript.words', message: 'at most 20000 words' }]);
-    const allBad = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: tpl, transcript: { words: words.map((x) => ({ ...x, text: '' })) } });
+    const allBad = await api('POST', '/v1/automation-jobs', {
+      videoUrl: video,
+      templateId: tpl,
+      transcript: { words: words.map((x) => ({ ...x, text: '' })) },
+    });
     expectError(allBad, 400, 'invalid_request');
     expect(allBad.body.error.details.length).toBe(101);
     expect(allBad.body.error.details.at(-1).message).toMatch(/and \d+ more problems/);

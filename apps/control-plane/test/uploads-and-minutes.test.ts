@@ -59,7 +59,7 @@ describe('POST /v1/automation-jobs/uploads', () => {
     expect(again.body.error.code).toBe('upload_already_used');
   });
 
-  it('404 for an unknown uploadId and for another account\'s upload', async () => {
+  it("404 for an unknown uploadId and for another account's upload", async () => {
     const { api } = await h.account('pro', 'a1');
     const { api: other } = await h.account('pro', 'a2');
     expect((await api('POST', '/v1/automation-jobs', { uploadId: '7d0b6b9e-8a57-4f4e-9a36-2f3c0f0c1d11', templateId: template })).status).toBe(404);
@@ -90,7 +90,13 @@ describe('POST /v1/automation-jobs/uploads', () => {
       expect(res.status, fileName).toBe(415);
       expect(res.body.error.code).toBe('unsupported_media_type');
     }
-    for (const body of [{ fileName: 'a.mp4' }, { fileName: 'a.mp4', sizeBytes: 0 }, { fileName: 'a.mp4', sizeBytes: '10' }, { fileName: '../a.mp4', sizeBytes: 10 }, { fileName: 'a.mp4', sizeBytes: 10, extra: 1 }]) {
+    for (const body of [
+      { fileName: 'a.mp4' },
+      { fileName: 'a.mp4', sizeBytes: 0 },
+      { fileName: 'a.mp4', sizeBytes: '10' },
+      { fileName: '../a.mp4', sizeBytes: 10 },
+      { fileName: 'a.mp4', sizeBytes: 10, extra: 1 },
+    ]) {
       const res = await api('POST', '/v1/automation-jobs/uploads', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -159,7 +165,9 @@ describe('minutes ledger', () => {
     const { api, accountId } = await h.account('pro', 'racer');
     // 30 minutes left; each URL job reserves up to 10 (its plan's 10-minute max input).
     await h.admin('POST', `/accounts/${accountId}/minutes`, { minutes: 30 - (await balance(accountId)) });
-    const creates = await Promise.all(Array.from({ length: 6 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
+    const creates = await Promise.all(
+      Array.from({ length: 6 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })),
+    );
     // The spec's rule: 202 with a queued record, always.
     expect(creates.map((r) => [r.status, r.body.status])).toEqual(creates.map(() => [202, 'queued']));
     expect(await balance(accountId)).toBe(0);
@@ -201,7 +209,27 @@ describe('minutes ledger', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-probe-'));
     try {
       const clip = path.join(dir, 'clip.mp4');
-      execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', clip]);
+      execFileSync('ffmpeg', [
+        '-v',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=s=320x240:r=25:d=3',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=d=3',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-c:a',
+        'aac',
+        '-shortest',
+        clip,
+      ]);
       const create = async (bytes: Buffer) => {
         const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length });
         expect(await put(up.body.uploadUrl, bytes)).toBe(200);
@@ -228,7 +256,11 @@ describe('minutes ledger', () => {
   it('with no minutes left: 202 queued, then failed with automation-minutes-exhausted and its webhook', async () => {
     const { api, accountId } = await h.account('free', 'empty');
     await h.admin('POST', `/accounts/${accountId}/minutes`, { minutes: -30 });
-    const created = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template, webhookUrl: 'https://hooks.example.com/cf' });
+    const created = await api('POST', '/v1/automation-jobs', {
+      videoUrl: 'https://v.example.com/a.mp4',
+      templateId: template,
+      webhookUrl: 'https://hooks.example.com/cf',
+    });
     expect(created.status).toBe(202);
     expect(created.body).toMatchObject({ status: 'queued', phase: 'queued', failureCode: null, failureReason: null });
     const job = (await api('GET', `/v1/automation-jobs/${created.body.id}`)).body;
@@ -260,7 +292,9 @@ describe('minutes ledger', () => {
         const { nodeId } = await c.agent.register.mutate({ nodeName: 'burst-node', capabilities: TEST_AGENT_CAPABILITIES });
         const [leased] = await c.agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
         expect(leased?.jobId).toBe(ids[0]);
-        expect(await c.agent.ingested.mutate({ nodeId, jobId: leased!.jobId, leaseId: leased!.leaseId, durationSeconds: 60, width: 1280, height: 720 })).toEqual({ ok: true });
+        expect(
+          await c.agent.ingested.mutate({ nodeId, jobId: leased!.jobId, leaseId: leased!.leaseId, durationSeconds: 60, width: 1280, height: 720 }),
+        ).toEqual({ ok: true });
         await until(async () => (await ledgerOf(accountId, last, farm)).reserve === 1, 10_000, 'job 201 to get its minutes');
       } finally {
         c.close();
@@ -335,14 +369,16 @@ describe('rate limit', () => {
 });
 
 describe('concurrency limit', () => {
-  it('jobs past the plan concurrency are accepted and wait in queued while an agent with free slots runs only the plan\'s share', async () => {
+  it("jobs past the plan concurrency are accepted and wait in queued while an agent with free slots runs only the plan's share", async () => {
     const limit = PLANS.starter.concurrentJobs;
     // A control plane of its own: the other tests' queued jobs (older, so leased first) would take
     // the agent's slots.
     const own = await startHarness();
     onTestFinished(() => own.close());
     const { api } = await own.account('starter', 'busy');
-    const jobs = await Promise.all(Array.from({ length: limit + 2 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })));
+    const jobs = await Promise.all(
+      Array.from({ length: limit + 2 }, () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template })),
+    );
     expect(jobs.map((j) => [j.status, j.body.status])).toEqual(jobs.map(() => [202, 'queued']));
     // An agent with more free slots than the plan allows asks for work: it gets the plan's share only.
     const a = agentClient(own.url, await agentToken(own));

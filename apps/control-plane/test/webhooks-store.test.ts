@@ -89,7 +89,15 @@ describe('claimDue', () => {
 
     const got = await store.claimDue({ now: T0 + 1000, limit: 10, owner: 'A', leaseUntil: T0 + 1000 + LEASE });
     expect(got.map((d) => d.id)).toEqual([early, late]);
-    expect(got[0]).toEqual({ id: early, accountId: 'acct-1', url: 'https://hooks.example.com/x', body: expect.stringContaining('"id"'), attemptCount: 0, firstAttemptAt: null, nextAttemptAt: T0 - 5000 });
+    expect(got[0]).toEqual({
+      id: early,
+      accountId: 'acct-1',
+      url: 'https://hooks.example.com/x',
+      body: expect.stringContaining('"id"'),
+      attemptCount: 0,
+      firstAttemptAt: null,
+      nextAttemptAt: T0 - 5000,
+    });
     expect(await row(early)).toMatchObject({ lease_owner: 'A', claimed_until: iso(T0 + 1000 + LEASE) });
     expect((await row(future)).lease_owner).toBeNull();
 
@@ -106,9 +114,7 @@ describe('claimDue', () => {
       const ids = [];
       for (let i = 0; i < 30; i += 1) ids.push(await insertDelivery({ nextAt: T0 - i }));
       const claims = await Promise.all(
-        Array.from({ length: 12 }, (_, i) =>
-          (i % 2 ? store : otherStore).claimDue({ now: T0, limit: 3, owner: `owner-${i}`, leaseUntil: T0 + LEASE }),
-        ),
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? store : otherStore).claimDue({ now: T0, limit: 3, owner: `owner-${i}`, leaseUntil: T0 + LEASE })),
       );
       const claimed = claims.flat().map((d) => d.id);
       expect(new Set(claimed).size).toBe(claimed.length);
@@ -155,11 +161,23 @@ describe('guarded writes', () => {
     // A stale attempt number (the row moved on) is refused...
     expect(await store.recordAttempt({ ...attempt(id, 'A', 1, T0 + 5000), nextAttemptAt: T0 + 300_000 })).toBe(false);
     // ...the right one is applied; first_attempt_at is never overwritten.
-    expect(await store.recordAttempt({ ...attempt(id, 'A', 2, T0 + 5000, { firstAttemptAt: T0 + 5000, statusCode: null, error: { code: 'timeout', message: 'no answer in 10 s' } }), nextAttemptAt: T0 + 300_000 })).toBe(true);
+    expect(
+      await store.recordAttempt({
+        ...attempt(id, 'A', 2, T0 + 5000, { firstAttemptAt: T0 + 5000, statusCode: null, error: { code: 'timeout', message: 'no answer in 10 s' } }),
+        nextAttemptAt: T0 + 300_000,
+      }),
+    ).toBe(true);
     expect(await row(id)).toMatchObject({ attempts: 2, first_attempt_at: iso(T0), next_attempt_at: iso(T0 + 300_000), last_status_code: null });
     expect(await attemptsOf(id)).toEqual([
       expect.objectContaining({ attempt: 1, started_at: iso(T0), duration_ms: 12, outcome: 'retry', status_code: 500, error_code: 'http_status' }),
-      expect.objectContaining({ attempt: 2, started_at: iso(T0 + 5000), outcome: 'retry', status_code: null, error_code: 'timeout', error: 'no answer in 10 s' }),
+      expect.objectContaining({
+        attempt: 2,
+        started_at: iso(T0 + 5000),
+        outcome: 'retry',
+        status_code: null,
+        error_code: 'timeout',
+        error: 'no answer in 10 s',
+      }),
     ]);
   });
 
@@ -185,9 +203,15 @@ describe('guarded writes', () => {
 
   it('the attempt log refuses a second row for the same attempt number', async () => {
     const id = await insertDelivery();
-    await webhookDb(db).insertInto('webhook_attempts').values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null }).execute();
+    await webhookDb(db)
+      .insertInto('webhook_attempts')
+      .values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
+      .execute();
     await expect(
-      webhookDb(db).insertInto('webhook_attempts').values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null }).execute(),
+      webhookDb(db)
+        .insertInto('webhook_attempts')
+        .values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
+        .execute(),
     ).rejects.toThrow(/unique/i);
   });
 });
@@ -200,13 +224,24 @@ describe('admin redelivery and retention', () => {
     await store.markExhausted({ ...attempt(id, 'A', 1, T0, { outcome: 'gone', statusCode: 410 }), reason: 'gone' });
 
     const view = await deliveries.redeliver(id);
-    expect(view).toMatchObject({ id, state: 'pending', exhaustedReason: null, attemptCount: 1, nextAttemptAt: iso(T0 + DAY), firstAttemptAt: null, requeuedAt: iso(T0 + DAY) });
+    expect(view).toMatchObject({
+      id,
+      state: 'pending',
+      exhaustedReason: null,
+      attemptCount: 1,
+      nextAttemptAt: iso(T0 + DAY),
+      firstAttemptAt: null,
+      requeuedAt: iso(T0 + DAY),
+    });
     const [claimed] = await store.claimDue({ now: T0 + DAY, limit: 1, owner: 'B', leaseUntil: T0 + DAY + LEASE });
     expect(claimed).toMatchObject({ id, attemptCount: 0, firstAttemptAt: null });
     expect(await store.markDelivered(attempt(id, 'B', 1, T0 + DAY, { outcome: 'success', statusCode: 200, error: null }))).toBe(true);
     const after = await deliveries.get(id);
     expect(after).toMatchObject({ state: 'delivered', attemptCount: 2, firstAttemptAt: iso(T0 + DAY) });
-    expect(after.attempts.map((a) => [a.attempt, a.outcome, a.statusCode])).toEqual([[1, 'gone', 410], [2, 'success', 200]]);
+    expect(after.attempts.map((a) => [a.attempt, a.outcome, a.statusCode])).toEqual([
+      [1, 'gone', 410],
+      [2, 'success', 200],
+    ]);
   });
 
   it('re-queues a pending delivery by making it due now, keeping its schedule', async () => {
@@ -215,7 +250,9 @@ describe('admin redelivery and retention', () => {
     await store.claimDue({ now: T0, limit: 1, owner: 'A', leaseUntil: T0 + LEASE });
     await store.recordAttempt({ ...attempt(id, 'A', 1, T0), nextAttemptAt: T0 + 300_000 });
     expect(await deliveries.redeliver(id)).toMatchObject({ state: 'pending', attemptCount: 1, nextAttemptAt: iso(T0 + 1000), firstAttemptAt: iso(T0) });
-    expect(await store.claimDue({ now: T0 + 1000, limit: 1, owner: 'A', leaseUntil: T0 + 1000 + LEASE })).toEqual([expect.objectContaining({ id, attemptCount: 1, firstAttemptAt: T0 })]);
+    expect(await store.claimDue({ now: T0 + 1000, limit: 1, owner: 'A', leaseUntil: T0 + 1000 + LEASE })).toEqual([
+      expect.objectContaining({ id, attemptCount: 1, firstAttemptAt: T0 }),
+    ]);
   });
 
   it('an unknown delivery is not_found', async () => {
@@ -231,7 +268,10 @@ describe('admin redelivery and retention', () => {
     const recent = await insertDelivery({ status: 'delivered', nextAt: null, deliveredAt: now - DELIVERY_RETENTION_MS + 60_000 });
     const exhausted = await insertDelivery({ status: 'exhausted', nextAt: null, createdAt: T0 });
     const pending = await insertDelivery({ createdAt: T0 });
-    await webhookDb(db).insertInto('webhook_attempts').values({ delivery_id: old, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null }).execute();
+    await webhookDb(db)
+      .insertInto('webhook_attempts')
+      .values({ delivery_id: old, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
+      .execute();
     expect(await deliveries.sweep()).toBe(1);
     const left = await webhookDb(db).selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
     expect(left.map((r) => r.id).sort()).toEqual([recent, exhausted, pending].sort());

@@ -137,10 +137,14 @@ async function deliveriesOf(api: Api, jobId: string): Promise<any[]> {
 
 /** Waits until the job's delivery has `count` recorded attempts; returns the delivery. */
 async function attemptsRecorded(api: Api, jobId: string, count: number): Promise<any> {
-  return until(async () => {
-    const [d] = await deliveriesOf(api, jobId);
-    return d && d.attemptCount >= count ? d : undefined;
-  }, 15_000, `${count} recorded attempt(s) of job ${jobId}'s webhook`);
+  return until(
+    async () => {
+      const [d] = await deliveriesOf(api, jobId);
+      return d && d.attemptCount >= count ? d : undefined;
+    },
+    15_000,
+    `${count} recorded attempt(s) of job ${jobId}'s webhook`,
+  );
 }
 
 function handSignature(secret: string, id: string, timestamp: string, body: string): string {
@@ -233,7 +237,13 @@ describe('webhook delivery', () => {
     dispatcher.wake();
     await r.waitForRequests(2, 15_000);
     d = await attemptsRecorded(acct.api, jobId, 2);
-    expect(d.attempts[1]).toMatchObject({ attempt: 2, startedAt: new Date(next).toISOString(), statusCode: 500, outcome: 'retry', error: { code: 'http_status' } });
+    expect(d.attempts[1]).toMatchObject({
+      attempt: 2,
+      startedAt: new Date(next).toISOString(),
+      statusCode: 500,
+      outcome: 'retry',
+      error: { code: 'http_status' },
+    });
     // Attempt 3: 5 min after the FIRST attempt, at most 29.5 s early.
     next = Date.parse(d.nextAttemptAt);
     expect(next - T0).toBeGreaterThanOrEqual(5 * MINUTE - 29_500);
@@ -274,7 +284,13 @@ describe('webhook delivery', () => {
     const r = await receiver(status(410));
     const jobId = await cancelledJob(acct, r.hookUrl);
     const d = await until(async () => (await deliveriesOf(acct.api, jobId)).find((x) => x.state === 'exhausted'), 15_000, 'exhausted');
-    expect(d).toMatchObject({ exhaustedReason: 'gone', attemptCount: 1, nextAttemptAt: null, lastStatusCode: 410, attempts: [{ attempt: 1, outcome: 'gone', statusCode: 410 }] });
+    expect(d).toMatchObject({
+      exhaustedReason: 'gone',
+      attemptCount: 1,
+      nextAttemptAt: null,
+      lastStatusCode: 410,
+      attempts: [{ attempt: 1, outcome: 'gone', statusCode: 410 }],
+    });
     for (const step of [5 * SECOND, 5 * MINUTE, 25 * HOUR]) {
       clock.advance(step);
       expect((await node.cp.services.webhooks.dispatcher.tick()).claimed).toBe(0);
@@ -375,10 +391,12 @@ describe('webhook delivery', () => {
     const h = headersOf(req!);
     const sigs = h['webhook-signature'].split(' ');
     expect(sigs).toHaveLength(2);
-    expect(sigs).toEqual(expect.arrayContaining([
-      handSignature(secret, h['webhook-id'], h['webhook-timestamp'], req!.body),
-      handSignature(previous, h['webhook-id'], h['webhook-timestamp'], req!.body),
-    ]));
+    expect(sigs).toEqual(
+      expect.arrayContaining([
+        handSignature(secret, h['webhook-id'], h['webhook-timestamp'], req!.body),
+        handSignature(previous, h['webhook-id'], h['webhook-timestamp'], req!.body),
+      ]),
+    );
     expect(new Webhook(secret).verify(req!.body, h)).toEqual(JSON.parse(req!.body));
     expect(new Webhook(previous).verify(req!.body, h)).toEqual(JSON.parse(req!.body));
   });
@@ -431,12 +449,20 @@ describe('delivery-time SSRF checks (unsafeTestNetwork off)', () => {
     expect(direct.body.error.code).toBe('invalid_request');
 
     // ...and a name that passes the creation check but then rebinds to loopback is refused when sending.
-    const created = await acct.api('POST', '/v1/automation-jobs', { videoUrl: VIDEO, templateId: acct.templateId, webhookUrl: `https://hooks.flip.test:${r.port}/hook` });
+    const created = await acct.api('POST', '/v1/automation-jobs', {
+      videoUrl: VIDEO,
+      templateId: acct.templateId,
+      webhookUrl: `https://hooks.flip.test:${r.port}/hook`,
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     rebound = true;
     expect((await acct.api('POST', `/v1/automation-jobs/${created.body.id}/cancel`)).status).toBe(200);
     const d = await attemptsRecorded(acct.api, created.body.id, 1);
-    expect(d).toMatchObject({ state: 'pending', lastStatusCode: null, attempts: [{ attempt: 1, outcome: 'retry', statusCode: null, error: { code: 'blocked_address' } }] });
+    expect(d).toMatchObject({
+      state: 'pending',
+      lastStatusCode: null,
+      attempts: [{ attempt: 1, outcome: 'retry', statusCode: null, error: { code: 'blocked_address' } }],
+    });
     expect(r.connections).toBe(0);
     expect(r.requests).toHaveLength(0);
   });

@@ -59,7 +59,12 @@ let previewChain: Promise<unknown> = Promise.resolve();
 /** A PNG from a preview route, as an object URL (the caller revokes it). Previews run one at a time. */
 export function apiImage(path: string, body: unknown): Promise<string> {
   const run = async () => {
-    const res = await fetch(`/app/api${path}`, { method: 'POST', headers: { ...headers('POST', true), accept: 'image/png' }, body: JSON.stringify(body), credentials: 'same-origin' });
+    const res = await fetch(`/app/api${path}`, {
+      method: 'POST',
+      headers: { ...headers('POST', true), accept: 'image/png' },
+      body: JSON.stringify(body),
+      credentials: 'same-origin',
+    });
     if (!res.ok) throw await failureOf(res);
     return URL.createObjectURL(await res.blob());
   };

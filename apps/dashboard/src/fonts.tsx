@@ -63,7 +63,15 @@ export function FontPicker(props: { id: string; describedBy?: string | undefined
           </option>
         ))}
       </select>
-      <input ref={input} className="sr-only" type="file" accept=".ttf,.otf,.woff2" aria-label="Font file" data-testid="font-file" onChange={(e) => void onFile(e.target.files?.[0])} />
+      <input
+        ref={input}
+        className="sr-only"
+        type="file"
+        accept=".ttf,.otf,.woff2"
+        aria-label="Font file"
+        data-testid="font-file"
+        onChange={(e) => void onFile(e.target.files?.[0])}
+      />
       <button type="button" className="btn" disabled={busy} onClick={() => input.current?.click()}>
         {busy ? 'Checking the font…' : 'Upload a font'}
       </button>

@@ -10,21 +10,31 @@ export function useTemplates() {
 export function TemplatePreview(props: { id: string; width: number; height: number; alt: string }) {
   const q = useQuery({
     queryKey: ['preview', props.id, props.width, props.height],
-    queryFn: () => apiImage(`/v1/templates/${encodeURIComponent(props.id)}/preview`, { width: props.width, height: props.height, text: 'Captions that pop on every word' }),
+    queryFn: () =>
+      apiImage(`/v1/templates/${encodeURIComponent(props.id)}/preview`, { width: props.width, height: props.height, text: 'Captions that pop on every word' }),
     staleTime: Infinity,
     gcTime: 10 * 60_000,
   });
   useRevokeLater(q.data);
   return (
     <div className={`preview ${props.width > props.height ? 'landscape' : 'portrait'}`}>
-      {q.data ? <img src={q.data} alt={props.alt} width={props.width} height={props.height} /> : q.isError ? <span className="muted small">no preview</span> : <span className="spinner" aria-hidden="true" />}
+      {q.data ? (
+        <img src={q.data} alt={props.alt} width={props.width} height={props.height} />
+      ) : q.isError ? (
+        <span className="muted small">no preview</span>
+      ) : (
+        <span className="spinner" aria-hidden="true" />
+      )}
     </div>
   );
 }
 
 function useRevokeLater(url: string | undefined) {
-  useEffect(() => () => {
-    // Object URLs stay valid while cached; revoke only long after the component is gone.
-    if (url) setTimeout(() => URL.revokeObjectURL(url), 11 * 60_000);
-  }, [url]);
+  useEffect(
+    () => () => {
+      // Object URLs stay valid while cached; revoke only long after the component is gone.
+      if (url) setTimeout(() => URL.revokeObjectURL(url), 11 * 60_000);
+    },
+    [url],
+  );
 }

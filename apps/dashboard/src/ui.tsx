@@ -74,7 +74,12 @@ export function FormError(props: { error: unknown }) {
 }
 
 /** A labelled input; `error` is the API's message for this field. */
-export function Field(props: { label: string; hint?: ReactNode; error?: string | undefined; children: (id: string, describedBy: string | undefined) => ReactNode }) {
+export function Field(props: {
+  label: string;
+  hint?: ReactNode;
+  error?: string | undefined;
+  children: (id: string, describedBy: string | undefined) => ReactNode;
+}) {
   const id = useId();
   const hintId = `${id}-hint`;
   const errId = `${id}-err`;

@@ -94,7 +94,10 @@ async function waitInPage(page: Page, expression: string, timeoutMs = 30_000): P
 
 /** No horizontal scrolling at this width. */
 async function fitsWidth(page: Page): Promise<void> {
-  const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+  const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as {
+    scroll: number;
+    client: number;
+  };
   expect(scroll, `page ${page.url()} scrolls sideways`).toBeLessThanOrEqual(client);
 }
 
@@ -108,7 +111,9 @@ describe('dashboard in chromium', () => {
   let apiJobId: string;
   let newSecret: string;
 
-  it('invite, set the password, sign in, create a key, rotate the secret; a job made with the key moves to succeeded, plays, and its signed webhook verifies', { timeout: 540_000 }, async () => {
+  it('invite, set the password, sign in, create a key, rotate the secret; a job made with the key moves to succeeded, plays, and its signed webhook verifies', {
+    timeout: 540_000,
+  }, async () => {
     accountId = (await farm.admin('POST', '/admin/v1/accounts', { name: 'Acme Studio', plan: 'starter' })).body.id;
     const { page } = await open();
     ownerPage = page;
@@ -152,7 +157,10 @@ describe('dashboard in chromium', () => {
     }
     expect(seen.at(-1)).toBe('Succeeded');
     // The list updated by itself through the phases (no reload).
-    expect(seen.some((s) => /Running · (ingesting|transcribing|rendering)/.test(s)), seen.join(' -> ')).toBe(true);
+    expect(
+      seen.some((s) => /Running · (ingesting|transcribing|rendering)/.test(s)),
+      seen.join(' -> '),
+    ).toBe(true);
     await shot(page, 'jobs-list');
 
     await page.locator(`tr[data-job-id="${job.id}"] a`).click();
@@ -178,7 +186,10 @@ describe('dashboard in chromium', () => {
     // Revoking the key gives 401 at once.
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.locator('tr', { hasText: 'ci pipeline' }).getByRole('button', { name: 'Revoke' }).click();
-    await page.locator('tr', { hasText: 'ci pipeline' }).getByText(/Revoked/).waitFor();
+    await page
+      .locator('tr', { hasText: 'ci pipeline' })
+      .getByText(/Revoked/)
+      .waitFor();
     expect((await api('GET', '/v1/automation-jobs')).status).toBe(401);
   });
 
@@ -257,7 +268,14 @@ describe('dashboard in chromium', () => {
 
     // Every account page at 375 px: no sideways scrolling, the menu behind its button.
     await page.setViewportSize({ width: 375, height: 800 });
-    for (const [path, heading] of [['/overview', 'Overview'], ['/keys', 'API keys'], ['/webhooks', 'Webhook signing secret'], ['/jobs/new', 'New job'], ['/templates', 'Templates'], ['/templates/new', 'New template']] as const) {
+    for (const [path, heading] of [
+      ['/overview', 'Overview'],
+      ['/keys', 'API keys'],
+      ['/webhooks', 'Webhook signing secret'],
+      ['/jobs/new', 'New job'],
+      ['/templates', 'Templates'],
+      ['/templates/new', 'New template'],
+    ] as const) {
       await page.goto(path);
       await page.getByRole('heading', { name: heading, exact: true }).waitFor();
       await fitsWidth(page);
@@ -300,7 +318,9 @@ describe('dashboard in chromium', () => {
     await expect(row.getByTestId('node-state').textContent()).resolves.toBe('online');
     await row.getByRole('button', { name: 'Drain' }).click();
     await row.getByTestId('node-state').getByText('draining').waitFor();
-    const listed = await run(tsx, [cli, 'admin', 'nodes', 'list', '--json'], { env: { ...process.env, CAPTIONFARM_URL: farm.url, CAPTIONFARM_DATA_DIR: path.join(farm.dir, 'data'), CAPTIONFARM_ADMIN_TOKEN: '' } });
+    const listed = await run(tsx, [cli, 'admin', 'nodes', 'list', '--json'], {
+      env: { ...process.env, CAPTIONFARM_URL: farm.url, CAPTIONFARM_DATA_DIR: path.join(farm.dir, 'data'), CAPTIONFARM_ADMIN_TOKEN: '' },
+    });
     expect((JSON.parse(listed.stdout) as { name: string; state: string }[]).find((n) => n.name === 'agent-1')?.state).toBe('draining');
     await row.getByRole('button', { name: 'Undrain' }).click();
     await row.getByTestId('node-state').getByText('online').waitFor();

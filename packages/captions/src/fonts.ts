@@ -5,15 +5,7 @@ import { z } from 'zod';
  * TTF files (@expo-google-fonts/*) and falls back per glyph to Debian's Noto fonts for other
  * scripts (Arabic, Hebrew, CJK, ...) and to Noto Color Emoji.
  */
-export const FONT_FAMILIES = [
-  'Montserrat',
-  'Poppins',
-  'Inter',
-  'Anton',
-  'Bebas Neue',
-  'Luckiest Guy',
-  'Playfair Display',
-] as const;
+export const FONT_FAMILIES = ['Montserrat', 'Poppins', 'Inter', 'Anton', 'Bebas Neue', 'Luckiest Guy', 'Playfair Display'] as const;
 
 export const FontFamilySchema = z.enum(FONT_FAMILIES);
 export type FontFamily = z.infer<typeof FontFamilySchema>;
@@ -48,10 +40,7 @@ export interface CustomFontFace {
  * The family and weight a template's text is drawn with: its uploaded font when `fontId` is set
  * (which must be among `fonts`), else its built-in family at the nearest shipped weight.
  */
-export function fontFaceFor(
-  font: { family: FontFamily; weight: number; fontId?: string | null },
-  fonts?: ReadonlyMap<string, CustomFontFace>,
-): CustomFontFace {
+export function fontFaceFor(font: { family: FontFamily; weight: number; fontId?: string | null }, fonts?: ReadonlyMap<string, CustomFontFace>): CustomFontFace {
   if (font.fontId) {
     const face = fonts?.get(font.fontId);
     if (!face) throw new Error(`font ${font.fontId} is not loaded: fetch and register it before laying out`);

@@ -180,7 +180,14 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOp
     ...p,
     box: r(p.box),
     lines: p.lines.map((l) => ({ ...l, box: r(l.box), baseline: l.baseline * k })),
-    emoji: p.emoji && { ...p.emoji, x: p.emoji.x * k, baseline: p.emoji.baseline * k, width: p.emoji.width * k, sizePx: p.emoji.sizePx * k, ink: r(p.emoji.ink) },
+    emoji: p.emoji && {
+      ...p.emoji,
+      x: p.emoji.x * k,
+      baseline: p.emoji.baseline * k,
+      width: p.emoji.width * k,
+      sizePx: p.emoji.sizePx * k,
+      ink: r(p.emoji.ink),
+    },
   }));
   const fontPx = ref.font.sizePx * k;
   const out = {
@@ -195,7 +202,10 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOp
     units,
     pages,
   };
-  return { ...out, band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, lineHeightPx: out.lineHeightPx, units, pages }) };
+  return {
+    ...out,
+    band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, lineHeightPx: out.lineHeightPx, units, pages }),
+  };
 }
 
 function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
@@ -306,7 +316,12 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
       const line: CaptionLine = {
         units: [],
         baseline,
-        box: { x: textArea.x + (textArea.width - lineWidth) / 2, y: baseline - metrics.capHeight, width: lineWidth, height: metrics.capHeight + metrics.descender },
+        box: {
+          x: textArea.x + (textArea.width - lineWidth) / 2,
+          y: baseline - metrics.capHeight,
+          width: lineWidth,
+          height: metrics.capHeight + metrics.descender,
+        },
       };
       lineTokens.forEach((t, i) => {
         const ux = xs[i]!;
@@ -340,7 +355,8 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
       pageBox = unionRect(pageBox, line.box);
     });
     page.box = pageBox ?? page.box;
-    if (template.emoji === 'auto') page.emoji = placeEmoji({ page, pageTokens, emphasized, units, fontPx, font, measurer, top: captionArea(width, height).y, template });
+    if (template.emoji === 'auto')
+      page.emoji = placeEmoji({ page, pageTokens, emphasized, units, fontPx, font, measurer, top: captionArea(width, height).y, template });
     pages.push(page);
   });
 
@@ -431,7 +447,8 @@ function textAreaFor(template: Template, width: number, height: number, fontPx: 
   const activeBox = template.active.box;
   const padX = Math.max(bg ? bg.paddingX : 0, activeBox ? activeBox.paddingX : 0, outline) * fontPx;
   // Line boxes stretch to the line height (see backgroundRects).
-  const lineBoxExtra = bg && bg.scope === 'line' ? Math.max(0, (template.font.lineHeight * fontPx - capHeight - metrics.descender) / 2 - bg.paddingY * fontPx) : 0;
+  const lineBoxExtra =
+    bg && bg.scope === 'line' ? Math.max(0, (template.font.lineHeight * fontPx - capHeight - metrics.descender) / 2 - bg.paddingY * fontPx) : 0;
   const padY = Math.max(bg ? bg.paddingY * fontPx + lineBoxExtra : 0, (activeBox ? activeBox.paddingY : 0) * fontPx, outline * fontPx);
   const grow = ((maxWordScale(template) - 1) * capHeight) / 2;
   const up = (template.animation.active === 'bounce' ? BOUNCE_EM : 0) * fontPx;
@@ -501,7 +518,7 @@ function measureToken(tok: Token, font: FontSpec, measurer: TextMeasurer, maxLin
   let fontPx = font.sizePx;
   // A single word wider than a line shrinks to fit (it will be alone on its line).
   for (let i = 0; i < 3 && box.width > maxLineWidth; i++) {
-    fontPx = (fontPx * maxLineWidth) / box.width * 0.995;
+    fontPx = ((fontPx * maxLineWidth) / box.width) * 0.995;
     box = measurer.measureText(tok.text, { ...font, sizePx: fontPx, letterSpacingPx: (font.letterSpacingPx * fontPx) / font.sizePx });
   }
   return { ...tok, width: box.width, fontPx, box, direction: textDirection(tok.text), chars: displayLength(tok.text) };
@@ -647,7 +664,15 @@ function pickKeyword(tokens: MeasuredToken[]): number {
 }
 
 /** Every pixel any frame may paint: word ink grown by the largest animated scale, jumps, boxes and effects. */
-function computeBand(a: { template: Template; width: number; height: number; fontPx: number; lineHeightPx: number; units: CaptionUnit[]; pages: CaptionPage[] }): Rect {
+function computeBand(a: {
+  template: Template;
+  width: number;
+  height: number;
+  fontPx: number;
+  lineHeightPx: number;
+  units: CaptionUnit[];
+  pages: CaptionPage[];
+}): Rect {
   const { template: t, width, height, fontPx, units, pages } = a;
   const W = Math.floor(width / 2) * 2;
   const H = Math.floor(height / 2) * 2;

@@ -214,6 +214,8 @@ function escapeVtt(text: string): string {
 
 /** WebVTT: the "WEBVTT" header, then "HH:MM:SS.mmm --> HH:MM:SS.mmm" cues separated by blank lines. */
 export function toVtt(words: readonly SubtitleWord[], opts: SubtitleOptions = {}): string {
-  const cues = subtitleCues(words, opts).map((c) => `${formatSubtitleTime(c.start, '.')} --> ${formatSubtitleTime(c.end, '.')}\n${c.lines.map(escapeVtt).join('\n')}\n\n`);
+  const cues = subtitleCues(words, opts).map(
+    (c) => `${formatSubtitleTime(c.start, '.')} --> ${formatSubtitleTime(c.end, '.')}\n${c.lines.map(escapeVtt).join('\n')}\n\n`,
+  );
   return `WEBVTT\n\n${cues.join('')}`;
 }

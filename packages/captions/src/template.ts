@@ -6,9 +6,7 @@ import { FontFamilySchema } from './fonts.ts';
 // so a client may send a partial template. Lengths are in em (multiples of the font size) and
 // sizes relative to the frame, so 720p and 4K look the same.
 
-export const ColorSchema = z
-  .string()
-  .regex(/^#(?:[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'a colour is #RRGGBB or #RRGGBBAA');
+export const ColorSchema = z.string().regex(/^#(?:[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'a colour is #RRGGBB or #RRGGBBAA');
 export type Color = z.infer<typeof ColorSchema>;
 
 const em = (max: number) => z.number().min(0).max(max);
@@ -207,10 +205,7 @@ export function deriveTemplate(base: TemplateInput, patch: unknown): Template {
  * The effective template of a job: `style` deep-merged over `base` and validated by the template
  * schema. Returns the issues instead of throwing, with paths relative to the style.
  */
-export function applyStyle(
-  base: TemplateInput,
-  style: unknown,
-): { ok: true; template: Template } | { ok: false; issues: z.core.$ZodIssue[] } {
+export function applyStyle(base: TemplateInput, style: unknown): { ok: true; template: Template } | { ok: false; issues: z.core.$ZodIssue[] } {
   const own = StyleSchema.safeParse(style ?? {});
   if (!own.success) return { ok: false, issues: own.error.issues };
   const merged = TemplateSchema.safeParse(deepMerge(base, style ?? {}));

@@ -40,23 +40,40 @@ function lay(words: Word[], template: Template, width = 1080, height = 1920): Ca
 
 /** Pages as text: lines joined by ' / ', pages by ' || '. */
 function pagesText(l: CaptionLayout): string {
-  return l.pages.map((p) => p.lines.map((line) => line.units.map((u) => l.units[u]!.text).join(l.units[line.units[1] ?? 0]?.spaceBefore === false ? '' : ' ')).join(' / ')).join(' || ');
+  return l.pages
+    .map((p) => p.lines.map((line) => line.units.map((u) => l.units[u]!.text).join(l.units[line.units[1] ?? 0]?.spaceBefore === false ? '' : ' ')).join(' / '))
+    .join(' || ');
 }
 
 const STORY =
   'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
-    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
-    'his cloak off should be considered stronger than the other.';
+  'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+  'his cloak off should be considered stronger than the other.';
 
 describe('pages and lines', () => {
   it.each([
-    ['fills lines up to the word limit, leaving no orphan word', { layout: { maxWordsPerLine: 3, maxLines: 2, maxCharsPerLine: 40 } }, 'one two three four five six seven', 'one two three / four five || six seven'],
+    [
+      'fills lines up to the word limit, leaving no orphan word',
+      { layout: { maxWordsPerLine: 3, maxLines: 2, maxCharsPerLine: 40 } },
+      'one two three four five six seven',
+      'one two three / four five || six seven',
+    ],
     ['one word per page', { layout: { maxWordsPerLine: 1, maxLines: 1 } }, 'alpha beta gamma', 'alpha || beta || gamma'],
     ['a sentence end starts a new page', {}, 'Go now. Then stop here please', 'Go now. || Then stop here please'],
     ['sentence breaks can be turned off', { timing: { breakOnSentence: false } }, 'Go now. Then stop', 'Go now. Then stop'],
     ['a long pause starts a new page', {}, 'before the | pause after', 'before the || pause after'],
-    ['a comma in the second half ends the page early', { layout: { maxWordsPerLine: 3, maxLines: 1, maxCharsPerLine: 40 } }, 'yes indeed, we can do it', 'yes indeed, || we can || do it'],
-    ['no line ends on an article when it can be avoided', { layout: { maxWordsPerLine: 3, maxLines: 1, maxCharsPerLine: 40 } }, 'wind and the sun', 'wind || and the sun'],
+    [
+      'a comma in the second half ends the page early',
+      { layout: { maxWordsPerLine: 3, maxLines: 1, maxCharsPerLine: 40 } },
+      'yes indeed, we can do it',
+      'yes indeed, || we can || do it',
+    ],
+    [
+      'no line ends on an article when it can be avoided',
+      { layout: { maxWordsPerLine: 3, maxLines: 1, maxCharsPerLine: 40 } },
+      'wind and the sun',
+      'wind || and the sun',
+    ],
     ['question marks kept', { text: { punctuation: 'strip' } }, 'really? yes, sure.', 'really? || yes sure'],
     ['upper case', { text: { case: 'upper' } }, 'hello there', 'HELLO THERE'],
   ] as const)('%s', (_name, patch, text, expected) => {

@@ -114,7 +114,12 @@ describe('keywords', () => {
   });
 
   it('keyword emphasis never pushes words out of the safe area', () => {
-    const t = parseTemplate({ ...base, font: { size: 10 }, keywords: ['pricing', 'plans', 'start', 'simple', 'really'], emphasis: { scale: 1.6, rule: 'listed' } });
+    const t = parseTemplate({
+      ...base,
+      font: { size: 10 },
+      keywords: ['pricing', 'plans', 'start', 'simple', 'really'],
+      emphasis: { scale: 1.6, rule: 'listed' },
+    });
     const l = layoutCaptions({ words, template: t, width: 1080, height: 1920, measurer });
     const safe = safeArea(1080, 1920);
     for (const u of l.units) {

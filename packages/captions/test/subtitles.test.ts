@@ -7,8 +7,7 @@ function words(text: string, o: { start?: number; step?: number; len?: number } 
   return text.split(' ').map((t, i) => ({ text: t, start: (o.start ?? 0) + i * step, end: (o.start ?? 0) + i * step + (o.len ?? 0.25) }));
 }
 
-const LONG =
-  'the quick brown fox jumps over the lazy dog while seven wizards quietly judge the boxing match from a very tall wooden tower near the river bank';
+const LONG = 'the quick brown fox jumps over the lazy dog while seven wizards quietly judge the boxing match from a very tall wooden tower near the river bank';
 
 describe('subtitleCues', () => {
   it('keeps every line within 42 columns and every cue within 2 lines, losing no word and keeping their order', () => {
@@ -51,7 +50,10 @@ describe('subtitleCues', () => {
     // 60 one-character Chinese words: no spaces between them, 21 to a line.
     const han = '我们今天讨论字幕的显示宽度问题每个汉字占两个字符的位置所以一行最多二十一个汉字这句话一共有六十个汉字用来测试分行是否正确处理宽字符的情况好';
     const chars = [...han].slice(0, 60);
-    const cues = subtitleCues(chars.map((t, i) => ({ text: t, start: i * 0.1, end: i * 0.1 + 0.08 })), { maxCueSeconds: 60 });
+    const cues = subtitleCues(
+      chars.map((t, i) => ({ text: t, start: i * 0.1, end: i * 0.1 + 0.08 })),
+      { maxCueSeconds: 60 },
+    );
     for (const c of cues) for (const l of c.lines) expect(displayWidth(l), l).toBeLessThanOrEqual(42);
     expect(cues[0]!.lines[0]).not.toContain(' ');
     expect(displayWidth(cues[0]!.lines[0]!)).toBeGreaterThan(36);

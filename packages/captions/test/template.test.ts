@@ -39,7 +39,10 @@ describe('TemplateSchema', () => {
     const r = TemplateSchema.safeParse({ id: 'a', name: 'A', ...patch });
     expect(r.success).toBe(false);
     const paths = r.error!.issues.map((i) => [...i.path, ...('keys' in i ? i.keys : [])].join('.'));
-    expect(paths.some((p) => p.startsWith(path.join('.'))), paths.join()).toBe(true);
+    expect(
+      paths.some((p) => p.startsWith(path.join('.'))),
+      paths.join(),
+    ).toBe(true);
   });
 
   it.each([

@@ -59,7 +59,9 @@ export const LeasedJobSchema = z.strictObject({
   /** Largest source the agent downloads (the plan's upload limit). */
   maxSourceBytes: z.number().int().positive(),
   /** Words given at creation: the agent skips speech recognition and burns exactly these. */
-  transcript: z.strictObject({ language: z.string().length(2).nullable(), words: z.array(z.strictObject({ text: z.string(), start: z.number(), end: z.number() })) }).nullable(),
+  transcript: z
+    .strictObject({ language: z.string().length(2).nullable(), words: z.array(z.strictObject({ text: z.string(), start: z.number(), end: z.number() })) })
+    .nullable(),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -94,7 +96,9 @@ export const AgentTranscribedInputSchema = z.strictObject({
   ...leaseRef,
   language: z.string().length(2),
   languageProbability: z.number().min(0).max(1).nullable(),
-  words: z.array(z.strictObject({ text: z.string().min(1).max(1024), start: z.number().nonnegative(), end: z.number().nonnegative() })).max(TRANSCRIPT_MAX_WORDS),
+  words: z
+    .array(z.strictObject({ text: z.string().min(1).max(1024), start: z.number().nonnegative(), end: z.number().nonnegative() }))
+    .max(TRANSCRIPT_MAX_WORDS),
 });
 export const AgentFailInputSchema = z.strictObject({
   ...leaseRef,

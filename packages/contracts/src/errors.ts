@@ -57,7 +57,9 @@ export class ApiError extends Error {
 }
 
 /** zod issues -> a compact `details` list: [{ path: 'a.b', message }]. */
-export function issuesToDetails(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[]): { path: string; message: string }[] {
+export function issuesToDetails(
+  issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[],
+): { path: string; message: string }[] {
   return issues.flatMap((i) =>
     // An unknown key is reported at its own path, so a client sees which field to remove.
     i.code === 'unrecognized_keys' && i.keys

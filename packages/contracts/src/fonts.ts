@@ -20,7 +20,11 @@ export function fontContentTypeForFileName(fileName: string): string | null {
 }
 
 export const CreateFontRequestSchema = z.strictObject({
-  fileName: z.string().min(1).max(255).refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'a plain file name, without path separators or control characters'),
+  fileName: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'a plain file name, without path separators or control characters'),
   sizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
 });
 export type CreateFontRequest = z.infer<typeof CreateFontRequestSchema>;

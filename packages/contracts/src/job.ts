@@ -65,7 +65,8 @@ export const MAX_REQUESTED_ASPECT = 4;
 export const RequestedResolutionSchema = ResolutionSchema.superRefine((r, ctx) => {
   for (const side of ['width', 'height'] as const) {
     if (r[side] < MIN_REQUESTED_SIDE) ctx.addIssue({ code: 'custom', path: [side], message: `at least ${MIN_REQUESTED_SIDE} pixels` });
-    else if (r[side] % 2 !== 0) ctx.addIssue({ code: 'custom', path: [side], message: `an even number of pixels (the encoders need even sizes), e.g. ${r[side] - 1}` });
+    else if (r[side] % 2 !== 0)
+      ctx.addIssue({ code: 'custom', path: [side], message: `an even number of pixels (the encoders need even sizes), e.g. ${r[side] - 1}` });
   }
   if (Math.max(r.width, r.height) > MAX_REQUESTED_ASPECT * Math.min(r.width, r.height)) {
     ctx.addIssue({ code: 'custom', path: [], message: `an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1` });
@@ -77,10 +78,16 @@ export const LanguageSchema = z
   .string()
   .regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"')
   .transform((s) => s.toLowerCase())
-  .refine((code) => Object.hasOwn(WHISPER_LANGUAGES, code), { message: 'a language the speech recognizer knows (ISO 639-1, e.g. "en", "de", "ja"); omit it to detect the language' });
+  .refine((code) => Object.hasOwn(WHISPER_LANGUAGES, code), {
+    message: 'a language the speech recognizer knows (ISO 639-1, e.g. "en", "de", "ja"); omit it to detect the language',
+  });
 
 /** Template ids: built-ins are kebab-case words; custom ones are `tpl_` + 24 base62 chars. */
-export const TemplateIdSchema = z.string().min(1).max(64).regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "-" and "_" only');
+export const TemplateIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "-" and "_" only');
 
 const isoTimestamp = z.iso.datetime({ offset: true });
 
@@ -112,11 +119,14 @@ export const CreateJobRequestSchema = z
     format: FormatSchema.default('mp4'),
     quality: QualitySchema.default('high'),
     resolution: RequestedResolutionSchema.optional().meta({
-      description: `Output size in pixels: even numbers, at least ${MIN_REQUESTED_SIDE} per side, an aspect ratio of at ` +
+      description:
+        `Output size in pixels: even numbers, at least ${MIN_REQUESTED_SIDE} per side, an aspect ratio of at ` +
         `most ${MAX_REQUESTED_ASPECT}:1, within the plan's frame budget (422 limit_exceeded over it).`,
     }),
     language: LanguageSchema.optional().meta({
-      description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES).filter((c) => c.length === 2).join(', ')}. Omit it to detect the language.`,
+      description: `2-letter code of the spoken language, one the speech recognizer knows: ${Object.keys(WHISPER_LANGUAGES)
+        .filter((c) => c.length === 2)
+        .join(', ')}. Omit it to detect the language.`,
     }),
     webhookUrl: z.string().min(1).max(2048).optional(),
     /**
@@ -130,10 +140,10 @@ export const CreateJobRequestSchema = z
     transcript: TranscriptInputSchema.optional().meta({
       description:
         'Words to burn instead of recognizing speech, e.g. the export of GET ' +
-          '/v1/automation-jobs/{id}/transcript with a word fixed. Up to 20,000 words; each text 1..64 ' +
-          'characters on one line; start and end in seconds, starts ascending (equal allowed), end > start. ' +
-          'The job still passes through phase transcribing. A word ending after the source does fails the job ' +
-          'after ingest with failureCode transcript-out-of-range (not retryable).',
+        '/v1/automation-jobs/{id}/transcript with a word fixed. Up to 20,000 words; each text 1..64 ' +
+        'characters on one line; start and end in seconds, starts ascending (equal allowed), end > start. ' +
+        'The job still passes through phase transcribing. A word ending after the source does fails the job ' +
+        'after ingest with failureCode transcript-out-of-range (not retryable).',
     }),
   })
   .superRefine((body, ctx) => {

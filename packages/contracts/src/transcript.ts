@@ -19,7 +19,10 @@ const wordText = z
   // eslint-disable-next-line no-control-regex
   .refine((s) => !/[\u0000-\u001f\u007f\u2028\u2029]/.test(s), 'text must be one line without control characters');
 
-const seconds = z.number().nonnegative().max(24 * 3600);
+const seconds = z
+  .number()
+  .nonnegative()
+  .max(24 * 3600);
 
 /** One word of a transcript, in seconds from the start of the source. */
 export const TranscriptWordSchema = z.strictObject({ text: wordText, start: seconds, end: seconds });
@@ -36,7 +39,11 @@ function checkOrder(words: readonly TranscriptWord[], ctx: z.RefinementCtx, limi
     }
     const prev = words[i - 1];
     if (prev && w.start < prev.start) {
-      ctx.addIssue({ code: 'custom', path: ['words', i, 'start'], message: `starts must be in ascending order: ${w.start} is before the previous word's ${prev.start}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['words', i, 'start'],
+        message: `starts must be in ascending order: ${w.start} is before the previous word's ${prev.start}`,
+      });
       reported++;
     }
   }

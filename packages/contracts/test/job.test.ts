@@ -24,7 +24,11 @@ describe('CreateJobRequestSchema', () => {
   });
 
   it('refuses unknown fields instead of ignoring them (a misspelt option is not silently dropped)', () => {
-    expect(issues({ ...base, webhookURL: 'https://h.example.com' }).map((i) => i.message).join()).toMatch(/webhookURL/);
+    expect(
+      issues({ ...base, webhookURL: 'https://h.example.com' })
+        .map((i) => i.message)
+        .join(),
+    ).toMatch(/webhookURL/);
   });
 
   it('mov exists only as an overlay, and an overlay cannot be mp4', () => {

@@ -39,10 +39,16 @@ export type CopyCounts = Record<(typeof COPIED_TABLES)[number], number>;
 export async function copyDatabase(from: Db, to: Db, onTable?: (table: string, rows: number) => void): Promise<CopyCounts> {
   if (dialectOf(from) !== 'sqlite' || dialectOf(to) !== 'postgres') throw new Error('copyDatabase copies a SQLite database into a PostgreSQL one');
   const present = (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(from)).rows.map((r) => r.name);
-  const unknown = present.filter((t) => !t.startsWith('sqlite_') && !t.startsWith('kysely_') && !(COPIED_TABLES as readonly string[]).includes(t) && !SKIPPED_TABLES.includes(t));
-  if (unknown.length > 0) throw new Error(`the SQLite database has tables this version does not know how to copy: ${unknown.join(', ')}; use the captionfarm version that wrote it`);
+  const unknown = present.filter(
+    (t) => !t.startsWith('sqlite_') && !t.startsWith('kysely_') && !(COPIED_TABLES as readonly string[]).includes(t) && !SKIPPED_TABLES.includes(t),
+  );
+  if (unknown.length > 0)
+    throw new Error(`the SQLite database has tables this version does not know how to copy: ${unknown.join(', ')}; use the captionfarm version that wrote it`);
   for (const table of ['accounts', 'jobs'] as const) {
-    const { n } = await to.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await to
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     if (Number(n) > 0) throw new Error(`the PostgreSQL database is not empty (${table} has ${n} rows): migrate into a new database`);
   }
   const counts = {} as CopyCounts;
@@ -54,7 +60,10 @@ export async function copyDatabase(from: Db, to: Db, onTable?: (table: string, r
           // rowid: every table here is an ordinary rowid table, so pages neither skip nor repeat.
           const rows = (await sql<Record<string, unknown>>`select * from ${sql.table(table)} order by rowid limit ${BATCH} offset ${offset}`.execute(src)).rows;
           if (rows.length === 0) break;
-          await dst.insertInto(table).values(rows as never).execute();
+          await dst
+            .insertInto(table)
+            .values(rows as never)
+            .execute();
           copied += rows.length;
           if (rows.length < BATCH) break;
         }
@@ -62,9 +71,14 @@ export async function copyDatabase(from: Db, to: Db, onTable?: (table: string, r
         onTable?.(table, copied);
       }
       // Generated ids (identity columns) go on after the largest copied one.
-      const identities = await sql<{ table_name: string; column_name: string }>`select table_name, column_name from information_schema.columns where table_schema = current_schema() and is_identity = 'YES'`.execute(dst);
+      const identities = await sql<{
+        table_name: string;
+        column_name: string;
+      }>`select table_name, column_name from information_schema.columns where table_schema = current_schema() and is_identity = 'YES'`.execute(dst);
       for (const { table_name, column_name } of identities.rows) {
-        await sql`select setval(pg_get_serial_sequence(${table_name}, ${column_name}), coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0) + 1, false)`.execute(dst);
+        await sql`select setval(pg_get_serial_sequence(${table_name}, ${column_name}), coalesce((select max(${sql.ref(column_name)}) from ${sql.table(table_name)}), 0) + 1, false)`.execute(
+          dst,
+        );
       }
     });
   });

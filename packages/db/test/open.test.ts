@@ -24,7 +24,13 @@ afterAll(async () => {
 });
 
 const applied = async (db: Db) =>
-  (await db.selectFrom('kysely_migration' as never).select('name' as never).orderBy('name' as never).execute()).map((r) => (r as { name: string }).name);
+  (
+    await db
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .orderBy('name' as never)
+      .execute()
+  ).map((r) => (r as { name: string }).name);
 
 describe('openDatabase', () => {
   it('migrates a new database to the latest schema, in name order; opening it again applies nothing and keeps its rows', async () => {
@@ -38,7 +44,15 @@ describe('openDatabase', () => {
     const id = randomUUID();
     await db
       .insertInto('accounts')
-      .values({ id, name: 'kept', plan: 'pro', webhook_secret: 'whsec_test', webhook_secret_prev: null, webhook_secret_prev_expires_at: null, created_at: new Date().toISOString() })
+      .values({
+        id,
+        name: 'kept',
+        plan: 'pro',
+        webhook_secret: 'whsec_test',
+        webhook_secret_prev: null,
+        webhook_secret_prev_expires_at: null,
+        created_at: new Date().toISOString(),
+      })
       .execute();
     await db.destroy();
 
@@ -61,7 +75,9 @@ describe('openDatabase', () => {
     await expect(openDatabase({ path: file })).rejects.toThrow(/^database migration 0001-initial failed: .*accounts/);
     const after = new SQLite(file);
     try {
-      const tables = after.prepare(`select name from sqlite_master where type = 'table' and name not like 'kysely_%' order by name`).all() as { name: string }[];
+      const tables = after.prepare(`select name from sqlite_master where type = 'table' and name not like 'kysely_%' order by name`).all() as {
+        name: string;
+      }[];
       expect(tables.map((t) => t.name)).toEqual(['accounts']);
     } finally {
       after.close();

@@ -11,7 +11,20 @@ export type { Logger };
 export type LogLevel = 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /** Field names whose values are never logged, at the top level or one object down. */
-const SECRET_KEYS = ['token', 'key', 'apiKey', 'secret', 'password', 'authorization', 'cookie', 'signature', 'secretAccessKey', 'adminToken', 'uploadUrl', 'downloadUrl'];
+const SECRET_KEYS = [
+  'token',
+  'key',
+  'apiKey',
+  'secret',
+  'password',
+  'authorization',
+  'cookie',
+  'signature',
+  'secretAccessKey',
+  'adminToken',
+  'uploadUrl',
+  'downloadUrl',
+];
 export const REDACT_PATHS = [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`), 'req.headers.authorization', 'req.headers.cookie'];
 
 const PATTERNS: [RegExp, string][] = [

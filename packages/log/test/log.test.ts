@@ -24,9 +24,13 @@ describe('createLogger', () => {
   it('censors secret-named fields and scrubs secrets out of messages and string fields', () => {
     const { lines, logger } = capture();
     const url = 'https://store.example/b/outputs/x.mp4?X-Amz-Credential=AKIA%2F&X-Amz-Signature=abcdef0123456789';
-    logger.info({ token: 'cf_agent_abcdefghijklmnop', headers: { authorization: 'Bearer cf_live_QQQQQQQQQQ' }, detail: { uploadUrl: url }, note: `PUT ${url} failed` }, `could not reach ${url} with whsec_c2VjcmV0c2VjcmV0 and cf_admin_ZZZZZZZZZZZZ`);
+    logger.info(
+      { token: 'cf_agent_abcdefghijklmnop', headers: { authorization: 'Bearer cf_live_QQQQQQQQQQ' }, detail: { uploadUrl: url }, note: `PUT ${url} failed` },
+      `could not reach ${url} with whsec_c2VjcmV0c2VjcmV0 and cf_admin_ZZZZZZZZZZZZ`,
+    );
     const text = lines.join('\n');
-    for (const s of ['cf_agent_abcdefghijklmnop', 'cf_live_QQQQQQQQQQ', 'abcdef0123456789', 'AKIA', 'whsec_c2VjcmV0c2VjcmV0', 'cf_admin_ZZZZZZZZZZZZ']) expect(text).not.toContain(s);
+    for (const s of ['cf_agent_abcdefghijklmnop', 'cf_live_QQQQQQQQQQ', 'abcdef0123456789', 'AKIA', 'whsec_c2VjcmV0c2VjcmV0', 'cf_admin_ZZZZZZZZZZZZ'])
+      expect(text).not.toContain(s);
     const line = JSON.parse(lines[0]!);
     expect(line.token).toBe('[redacted]');
     expect(line.headers.authorization).toBe('[redacted]');

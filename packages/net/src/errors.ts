@@ -51,12 +51,7 @@ function findInCauseChain<T>(err: unknown, pick: (e: unknown) => e is T): T | un
   return undefined;
 }
 
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'ETIMEDOUT',
-]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME']);
 
 /** Maps anything thrown by undici/node during a request to a SafeFetchError. */
@@ -65,8 +60,7 @@ export function toSafeFetchError(err: unknown): SafeFetchError {
   if (own) return own;
   const withCode = findInCauseChain(
     err,
-    (e): e is { code: string; message?: string } =>
-      typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string',
+    (e): e is { code: string; message?: string } => typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string',
   );
   const code = withCode?.code;
   const detail = withCode?.message ?? (err instanceof Error ? err.message : String(err));

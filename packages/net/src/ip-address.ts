@@ -160,19 +160,14 @@ const V6 = {
 function checkV4(address: string, value: number): AddressCheck {
   for (const [base, prefix, range] of V4_BLOCKED) {
     const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-    if (((value & mask) >>> 0) === base) {
+    if ((value & mask) >>> 0 === base) {
       return { ok: false, address, range, reason: `${address} is ${RANGE_WORDS[range]}` };
     }
   }
   return { ok: true, address, family: 4 };
 }
 
-function embedded(
-  address: string,
-  inner: number,
-  via: 'ipv4-mapped' | 'ipv4-compatible' | 'nat64' | '6to4',
-  publicInnerAllowed: boolean,
-): AddressCheck {
+function embedded(address: string, inner: number, via: 'ipv4-mapped' | 'ipv4-compatible' | 'nat64' | '6to4', publicInnerAllowed: boolean): AddressCheck {
   const innerText = formatIPv4(inner);
   const result = checkV4(innerText, inner);
   if (!result.ok) {

@@ -64,11 +64,7 @@ const DEFAULTS = {
   defaultMaxBytes: 10 * 1024 * 1024,
 };
 
-type NodeLookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | DnsLookupAddress[],
-  family?: number,
-) => void;
+type NodeLookupCallback = (err: NodeJS.ErrnoException | null, address: string | DnsLookupAddress[], family?: number) => void;
 
 /**
  * The `lookup` undici hands to net/tls.connect. The address checked here is the address the
@@ -107,10 +103,7 @@ export function createGuardedLookup(lookup: LookupFn, policy: AddressPolicy) {
  * `lookup` for IP literals, so the literal is judged here; and, defence in depth, the socket's
  * remote address is judged after connecting, whatever path led there.
  */
-export function guardConnector(
-  base: buildConnector.connector,
-  policy: AddressPolicy,
-): buildConnector.connector {
+export function guardConnector(base: buildConnector.connector, policy: AddressPolicy): buildConnector.connector {
   return (opts, callback) => {
     if (isIpLiteral(opts.hostname)) {
       const literal = checkAddressWithPolicy(opts.hostname, policy);
@@ -128,10 +121,7 @@ export function guardConnector(
       const check = remote === undefined ? checkAddress('') : checkAddressWithPolicy(remote, policy);
       if (!check.ok) {
         socket.destroy();
-        callback(
-          new SafeFetchError('blocked_address', `Connected to ${check.reason}; refused.`),
-          null,
-        );
+        callback(new SafeFetchError('blocked_address', `Connected to ${check.reason}; refused.`), null);
         return;
       }
       callback(null, socket);
@@ -152,10 +142,9 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   });
   if (policy.allowLoopbackForTests && !warnedTestMode) {
     warnedTestMode = true;
-    process.emitWarning(
-      'safeFetch: allowLoopbackForTests is enabled; loopback receivers are reachable. Never enable this outside tests.',
-      { code: 'CAPTIONFARM_SAFEFETCH_TEST_MODE' },
-    );
+    process.emitWarning('safeFetch: allowLoopbackForTests is enabled; loopback receivers are reachable. Never enable this outside tests.', {
+      code: 'CAPTIONFARM_SAFEFETCH_TEST_MODE',
+    });
   }
   const lookup = options.lookup ?? defaultLookup;
   const cfg = { ...DEFAULTS, ...definedOnly(options) };
@@ -216,8 +205,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       throw mapError(err);
     }
 
-    const tooLarge = (): SafeFetchError =>
-      new SafeFetchError('too_large', `The response body exceeds the ${maxBytes}-byte limit.`);
+    const tooLarge = (): SafeFetchError => new SafeFetchError('too_large', `The response body exceeds the ${maxBytes}-byte limit.`);
     const declared = res.headers.get('content-length');
     if (declared !== null && Number(declared) > maxBytes) {
       const err = tooLarge();

@@ -113,11 +113,7 @@ export function validatePublicHttpsUrlSyntax(input: string | URL, policy: Addres
  * Judges every address of a lookup. All must be public: a name with one private address among
  * public ones is refused (the connection could land on any of them).
  */
-export function checkResolvedAddresses(
-  hostname: string,
-  addresses: readonly LookupAddress[],
-  policy: AddressPolicy,
-): SafeFetchError | null {
+export function checkResolvedAddresses(hostname: string, addresses: readonly LookupAddress[], policy: AddressPolicy): SafeFetchError | null {
   if (addresses.length === 0) {
     return new SafeFetchError('dns_failed', `${hostname} has no addresses.`);
   }
@@ -126,10 +122,7 @@ export function checkResolvedAddresses(
     if (!result.ok) {
       // The address itself is never echoed: a client must not learn what internal names resolve
       // to (an internal-DNS oracle); operators see it in the logs of the fetch, not in the API.
-      return new SafeFetchError(
-        'blocked_address',
-        `${hostname} resolves to a non-public address; use a host whose addresses are all public.`,
-      );
+      return new SafeFetchError('blocked_address', `${hostname} resolves to a non-public address; use a host whose addresses are all public.`);
     }
   }
   return null;
@@ -145,10 +138,7 @@ export interface ValidateUrlOptions extends AddressPolicy {
 async function withTimeout<T>(promise: Promise<T>, ms: number, hostname: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SafeFetchError('dns_failed', `Resolving ${hostname} took longer than ${ms} ms.`)),
-      ms,
-    );
+    timer = setTimeout(() => reject(new SafeFetchError('dns_failed', `Resolving ${hostname} took longer than ${ms} ms.`)), ms);
     timer.unref();
   });
   try {
@@ -164,10 +154,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, hostname: string)
  * API error message. This is advisory for the time of the request: DNS can change, so
  * safeFetch checks again, on the address it actually connects to.
  */
-export async function validatePublicHttpsUrl(
-  input: string | URL,
-  options: ValidateUrlOptions = {},
-): Promise<UrlCheck> {
+export async function validatePublicHttpsUrl(input: string | URL, options: ValidateUrlOptions = {}): Promise<UrlCheck> {
   const policy: AddressPolicy = { allowLoopbackForTests: options.allowLoopbackForTests === true };
   const syntax = validatePublicHttpsUrlSyntax(input, policy);
   if (!syntax.ok || syntax.addresses.length > 0) return syntax;
@@ -182,10 +169,7 @@ export async function validatePublicHttpsUrl(
   } catch (err) {
     if (err instanceof SafeFetchError) return fail(err.code, err.message);
     const code = (err as { code?: unknown }).code;
-    return fail(
-      'dns_failed',
-      `${hostname} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; check the host name.`,
-    );
+    return fail('dns_failed', `${hostname} does not resolve${typeof code === 'string' ? ` (${code})` : ''}; check the host name.`);
   }
   const problem = checkResolvedAddresses(hostname, addresses, policy);
   if (problem) return fail(problem.code, problem.message);

@@ -53,7 +53,14 @@ describe('guardConnector', () => {
 
   it('passes a socket connected to a public address, and loopback only in test mode', async () => {
     const pub = fakeSocket('93.184.216.34');
-    expect((await run(guardConnector((_o, cb) => cb(null, pub), {}), 'public.example.com')).socket).toBe(pub);
+    expect(
+      (
+        await run(
+          guardConnector((_o, cb) => cb(null, pub), {}),
+          'public.example.com',
+        )
+      ).socket,
+    ).toBe(pub);
     const loop = fakeSocket('127.0.0.1');
     const testMode = guardConnector((_o, cb) => cb(null, loop), { allowLoopbackForTests: true });
     expect((await run(testMode, 'receiver.test')).socket).toBe(loop);
@@ -72,8 +79,7 @@ describe('createGuardedLookup', () => {
     lookup: ReturnType<typeof createGuardedLookup>,
     host: string,
     options: Parameters<ReturnType<typeof createGuardedLookup>>[1],
-  ): Promise<Answer> =>
-    new Promise((resolve) => lookup(host, options, (err, address, family) => resolve({ err, address, family })));
+  ): Promise<Answer> => new Promise((resolve) => lookup(host, options, (err, address, family) => resolve({ err, address, family })));
 
   it('answers all:true calls (autoSelectFamily) with every checked address', async () => {
     const lookup = createGuardedLookup(createFakeLookup(), {});
@@ -84,7 +90,12 @@ describe('createGuardedLookup', () => {
 
   it('answers single-address calls and honours the family', async () => {
     const lookup = createGuardedLookup(
-      createFakeLookup({ 'dual.example.com': [{ address: '2606:4700::1', family: 6 }, { address: '1.1.1.1', family: 4 }] }),
+      createFakeLookup({
+        'dual.example.com': [
+          { address: '2606:4700::1', family: 6 },
+          { address: '1.1.1.1', family: 4 },
+        ],
+      }),
       {},
     );
     expect(await call(lookup, 'dual.example.com', {})).toMatchObject({ err: null, address: '2606:4700::1', family: 6 });
@@ -95,7 +106,12 @@ describe('createGuardedLookup', () => {
 
   it('refuses the whole answer when any address is non-public, even of the other family', async () => {
     const lookup = createGuardedLookup(
-      createFakeLookup({ 'sneaky.example.com': [{ address: '1.1.1.1', family: 4 }, { address: '::1', family: 6 }] }),
+      createFakeLookup({
+        'sneaky.example.com': [
+          { address: '1.1.1.1', family: 4 },
+          { address: '::1', family: 6 },
+        ],
+      }),
       {},
     );
     const answer = await call(lookup, 'sneaky.example.com', { family: 4 });

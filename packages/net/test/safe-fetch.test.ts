@@ -191,9 +191,7 @@ describe('safeFetch against a real HTTPS receiver (test setting ON)', () => {
     receiver.setHandler(() => undefined);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const err = await rejection(
-      testFetch(`https://${TEST_HOSTNAME}:${receiver.port}/hang`, { signal: controller.signal, timeoutMs: 10_000 }),
-    );
+    const err = await rejection(testFetch(`https://${TEST_HOSTNAME}:${receiver.port}/hang`, { signal: controller.signal, timeoutMs: 10_000 }));
     expect(err.code).toBe('aborted');
     expect((await rejection(testFetch(`https://${TEST_HOSTNAME}:${receiver.port}/`, { signal: AbortSignal.abort() }))).code).toBe('aborted');
   });
@@ -253,9 +251,7 @@ describe('safeFetch SSRF defences (test setting OFF)', () => {
     const rebinding = async (_hostname: string) => {
       answers += 1;
       // First answer (creation-time check) public, every later one loopback.
-      return answers === 1
-        ? [{ address: '93.184.216.34', family: 4 as const }]
-        : [{ address: '127.0.0.1', family: 4 as const }];
+      return answers === 1 ? [{ address: '93.184.216.34', family: 4 as const }] : [{ address: '127.0.0.1', family: 4 as const }];
     };
     const f = createSafeFetch({ ca: certs.ca, lookup: rebinding });
     try {

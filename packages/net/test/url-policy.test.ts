@@ -80,13 +80,15 @@ describe('validatePublicHttpsUrl (with DNS)', () => {
       ok: false,
       code: 'blocked_address',
     });
-    await expect(
-      validatePublicHttpsUrl('https://receiver.test/', { lookup, allowLoopbackForTests: true }),
-    ).resolves.toMatchObject({ ok: true, addresses: ['127.0.0.1'] });
+    await expect(validatePublicHttpsUrl('https://receiver.test/', { lookup, allowLoopbackForTests: true })).resolves.toMatchObject({
+      ok: true,
+      addresses: ['127.0.0.1'],
+    });
     // The test setting never opens private ranges.
-    await expect(
-      validatePublicHttpsUrl('https://private.example.com/', { lookup, allowLoopbackForTests: true }),
-    ).resolves.toMatchObject({ ok: false, code: 'blocked_address' });
+    await expect(validatePublicHttpsUrl('https://private.example.com/', { lookup, allowLoopbackForTests: true })).resolves.toMatchObject({
+      ok: false,
+      code: 'blocked_address',
+    });
   });
 
   it('accepts names with only public addresses and reports them', async () => {
@@ -111,8 +113,9 @@ describe('validatePublicHttpsUrl (with DNS)', () => {
       code: 'dns_failed',
     });
     const hanging = (): Promise<never> => new Promise(() => undefined);
-    await expect(
-      validatePublicHttpsUrl('https://slow.example.com/', { lookup: hanging, dnsTimeoutMs: 50 }),
-    ).resolves.toMatchObject({ ok: false, code: 'dns_failed' });
+    await expect(validatePublicHttpsUrl('https://slow.example.com/', { lookup: hanging, dnsTimeoutMs: 50 })).resolves.toMatchObject({
+      ok: false,
+      code: 'dns_failed',
+    });
   });
 });

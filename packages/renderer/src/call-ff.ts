@@ -34,7 +34,12 @@ export function runFf(opts: FfRunOptions): FfRun {
   if (signal?.aborted) {
     return { input: undefined, done: Promise.reject(abortError(signal)) };
   }
-  const run = runProcess(ffmpegPaths()[opts.bin], { args: opts.args, signal, inputPipe: opts.inputPipe ?? false, ...(opts.onStdout ? { onStdout: opts.onStdout } : {}) });
+  const run = runProcess(ffmpegPaths()[opts.bin], {
+    args: opts.args,
+    signal,
+    inputPipe: opts.inputPipe ?? false,
+    ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
+  });
   const done = run.done.catch((err: unknown) => {
     throw signal?.aborted ? abortError(signal) : err;
   });

@@ -3,9 +3,19 @@ import { ffmpegPaths } from './ffmpeg-path.ts';
 
 /** Listing the encoder is not enough (Debian's ffmpeg lists h264_nvenc on machines without a GPU): a tiny trial encode decides. */
 const NVENC_TRIAL_ARGS: readonly string[] = [
-  '-hide_banner', '-nostdin', '-loglevel', 'error',
-  '-f', 'lavfi', '-i', 'color=c=black:s=256x256:r=30:d=0.2',
-  '-c:v', 'h264_nvenc', '-f', 'null', '-',
+  '-hide_banner',
+  '-nostdin',
+  '-loglevel',
+  'error',
+  '-f',
+  'lavfi',
+  '-i',
+  'color=c=black:s=256x256:r=30:d=0.2',
+  '-c:v',
+  'h264_nvenc',
+  '-f',
+  'null',
+  '-',
 ];
 
 /** NVENC, or why not: what `captionfarm agent --self-test` prints. */
@@ -47,7 +57,10 @@ async function detect(ffmpeg: string): Promise<NvencStatus> {
 
 /** ffmpeg's most telling line, with what it means for the usual cases. */
 function explain(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.replace(/^\[[^\]]*\]\s*/, '').trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.replace(/^\[[^\]]*\]\s*/, '').trim())
+    .filter(Boolean);
   const line = lines.find((l) => /OpenEncodeSessionEx|Cannot load|No capable devices|unsupported device|No NVENC/i.test(l)) ?? lines[0] ?? 'no message';
   if (/Cannot load (libcuda|libnvidia-encode)/i.test(line)) return `${line} (no NVIDIA driver here)`;
   if (/unsupported device|No capable devices/i.test(line)) return `${line} (this GPU has no NVENC encoder: A100, H100 and H200 have none)`;

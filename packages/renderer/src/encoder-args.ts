@@ -15,7 +15,13 @@ export const QUALITY_LEVELS: Record<'x264' | 'nvenc' | 'vp9', Record<Quality, nu
 };
 
 /** Video encoder arguments, shared by the render and the bench's plain re-encode so both encode alike. */
-export function videoEncoderArgs(opts: { format: OutputFormat; quality: Quality; encoder: VideoEncoder; threads?: number | undefined; overlay?: boolean }): string[] {
+export function videoEncoderArgs(opts: {
+  format: OutputFormat;
+  quality: Quality;
+  encoder: VideoEncoder;
+  threads?: number | undefined;
+  overlay?: boolean;
+}): string[] {
   const { format, quality, encoder } = opts;
   // x264 picks 1.5 x cores itself; an agent passes its plan (every core) so jobs at once share them knowingly.
   const threads = opts.threads ? ['-threads', String(opts.threads)] : [];
@@ -25,14 +31,63 @@ export function videoEncoderArgs(opts: { format: OutputFormat; quality: Quality;
   }
   if (format === 'webm' && opts.overlay) {
     // VP9 keeps alpha in a second stream; libvpx refuses alternate reference frames with it.
-    return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', String(QUALITY_LEVELS.vp9[quality]), '-b:v', '0', '-pix_fmt', 'yuva420p', '-auto-alt-ref', '0', ...threads];
+    return [
+      '-c:v',
+      'libvpx-vp9',
+      '-deadline',
+      'realtime',
+      '-cpu-used',
+      '8',
+      '-row-mt',
+      '1',
+      '-crf',
+      String(QUALITY_LEVELS.vp9[quality]),
+      '-b:v',
+      '0',
+      '-pix_fmt',
+      'yuva420p',
+      '-auto-alt-ref',
+      '0',
+      ...threads,
+    ];
   }
   if (format === 'webm') {
     // Realtime VP9: cpu-used 8 encoded 1080x1920 at 0.46 CPU-s per video second here, cpu-used 5 at 0.72.
-    return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-crf', String(QUALITY_LEVELS.vp9[quality]), '-b:v', '0', '-pix_fmt', 'yuv420p', ...threads];
+    return [
+      '-c:v',
+      'libvpx-vp9',
+      '-deadline',
+      'realtime',
+      '-cpu-used',
+      '8',
+      '-row-mt',
+      '1',
+      '-crf',
+      String(QUALITY_LEVELS.vp9[quality]),
+      '-b:v',
+      '0',
+      '-pix_fmt',
+      'yuv420p',
+      ...threads,
+    ];
   }
   if (encoder === 'nvenc') {
-    return ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', String(QUALITY_LEVELS.nvenc[quality]), '-b:v', '0', '-profile:v', 'high', '-pix_fmt', 'yuv420p'];
+    return [
+      '-c:v',
+      'h264_nvenc',
+      '-preset',
+      'p4',
+      '-rc',
+      'vbr',
+      '-cq',
+      String(QUALITY_LEVELS.nvenc[quality]),
+      '-b:v',
+      '0',
+      '-profile:v',
+      'high',
+      '-pix_fmt',
+      'yuv420p',
+    ];
   }
   return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(QUALITY_LEVELS.x264[quality]), '-profile:v', 'high', '-pix_fmt', 'yuv420p', ...threads];
 }

@@ -2,11 +2,7 @@
  * The renderer's one error type. `code` is a closed set that maps one-to-one onto the job
  * failure codes of the public spec, so the agent can fail a job with `error.code` as is.
  */
-export type RenderErrorCode =
-  | 'render-failed'
-  | 'output-larger-than-source'
-  | 'source-unreadable'
-  | 'ingest-failed';
+export type RenderErrorCode = 'render-failed' | 'output-larger-than-source' | 'source-unreadable' | 'ingest-failed';
 
 export class RenderError extends Error {
   override readonly name = 'RenderError';

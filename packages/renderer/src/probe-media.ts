@@ -66,7 +66,11 @@ export function parseProbeOutput(json: string, stderrTail = ''): MediaInfo {
   if (out.error) {
     const code = out.error.code ?? 0;
     if (NOT_MEDIA_ERRORS.has(code)) {
-      throw new RenderError('source-unreadable', `The file is not a readable media container (${out.error.string ?? code}); upload an mp4, mov, webm, mkv or avi video`, { stderrTail });
+      throw new RenderError(
+        'source-unreadable',
+        `The file is not a readable media container (${out.error.string ?? code}); upload an mp4, mov, webm, mkv or avi video`,
+        { stderrTail },
+      );
     }
     throw new RenderError('ingest-failed', `ffprobe could not open the file (${out.error.string ?? code}); retry the job`, { stderrTail });
   }
@@ -76,7 +80,11 @@ export function parseProbeOutput(json: string, stderrTail = ''): MediaInfo {
   const audio = streams.find((s) => s.codec_type === 'audio');
   const durationSeconds = positive(out.format?.duration) ?? positive(video?.duration) ?? null;
   if (!video?.width || !video.height || durationSeconds === null) {
-    throw new RenderError('source-unreadable', video ? 'The video has no duration or size (a still image?); upload a video file' : 'The file has no video stream; upload a video file', { stderrTail });
+    throw new RenderError(
+      'source-unreadable',
+      video ? 'The video has no duration or size (a still image?); upload a video file' : 'The file has no video stream; upload a video file',
+      { stderrTail },
+    );
   }
   const rotation = rotationOf(video);
   const turned = rotation % 180 !== 0;

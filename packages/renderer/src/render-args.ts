@@ -32,9 +32,11 @@ function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder'
     ...videoEncoderArgs(opts),
     ...audioEncoderArgs({ format: opts.format, sourceAudioCodec: opts.sourceAudioCodec }),
     // Keep the source's timestamps (variable frame rate stays variable); drop only exact duplicates.
-    '-fps_mode', 'vfr',
+    '-fps_mode',
+    'vfr',
     ...muxerArgs(opts.format),
-    '-y', toFileUrl(opts.output),
+    '-y',
+    toFileUrl(opts.output),
   ];
 }
 
@@ -48,17 +50,28 @@ export function renderArgs(opts: RenderArgsInput): string[] {
   if (opts.overlay) return overlayArgs(opts);
   const { band } = opts;
   const base = sizeFilters(opts.source, opts.out);
-  const graph = [
-    `[0:v:0]${base.length ? base.join(',') : 'null'}[base]`,
-    `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=yuv420:eof_action=repeat[v]`,
-  ].join(';');
+  const graph = [`[0:v:0]${base.length ? base.join(',') : 'null'}[base]`, `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=yuv420:eof_action=repeat[v]`].join(
+    ';',
+  );
   return [
     ...commonArgs(),
-    '-i', toFileUrl(opts.input),
+    '-i',
+    toFileUrl(opts.input),
     // Raw RGBA needs no probing: don't wait for 5 MB (2-3 frames) of the stream before starting.
-    '-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3',
-    '-filter_complex', graph,
-    '-map', '[v]', '-map', '0:a:0?',
+    '-probesize',
+    '32',
+    '-analyzeduration',
+    '0',
+    '-f',
+    'matroska',
+    '-i',
+    'pipe:3',
+    '-filter_complex',
+    graph,
+    '-map',
+    '[v]',
+    '-map',
+    '0:a:0?',
     ...outputArgs(opts),
   ];
 }
@@ -77,14 +90,27 @@ function overlayArgs(opts: RenderArgsInput): string[] {
   const graph = [`[0:v:0]${base.join(',')}[base]`, `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=${yuv}:eof_action=repeat[v]`].join(';');
   return [
     ...commonArgs(),
-    '-i', toFileUrl(opts.input),
-    '-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3',
-    '-filter_complex', graph,
-    '-map', '[v]', '-an',
+    '-i',
+    toFileUrl(opts.input),
+    '-probesize',
+    '32',
+    '-analyzeduration',
+    '0',
+    '-f',
+    'matroska',
+    '-i',
+    'pipe:3',
+    '-filter_complex',
+    graph,
+    '-map',
+    '[v]',
+    '-an',
     ...videoEncoderArgs({ ...opts, overlay: true }),
-    '-fps_mode', 'vfr',
+    '-fps_mode',
+    'vfr',
     ...muxerArgs(opts.format),
-    '-y', toFileUrl(opts.output),
+    '-y',
+    toFileUrl(opts.output),
   ];
 }
 
@@ -93,9 +119,13 @@ export function plainReencodeArgs(opts: Omit<RenderArgsInput, 'band'>): string[]
   const base = sizeFilters(opts.source, opts.out);
   return [
     ...commonArgs(),
-    '-i', toFileUrl(opts.input),
+    '-i',
+    toFileUrl(opts.input),
     ...(base.length ? ['-vf', base.join(',')] : []),
-    '-map', '0:v:0', '-map', '0:a:0?',
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0?',
     ...outputArgs(opts),
   ];
 }

@@ -103,8 +103,20 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
   const encoder: VideoEncoder = opts.format === 'mp4' && !overlay && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
-      opts, captions, onStdout: report,
-      args: { input: opts.input, format: opts.format, quality: opts.quality, encoder: enc, source, out, sourceAudioCodec: source.hasAudio ? source.audioCodec : null, threads: opts.threads, overlay },
+      opts,
+      captions,
+      onStdout: report,
+      args: {
+        input: opts.input,
+        format: opts.format,
+        quality: opts.quality,
+        encoder: enc,
+        source,
+        out,
+        sourceAudioCodec: source.hasAudio ? source.audioCodec : null,
+        threads: opts.threads,
+        overlay,
+      },
     });
   let used = encoder;
   try {
@@ -129,8 +141,12 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
 function checkBand(band: BandPainter['band'], out: Size): void {
   const ok =
     [band.x, band.y, band.width, band.height].every((n) => Number.isInteger(n) && n % 2 === 0) &&
-    band.width > 0 && band.height > 0 && band.x >= 0 && band.y >= 0 &&
-    band.x + band.width <= out.width && band.y + band.height <= out.height;
+    band.width > 0 &&
+    band.height > 0 &&
+    band.x >= 0 &&
+    band.y >= 0 &&
+    band.x + band.width <= out.width &&
+    band.y + band.height <= out.height;
   if (!ok) {
     throw new RenderError('render-failed', `Caption band ${JSON.stringify(band)} is not an even-aligned rectangle inside the ${out.width}x${out.height} frame`);
   }
@@ -176,7 +192,9 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
     const [result] = await Promise.all([run.done, feeding]);
     if (result.exitCode !== 0) {
       const full = await diskFull(dirname(partial));
-      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})${full ? `: ${full}` : ''}`, { stderrTail: result.stderrTail });
+      throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})${full ? `: ${full}` : ''}`, {
+        stderrTail: result.stderrTail,
+      });
     }
     await rename(partial, opts.output);
     ok = true;

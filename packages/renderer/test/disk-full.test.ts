@@ -30,10 +30,19 @@ afterAll(async () => {
 describe.skipIf(!mounted)('a render onto a full disk', () => {
   it('fails with render-failed saying the disk is full, and leaves no partial output', async () => {
     const input = await makeVideo(dir, 'noisy.mp4', { width: 640, height: 360, fps: 25, seconds: 3 });
-    const err = await renderVideo({ input, output: join(mountPoint, 'out.mp4'), painter: blockPainter({ width: 640, height: 360 }), format: 'mp4', quality: 'high', encoder: 'cpu' }).catch((e: unknown) => e);
+    const err = await renderVideo({
+      input,
+      output: join(mountPoint, 'out.mp4'),
+      painter: blockPainter({ width: 640, height: 360 }),
+      format: 'mp4',
+      quality: 'high',
+      encoder: 'cpu',
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RenderError);
     expect((err as RenderError).code).toBe('render-failed');
-    expect((err as RenderError).message.split('\n')[0]).toMatch(/^ffmpeg (failed \(exit \d+\)|finished but its output is not readable): the disk is full \(\d+ bytes free in .*\); free space on the agent and retry$/);
+    expect((err as RenderError).message.split('\n')[0]).toMatch(
+      /^ffmpeg (failed \(exit \d+\)|finished but its output is not readable): the disk is full \(\d+ bytes free in .*\); free space on the agent and retry$/,
+    );
     expect(readdirSync(mountPoint)).toEqual([]);
   });
 });

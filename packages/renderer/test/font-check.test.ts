@@ -60,7 +60,8 @@ describe('the hostile-font corpus', () => {
 
   it('is made of what the issue names', () => {
     const names = corpus.map((c) => c.name).join('\n');
-    for (const kind of ['truncated', 'unknown table', 'missing', '65535 glyphs', 'zip bomb', 'random mutation', 'OTF', 'CFF table is cut']) expect(names).toContain(kind);
+    for (const kind of ['truncated', 'unknown table', 'missing', '65535 glyphs', 'zip bomb', 'random mutation', 'OTF', 'CFF table is cut'])
+      expect(names).toContain(kind);
     expect(corpus.length).toBeGreaterThan(60);
   });
 
@@ -79,7 +80,14 @@ describe('the hostile-font corpus', () => {
       verdicts.push(`${c.name}: ${(err as Error).message} (${Date.now() - started} ms)`);
     }
     // The reasons are specific, not one catch-all.
-    const reasons = new Set(verdicts.map((v) => v.replace(/^.*?: /, '').replace(/ \(\d+ ms\)$/, '').replace(/\d+/g, 'N')));
+    const reasons = new Set(
+      verdicts.map((v) =>
+        v
+          .replace(/^.*?: /, '')
+          .replace(/ \(\d+ ms\)$/, '')
+          .replace(/\d+/g, 'N'),
+      ),
+    );
     expect(reasons.size).toBeGreaterThan(8);
     console.log(verdicts.join('\n'));
   }, 600_000);

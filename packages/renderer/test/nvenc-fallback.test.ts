@@ -45,7 +45,14 @@ describe('NVENC', () => {
   it("falls back to CPU under 'auto' when the NVENC session fails, with progress still only growing", async () => {
     const out = join(dir, 'auto.mp4');
     const progress: number[] = [];
-    const result = await renderVideo({ input, output: out, painter: blockPainter({ width: 160, height: 120 }), format: 'mp4', quality: 'medium', onProgress: (p) => progress.push(p) });
+    const result = await renderVideo({
+      input,
+      output: out,
+      painter: blockPainter({ width: 160, height: 120 }),
+      format: 'mp4',
+      quality: 'medium',
+      onProgress: (p) => progress.push(p),
+    });
     expect(result.encoder).toBe('cpu');
     const probe = await ffprobeJson(out);
     expect(probe.streams.map((s: any) => s.codec_name)).toEqual(['h264', 'aac']);
@@ -54,13 +61,26 @@ describe('NVENC', () => {
   });
 
   it("fails with render-failed and ffmpeg's reason when 'nvenc' is forced", async () => {
-    const err = await renderVideo({ input, output: join(dir, 'forced.mp4'), painter: blockPainter({ width: 160, height: 120 }), format: 'mp4', quality: 'medium', encoder: 'nvenc' }).catch((e: unknown) => e);
+    const err = await renderVideo({
+      input,
+      output: join(dir, 'forced.mp4'),
+      painter: blockPainter({ width: 160, height: 120 }),
+      format: 'mp4',
+      quality: 'medium',
+      encoder: 'nvenc',
+    }).catch((e: unknown) => e);
     expect((err as RenderError).code).toBe('render-failed');
     expect((err as RenderError).message).toContain('OpenEncodeSessionEx failed');
   });
 
   it('is never used for webm (no VP9 NVENC encoder)', async () => {
-    const result = await renderVideo({ input, output: join(dir, 'a.webm'), painter: blockPainter({ width: 160, height: 120 }), format: 'webm', quality: 'low' });
+    const result = await renderVideo({
+      input,
+      output: join(dir, 'a.webm'),
+      painter: blockPainter({ width: 160, height: 120 }),
+      format: 'webm',
+      quality: 'low',
+    });
     expect(result.encoder).toBe('cpu');
   });
 });
@@ -69,7 +89,10 @@ describe('resolveFfmpegPaths', () => {
   it.each([
     [{}, { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }],
     [{ FFMPEG_PATH: '/opt/ff/ffmpeg' }, { ffmpeg: '/opt/ff/ffmpeg', ffprobe: 'ffprobe' }], // no sibling ffprobe there
-    [{ FFMPEG_PATH: '/opt/ff/ffmpeg', FFPROBE_PATH: '/x/ffprobe' }, { ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/x/ffprobe' }],
+    [
+      { FFMPEG_PATH: '/opt/ff/ffmpeg', FFPROBE_PATH: '/x/ffprobe' },
+      { ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/x/ffprobe' },
+    ],
   ])('%o', (env, expected) => {
     expect(resolveFfmpegPaths(env)).toEqual(expected);
   });

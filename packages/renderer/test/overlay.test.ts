@@ -14,7 +14,9 @@ let dir: string;
 let cleanup: () => Promise<void>;
 let source: string;
 
-const words: Word[] = 'Captions for every editor out there today'.split(' ').map((text, i) => ({ text, start: 0.1 + i * 0.25, end: 0.3 + i * 0.25, confidence: 1 }));
+const words: Word[] = 'Captions for every editor out there today'
+  .split(' ')
+  .map((text, i) => ({ text, start: 0.1 + i * 0.25, end: 0.3 + i * 0.25, confidence: 1 }));
 // Outline, soft shadow and a translucent box: semi-transparent edges are where alpha goes wrong.
 const template = deriveTemplate(getBuiltinTemplate('karaoke')!, { active: { box: { color: '#7C3AEDCC' } }, shadow: { color: '#00000099', blur: 0.2 } });
 const painter = (f: OutputFrame) => createBandPainter({ words, template, width: f.width, height: f.height, fps: f.fps });
@@ -29,8 +31,20 @@ afterAll(() => cleanup());
 async function psnrOfComposite(base: string, overlay: string, burned: string): Promise<number> {
   const alphaDecoder = overlay.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
   const stderr = await ffmpeg([
-    '-loglevel', 'info', '-i', base, ...alphaDecoder, '-i', overlay, '-i', burned,
-    '-filter_complex', '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr', '-f', 'null', '-',
+    '-loglevel',
+    'info',
+    '-i',
+    base,
+    ...alphaDecoder,
+    '-i',
+    overlay,
+    '-i',
+    burned,
+    '-filter_complex',
+    '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr',
+    '-f',
+    'null',
+    '-',
   ]);
   const m = /PSNR .*average:(\S+)/.exec(stderr);
   if (!m) throw new Error(stderr);
@@ -76,7 +90,12 @@ describe.each([
     const dec = format === 'webm' ? ['-c:v', 'libvpx-vp9'] : [];
     const { execFile } = await import('node:child_process');
     const rgba = await new Promise<Buffer>((resolve, reject) =>
-      execFile(process.env.FFMPEG_PATH || 'ffmpeg', ['-v', 'error', ...dec, '-ss', '1.5', '-i', overlay, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', '-'], { encoding: 'buffer', maxBuffer: 64 << 20 }, (e, out) => (e ? reject(e) : resolve(out))),
+      execFile(
+        process.env.FFMPEG_PATH || 'ffmpeg',
+        ['-v', 'error', ...dec, '-ss', '1.5', '-i', overlay, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', '-'],
+        { encoding: 'buffer', maxBuffer: 64 << 20 },
+        (e, out) => (e ? reject(e) : resolve(out)),
+      ),
     );
     let opaque = 0;
     let clear = 0;
@@ -98,6 +117,8 @@ describe.each([
 
 describe('mov', () => {
   it('is refused without overlay', async () => {
-    await expect(renderVideo({ input: source, output: join(dir, 'x.mov'), painter, format: 'mov', quality: 'high', encoder: 'cpu' })).rejects.toBeInstanceOf(RenderError);
+    await expect(renderVideo({ input: source, output: join(dir, 'x.mov'), painter, format: 'mov', quality: 'high', encoder: 'cpu' })).rejects.toBeInstanceOf(
+      RenderError,
+    );
   });
 });

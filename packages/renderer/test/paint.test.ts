@@ -7,8 +7,8 @@ import { createBandPainter, renderPreviewFrame } from '../src/paint/index.ts';
 
 const STORY =
   'The North Wind and the Sun were disputing which was the stronger, when a traveler came along ' +
-    'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
-    'his cloak off should be considered stronger.';
+  'wrapped in a warm cloak. They agreed that the one who first succeeded in making the traveler take ' +
+  'his cloak off should be considered stronger.';
 
 function speak(texts: string[], step = 0.4, t0 = 0): Word[] {
   return texts.map((text, i) => ({ text, start: t0 + i * step, end: t0 + i * step + step * 0.9, confidence: 1 }));
@@ -31,7 +31,13 @@ function paintPadded(p: Painter, t: number, margin = 0) {
 const hex = (c: string) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)) as [number, number, number];
 
 /** Opaque pixels within `tol` of `color` inside a rect given in frame pixels. */
-function countColor(p: Painter, img: { data: Uint8ClampedArray; w: number }, rect: { x: number; y: number; width: number; height: number }, color: string, tol = 40): number {
+function countColor(
+  p: Painter,
+  img: { data: Uint8ClampedArray; w: number },
+  rect: { x: number; y: number; width: number; height: number },
+  color: string,
+  tol = 40,
+): number {
   const [r, g, b] = hex(color);
   let n = 0;
   const x0 = Math.max(0, Math.floor(rect.x - p.band.x));
@@ -103,15 +109,13 @@ describe('nothing drawn outside the band, opaque text inside the safe area', () 
     for (const tpl of builtinTemplates) {
       const p = createBandPainter({ words, template: tpl, width, height });
       // Inside the band rect of an even-sized frame.
-      expect(p.band.x % 2 + p.band.y % 2 + p.band.width % 2 + p.band.height % 2).toBe(0);
+      expect((p.band.x % 2) + (p.band.y % 2) + (p.band.width % 2) + (p.band.height % 2)).toBe(0);
       expect(p.band.x + p.band.width).toBeLessThanOrEqual(width);
       expect(p.band.y + p.band.height).toBeLessThanOrEqual(height);
       const pages = p.layout.pages;
       // 4K is the slow case to scan: fewer pages there (its layout is the 720p one, scaled).
       const pageIdx = width * height > 4e6 ? [1, pages.length - 2] : [0, 1, 2, 3, pages.length - 2, pages.length - 1];
-      const times = pageIdx
-        .filter((i) => i >= 0 && i < pages.length)
-        .flatMap((i) => [pages[i]!.start + 0.04, pages[i]!.start + 0.09, pages[i]!.start + 0.2]);
+      const times = pageIdx.filter((i) => i >= 0 && i < pages.length).flatMap((i) => [pages[i]!.start + 0.04, pages[i]!.start + 0.09, pages[i]!.start + 0.2]);
       for (const t of times) {
         const img = paintPadded(p, t, margin);
         let outside = 0;

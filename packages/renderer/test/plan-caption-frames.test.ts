@@ -40,10 +40,14 @@ describe('planCaptionFrames', () => {
 
   it('samples at most 120 times a second, whatever rate a file claims', () => {
     let calls = 0;
-    planCaptionFrames({ keyAt: () => {
+    planCaptionFrames({
+      keyAt: () => {
         calls++;
         return 'x';
-      }, durationSeconds: 10, fps: 90_000 });
+      },
+      durationSeconds: 10,
+      fps: 90_000,
+    });
     expect(calls).toBeLessThanOrEqual(1202);
   });
 

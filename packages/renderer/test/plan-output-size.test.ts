@@ -19,10 +19,15 @@ describe('planOutputSize', () => {
   });
 
   it('never exceeds the budget', () => {
-    for (const [w, h] of [[1919, 1081], [3840, 2160], [1001, 999], [4000, 3]]) {
+    for (const [w, h] of [
+      [1919, 1081],
+      [3840, 2160],
+      [1001, 999],
+      [4000, 3],
+    ]) {
       const out = planOutputSize({ source: src(w!, h!), maxPixels: 921_600 });
       expect(out.width * out.height).toBeLessThanOrEqual(921_600);
-      expect(out.width % 2 + (out.height % 2)).toBe(0);
+      expect((out.width % 2) + (out.height % 2)).toBe(0);
     }
   });
 

@@ -5,14 +5,29 @@ import { RenderError } from '../src/errors.ts';
 import { parseProbeOutput, probeMedia } from '../src/probe-media.ts';
 import { ffmpeg, makeVideo, tempDir } from './helpers/media.ts';
 
-const video = (extra: Record<string, unknown> = {}) => ({ codec_type: 'video', codec_name: 'h264', width: 1920, height: 1080, avg_frame_rate: '30000/1001', r_frame_rate: '30000/1001', ...extra });
+const video = (extra: Record<string, unknown> = {}) => ({
+  codec_type: 'video',
+  codec_name: 'h264',
+  width: 1920,
+  height: 1080,
+  avg_frame_rate: '30000/1001',
+  r_frame_rate: '30000/1001',
+  ...extra,
+});
 const probe = (streams: unknown[], format: Record<string, unknown> = { duration: '12.5' }) => JSON.stringify({ streams, format });
 
 describe('parseProbeOutput', () => {
   it('reads duration, size, frame rate and streams', () => {
     expect(parseProbeOutput(probe([video(), { codec_type: 'audio', codec_name: 'aac' }]))).toEqual({
-      durationSeconds: 12.5, width: 1920, height: 1080, rotation: 0, fps: 30000 / 1001,
-      hasVideo: true, hasAudio: true, videoCodec: 'h264', audioCodec: 'aac',
+      durationSeconds: 12.5,
+      width: 1920,
+      height: 1080,
+      rotation: 0,
+      fps: 30000 / 1001,
+      hasVideo: true,
+      hasAudio: true,
+      videoCodec: 'h264',
+      audioCodec: 'aac',
     });
   });
 
@@ -27,10 +42,15 @@ describe('parseProbeOutput', () => {
   });
 
   it('skips cover art and falls back to the stream duration and r_frame_rate', () => {
-    const info = parseProbeOutput(probe([
-      { codec_type: 'video', codec_name: 'mjpeg', width: 600, height: 600, disposition: { attached_pic: 1 } },
-      video({ duration: '3.2', avg_frame_rate: '0/0', r_frame_rate: '25/1' }),
-    ], {}));
+    const info = parseProbeOutput(
+      probe(
+        [
+          { codec_type: 'video', codec_name: 'mjpeg', width: 600, height: 600, disposition: { attached_pic: 1 } },
+          video({ duration: '3.2', avg_frame_rate: '0/0', r_frame_rate: '25/1' }),
+        ],
+        {},
+      ),
+    );
     expect(info).toMatchObject({ width: 1920, durationSeconds: 3.2, fps: 25, hasAudio: false, audioCodec: null });
   });
 

@@ -26,9 +26,7 @@ describe('renderArgs', () => {
   });
 
   it('scales the video, then overlays the band with straight alpha where the painter put it', () => {
-    expect(after(args, '-filter_complex')).toBe(
-      '[0:v:0]scale=1280:720:flags=bicubic[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]',
-    );
+    expect(after(args, '-filter_complex')).toBe('[0:v:0]scale=1280:720:flags=bicubic[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
     expect(after(args, '-filter_complex')).not.toContain('premultiplied');
     expect(renderArgs({ ...base, out: base.source })).toContain('[0:v:0]null[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
   });

@@ -25,7 +25,15 @@ describe('renderVideo mp4', () => {
 
   beforeAll(async () => {
     out = join(dir, 'speech-captioned.mp4');
-    const result = await renderVideo({ input: speech, output: out, painter, format: 'mp4', quality: 'high', encoder: 'cpu', onProgress: (p) => progress.push(p) });
+    const result = await renderVideo({
+      input: speech,
+      output: out,
+      painter,
+      format: 'mp4',
+      quality: 'high',
+      encoder: 'cpu',
+      onProgress: (p) => progress.push(p),
+    });
     expect(result).toMatchObject({ width: 320, height: 240, encoder: 'cpu' });
     // The same encode without captions, to compare everything outside the band against.
     plain = join(dir, 'speech-plain.mp4');
@@ -102,7 +110,10 @@ describe('renderVideo', () => {
     const out = join(dir, 'odd-captioned.mp4');
     const sizes: unknown[] = [];
     const result = await renderVideo({
-      input, output: out, format: 'mp4', quality: 'low',
+      input,
+      output: out,
+      format: 'mp4',
+      quality: 'low',
       painter: (frame) => {
         sizes.push(frame);
         return blockPainter(frame, { redAt: 0.5, greenAt: 5 });
@@ -149,15 +160,31 @@ describe('renderVideo', () => {
       sizes.push(size);
       return blockPainter(size);
     };
-    expect(await renderVideo({ input: speech, output: a, painter, format: 'mp4', quality: 'low', resolution: { width: 160, height: 120 } })).toMatchObject({ width: 160, height: 120 });
+    expect(await renderVideo({ input: speech, output: a, painter, format: 'mp4', quality: 'low', resolution: { width: 160, height: 120 } })).toMatchObject({
+      width: 160,
+      height: 120,
+    });
     const b = join(dir, 'budget.mp4');
-    expect(await renderVideo({ input: speech, output: b, painter, format: 'mp4', quality: 'low', maxPixels: 200 * 150 })).toMatchObject({ width: 200, height: 150 });
-    expect(sizes).toEqual([{ width: 160, height: 120, fps: 25 }, { width: 200, height: 150, fps: 25 }]);
+    expect(await renderVideo({ input: speech, output: b, painter, format: 'mp4', quality: 'low', maxPixels: 200 * 150 })).toMatchObject({
+      width: 200,
+      height: 150,
+    });
+    expect(sizes).toEqual([
+      { width: 160, height: 120, fps: 25 },
+      { width: 200, height: 150, fps: 25 },
+    ]);
   });
 
   it('refuses to upscale with output-larger-than-source and writes nothing', async () => {
     const out = join(dir, 'upscaled.mp4');
-    const err = await renderVideo({ input: speech, output: out, painter: blockPainter({ width: 640, height: 480 }), format: 'mp4', quality: 'high', resolution: { width: 640, height: 480 } }).catch((e: unknown) => e);
+    const err = await renderVideo({
+      input: speech,
+      output: out,
+      painter: blockPainter({ width: 640, height: 480 }),
+      format: 'mp4',
+      quality: 'high',
+      resolution: { width: 640, height: 480 },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RenderError);
     expect((err as RenderError).code).toBe('output-larger-than-source');
     expect((await readdir(dir)).some((f) => f.includes('upscaled'))).toBe(false);
@@ -166,15 +193,28 @@ describe('renderVideo', () => {
   it('fails with source-unreadable for a file that is not media', async () => {
     const input = join(dir, 'notes.mp4');
     await writeFile(input, 'this is not a video\n');
-    const err = await renderVideo({ input, output: join(dir, 'never.mp4'), painter: blockPainter({ width: 320, height: 240 }), format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    const err = await renderVideo({
+      input,
+      output: join(dir, 'never.mp4'),
+      painter: blockPainter({ width: 320, height: 240 }),
+      format: 'mp4',
+      quality: 'high',
+    }).catch((e: unknown) => e);
     expect((err as RenderError).code).toBe('source-unreadable');
   });
 
   it('fails with render-failed, ffmpeg stopped and no partial file, when the painter throws', async () => {
-    const work = (await tempDir());
+    const work = await tempDir();
     const painter = blockPainter({ width: 320, height: 240 });
-    const broken = { ...painter, paint: (_ctx: unknown, t: number) => { if (t > 0.5) throw new Error('font missing'); } };
-    const err = await renderVideo({ input: speech, output: join(work.dir, 'broken.mp4'), painter: broken, format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    const broken = {
+      ...painter,
+      paint: (_ctx: unknown, t: number) => {
+        if (t > 0.5) throw new Error('font missing');
+      },
+    };
+    const err = await renderVideo({ input: speech, output: join(work.dir, 'broken.mp4'), painter: broken, format: 'mp4', quality: 'high' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RenderError);
     expect((err as RenderError).code).toBe('render-failed');
     expect((err as Error).message).toContain('font missing');
@@ -183,7 +223,15 @@ describe('renderVideo', () => {
   });
 
   it('fails with render-failed when the painter factory throws or the band is outside the frame', async () => {
-    const boom = await renderVideo({ input: speech, output: join(dir, 'x.mp4'), painter: () => { throw new Error('unknown template'); }, format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    const boom = await renderVideo({
+      input: speech,
+      output: join(dir, 'x.mp4'),
+      painter: () => {
+        throw new Error('unknown template');
+      },
+      format: 'mp4',
+      quality: 'high',
+    }).catch((e: unknown) => e);
     expect(boom).toMatchObject({ code: 'render-failed', message: expect.stringContaining('unknown template') });
     const outside = { ...blockPainter({ width: 320, height: 240 }), band: { x: 0, y: 200, width: 320, height: 60 } };
     const err = await renderVideo({ input: speech, output: join(dir, 'x.mp4'), painter: outside, format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
@@ -191,7 +239,13 @@ describe('renderVideo', () => {
   });
 
   it('puts ffmpeg stderr in render-failed errors', async () => {
-    const err = await renderVideo({ input: speech, output: join(dir, 'no-such-dir', 'x.mp4'), painter: blockPainter({ width: 320, height: 240 }), format: 'mp4', quality: 'high' }).catch((e: unknown) => e);
+    const err = await renderVideo({
+      input: speech,
+      output: join(dir, 'no-such-dir', 'x.mp4'),
+      painter: blockPainter({ width: 320, height: 240 }),
+      format: 'mp4',
+      quality: 'high',
+    }).catch((e: unknown) => e);
     expect((err as RenderError).code).toBe('render-failed');
     expect((err as RenderError).stderrTail).toMatch(/No such file or directory/);
   });
@@ -203,8 +257,14 @@ describe('renderVideo', () => {
     let firstProgress!: () => void;
     const started = new Promise<void>((resolve) => (firstProgress = resolve));
     const rendering = renderVideo({
-      input, output: join(work.dir, 'long-captioned.mp4'), painter: blockPainter({ width: 640, height: 360 }), format: 'mp4', quality: 'high', encoder: 'cpu',
-      signal: controller.signal, onProgress: (p) => p > 0 && firstProgress(),
+      input,
+      output: join(work.dir, 'long-captioned.mp4'),
+      painter: blockPainter({ width: 640, height: 360 }),
+      format: 'mp4',
+      quality: 'high',
+      encoder: 'cpu',
+      signal: controller.signal,
+      onProgress: (p) => p > 0 && firstProgress(),
     }).catch((e: unknown) => e);
     await started;
     const ours = await ffmpegProcessesIn(work.dir);
@@ -225,7 +285,9 @@ describe('renderVideo', () => {
     // forcing NVENC is a render-failed error, not a crash.
     const works = await nvencAvailable();
     const painter = blockPainter({ width: 320, height: 240 });
-    const forced = await renderVideo({ input: speech, output: join(dir, 'nvenc.mp4'), painter, format: 'mp4', quality: 'high', encoder: 'nvenc' }).catch((e: unknown) => e);
+    const forced = await renderVideo({ input: speech, output: join(dir, 'nvenc.mp4'), painter, format: 'mp4', quality: 'high', encoder: 'nvenc' }).catch(
+      (e: unknown) => e,
+    );
     if (works) expect(forced).toMatchObject({ encoder: 'nvenc' });
     else expect((forced as RenderError).code).toBe('render-failed');
     const auto = await renderVideo({ input: speech, output: join(dir, 'auto.mp4'), painter, format: 'mp4', quality: 'high', encoder: 'auto' });

@@ -185,7 +185,11 @@ describe('colours', () => {
     expect(count(s.img, (p, x, y) => inside(spokenRect, x, y) && p[3]! > 100 && p[3]! < 140)).toBeGreaterThan(100);
     for (const r of upcomingRects) expect(count(s.img, (p, x, y) => inside(r, x, y) && is(p, '#FF8800'))).toBeGreaterThan(50);
     // The spoken-now word is not touched at all.
-    expect(changed(base.img, s.img).filter(([x, y]) => inside(wordRect(base.layout, 1), x, y) && !inside(spokenRect, x, y) && !upcomingRects.some((r) => inside(r, x, y)))).toEqual([]);
+    expect(
+      changed(base.img, s.img).filter(
+        ([x, y]) => inside(wordRect(base.layout, 1), x, y) && !inside(spokenRect, x, y) && !upcomingRects.some((r) => inside(r, x, y)),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -215,7 +219,8 @@ describe('effects', () => {
     const s = render(styled({ shadow: { color: '#FF0000', blur: 0, offsetX: 0.1, offsetY: 0.1 } }));
     const diff = changed(base.img, s.img);
     expect(diff.length).toBeGreaterThan(500);
-    for (const [x, y] of diff) if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(2);
+    for (const [x, y] of diff)
+      if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(2);
     const red = (p: readonly number[]) => is(p, '#FF0000');
     const [a, b] = [inkBox(base.img), inkBox(s.img, (x, y) => red(px(s.img, x, y)))];
     expect(b.x + b.width - (a.x + a.width)).toBeCloseTo(0.1 * fontPx, -0.5);
@@ -226,7 +231,8 @@ describe('effects', () => {
     const tpl = styled({ background: { color: '#0000FF', paddingX: 0.3, paddingY: 0.12, radius: 0 } });
     const s = render(tpl);
     const diff = changed(base.img, s.img);
-    for (const [x, y] of diff) if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(2);
+    for (const [x, y] of diff)
+      if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(2);
     const boxes = backgroundRects(tpl, base.layout.pages[0]!, fontPx, base.layout.lineHeightPx);
     expect(boxes).toHaveLength(2);
     // Each box holds its line's words with the padding around them.
@@ -234,7 +240,12 @@ describe('effects', () => {
       expect(boxes[i]!.x).toBeCloseTo(l.box.x - 0.3 * fontPx, 3);
       expect(boxes[i]!.width).toBeCloseTo(l.box.width + 0.6 * fontPx, 3);
     }
-    expect(strayChanges(diff, boxes.map((r) => ({ x: r.x - 1, y: r.y - 1, width: r.width + 2, height: r.height + 2 })))).toEqual([]);
+    expect(
+      strayChanges(
+        diff,
+        boxes.map((r) => ({ x: r.x - 1, y: r.y - 1, width: r.width + 2, height: r.height + 2 })),
+      ),
+    ).toEqual([]);
     expect(count(s.img, (p) => is(p, '#0000FF'))).toBeGreaterThan(0.5 * boxes.reduce((n, r) => n + r.width * r.height, 0) - count(base.img, (p) => p[3]! > 0));
   });
 
@@ -242,7 +253,8 @@ describe('effects', () => {
     const s = render(styled({ glow: { color: '#FF2BD6', blur: 0.3 } }));
     const diff = changed(base.img, s.img);
     expect(diff.length).toBeGreaterThan(1000);
-    for (const [x, y] of diff) if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(4);
+    for (const [x, y] of diff)
+      if (px(base.img, x, y)[3] === 255) expect(delta(px(base.img, x, y), px(s.img, x, y)), `(${x},${y}) was opaque`).toBeLessThanOrEqual(4);
     // Pink-tinted pixels: red and blue well over green.
     expect(count(s.img, (p) => p[3]! > 20 && p[0]! > p[1]! + 40 && p[2]! > p[1]! + 40)).toBeGreaterThan(500);
   });
@@ -281,7 +293,9 @@ describe('type', () => {
     expect(count(s.img, (p) => is(p, '#FFFFFF'))).toBeGreaterThan(1000);
     expect(count(s.img, (p) => is(p, '#22D3EE'))).toBeGreaterThan(100);
     // No colour that the template does not name: every opaque pixel is grey (white over black) or cyan over black.
-    expect(count(s.img, (p) => p[3] === 255 && delta([p[0]!, p[0]!, p[0]!], p) > 2 && !(p[0]! <= 0x22 + 2 && Math.abs(p[1]! / 0xd3 - p[2]! / 0xee) < 0.05))).toBe(0);
+    expect(
+      count(s.img, (p) => p[3] === 255 && delta([p[0]!, p[0]!, p[0]!], p) > 2 && !(p[0]! <= 0x22 + 2 && Math.abs(p[1]! / 0xd3 - p[2]! / 0xee) < 0.05)),
+    ).toBe(0);
   });
 
   it('text.case upper: exactly the frame of the same words typed in capitals', () => {
@@ -309,7 +323,8 @@ describe('placement', () => {
     for (const d of dy) expect(d).toBeCloseTo(dy[0]!, 6);
     expect(s.layout.units.map((u) => u.x)).toEqual(base.layout.units.map((u) => u.x));
     // Same pixels, shifted by whole pixels when the shift is whole: compare ink counts per colour.
-    for (const c of ['#FFFFFF', '#000000', '#22D3EE']) expect(Math.abs(count(s.img, (p) => is(p, c)) - count(base.img, (p) => is(p, c)))).toBeLessThan(0.1 * count(base.img, (p) => is(p, c)));
+    for (const c of ['#FFFFFF', '#000000', '#22D3EE'])
+      expect(Math.abs(count(s.img, (p) => is(p, c)) - count(base.img, (p) => is(p, c)))).toBeLessThan(0.1 * count(base.img, (p) => is(p, c)));
   });
 
   it('layout.maxWordsPerLine: more, shorter lines of the same glyphs', () => {

@@ -2,10 +2,33 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { FontListSchema, FontRecordSchema, FontUploadRecordSchema, JobStyleSchema, type CreateFontRequest, type CreateJobRequest, type CreateUploadRequest, type FontRecord, type FontUploadRecord, type JobStyle, type TranscriptRecord, type UploadRecord } from '@captionfarm/contracts';
+import {
+  FontListSchema,
+  FontRecordSchema,
+  FontUploadRecordSchema,
+  JobStyleSchema,
+  type CreateFontRequest,
+  type CreateJobRequest,
+  type CreateUploadRequest,
+  type FontRecord,
+  type FontUploadRecord,
+  type JobStyle,
+  type TranscriptRecord,
+  type UploadRecord,
+} from '@captionfarm/contracts';
 import { CaptionfarmError, InvalidResponseError } from './errors.ts';
 import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
-import { ClientJobListSchema, ClientJobSchema, ClientTranscriptSchema, ClientUploadSchema, TemplateDetailSchema, TemplateSummarySchema, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
+import {
+  ClientJobListSchema,
+  ClientJobSchema,
+  ClientTranscriptSchema,
+  ClientUploadSchema,
+  TemplateDetailSchema,
+  TemplateSummarySchema,
+  type Job,
+  type TemplateDetail,
+  type TemplateSummary,
+} from './job.ts';
 import { downloadOutput, putUpload, type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
 import { pollUntilTerminal, type WaitForJobOptions } from './wait.ts';
 
@@ -150,7 +173,14 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
   });
 
   const getJob = (id: string, opts: CallOptions & { maxRetries?: number } = {}) =>
-    http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}`, schema: ClientJobSchema, signal: opts.signal, idempotent: true, ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}) }) as Promise<Job>;
+    http.request({
+      method: 'GET',
+      path: `/v1/automation-jobs/${enc(id)}`,
+      schema: ClientJobSchema,
+      signal: opts.signal,
+      idempotent: true,
+      ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}),
+    }) as Promise<Job>;
 
   const listJobsPage = async (opts: ListJobsOptions = {}): Promise<JobPage> =>
     (await http.request({
@@ -183,7 +213,13 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       (await http.request({ method: 'POST', path: '/v1/automation-jobs', body: req, schema: ClientJobSchema, signal: opts.signal, idempotent: false })) as Job,
     getJob: (id, opts) => getJob(id, opts),
     cancelJob: async (id, opts = {}) =>
-      (await http.request({ method: 'POST', path: `/v1/automation-jobs/${enc(id)}/cancel`, schema: ClientJobSchema, signal: opts.signal, idempotent: true })) as Job,
+      (await http.request({
+        method: 'POST',
+        path: `/v1/automation-jobs/${enc(id)}/cancel`,
+        schema: ClientJobSchema,
+        signal: opts.signal,
+        idempotent: true,
+      })) as Job,
     listJobsPage,
     async *listJobs(opts = {}) {
       let cursor = opts.cursor;
@@ -201,14 +237,31 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       if (format === 'json') {
         return http.request({ method: 'GET', path, query: { format }, schema: ClientTranscriptSchema, signal: opts.signal, idempotent: true });
       }
-      const res = await http.request<BinaryOrJson<unknown>>({ method: 'GET', path, query: { format }, schema: z.unknown() as z.ZodType<BinaryOrJson<unknown>>, signal: opts.signal, idempotent: true, binary: true });
+      const res = await http.request<BinaryOrJson<unknown>>({
+        method: 'GET',
+        path,
+        query: { format },
+        schema: z.unknown() as z.ZodType<BinaryOrJson<unknown>>,
+        signal: opts.signal,
+        idempotent: true,
+        binary: true,
+      });
       if (res.kind !== 'binary') throw new InvalidResponseError(200, `GET ${path}?format=${format} answered JSON, not a subtitle file`);
       return new TextDecoder().decode(res.bytes);
     }) as CaptionfarmClient['getTranscript'],
     downloadOutput: (job, filePath, opts) => downloadOutput(fetchImpl, job, filePath, opts),
     listTemplates: async (opts = {}) =>
-      (await http.request({ method: 'GET', path: '/v1/templates', schema: z.looseObject({ templates: z.array(TemplateSummarySchema) }), signal: opts.signal, idempotent: true })).templates,
-    getTemplate: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/templates/${enc(id)}`, schema: TemplateDetailSchema, signal: opts.signal, idempotent: true }),
+      (
+        await http.request({
+          method: 'GET',
+          path: '/v1/templates',
+          schema: z.looseObject({ templates: z.array(TemplateSummarySchema) }),
+          signal: opts.signal,
+          idempotent: true,
+        })
+      ).templates,
+    getTemplate: (id, opts = {}) =>
+      http.request({ method: 'GET', path: `/v1/templates/${enc(id)}`, schema: TemplateDetailSchema, signal: opts.signal, idempotent: true }),
     previewTemplate: (id, req = {}, opts = {}) =>
       http.request<TemplatePreview>({
         method: 'POST',
@@ -219,9 +272,12 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
         idempotent: true,
         binary: true,
       }),
-    getJobStyle: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: JobStyleSchema.loose(), signal: opts.signal, idempotent: true }),
-    createFontUpload: (req, opts = {}) => http.request({ method: 'POST', path: '/v1/fonts', body: req, schema: FontUploadRecordSchema.loose(), signal: opts.signal, idempotent: false }),
-    completeFont: (id, opts = {}) => http.request({ method: 'POST', path: `/v1/fonts/${enc(id)}/complete`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
+    getJobStyle: (id, opts = {}) =>
+      http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: JobStyleSchema.loose(), signal: opts.signal, idempotent: true }),
+    createFontUpload: (req, opts = {}) =>
+      http.request({ method: 'POST', path: '/v1/fonts', body: req, schema: FontUploadRecordSchema.loose(), signal: opts.signal, idempotent: false }),
+    completeFont: (id, opts = {}) =>
+      http.request({ method: 'POST', path: `/v1/fonts/${enc(id)}/complete`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
     async uploadFont(filePath, opts = {}) {
       const st = await stat(filePath);
       if (!st.isFile()) throw new CaptionfarmError('invalid_file', `${filePath} is not a regular file`);
@@ -234,8 +290,10 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       }
       return client.completeFont(upload.fontId, { signal: opts.signal });
     },
-    listFonts: async (opts = {}) => (await http.request({ method: 'GET', path: '/v1/fonts', schema: FontListSchema.loose(), signal: opts.signal, idempotent: true })).fonts,
-    getFont: (id, opts = {}) => http.request({ method: 'GET', path: `/v1/fonts/${enc(id)}`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
+    listFonts: async (opts = {}) =>
+      (await http.request({ method: 'GET', path: '/v1/fonts', schema: FontListSchema.loose(), signal: opts.signal, idempotent: true })).fonts,
+    getFont: (id, opts = {}) =>
+      http.request({ method: 'GET', path: `/v1/fonts/${enc(id)}`, schema: FontRecordSchema.loose(), signal: opts.signal, idempotent: true }),
     async deleteFont(id, opts = {}) {
       await http.request({ method: 'DELETE', path: `/v1/fonts/${enc(id)}`, schema: z.undefined(), signal: opts.signal, idempotent: true });
     },

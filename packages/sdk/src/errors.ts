@@ -25,7 +25,14 @@ export class CaptionfarmApiError extends CaptionfarmError {
   readonly details: unknown;
   readonly requestId: string | undefined;
   readonly retryAfterSeconds: number | undefined;
-  constructor(args: { status: number; code: string; message: string; details?: unknown; requestId?: string | undefined; retryAfterSeconds?: number | undefined }) {
+  constructor(args: {
+    status: number;
+    code: string;
+    message: string;
+    details?: unknown;
+    requestId?: string | undefined;
+    retryAfterSeconds?: number | undefined;
+  }) {
     super(args.code, args.message);
     this.name = 'CaptionfarmApiError';
     this.status = args.status;
@@ -69,7 +76,13 @@ export class InvalidResponseError extends CaptionfarmError {
   }
 }
 
-export type WebhookVerificationCode = 'missing_headers' | 'invalid_timestamp' | 'timestamp_out_of_tolerance' | 'invalid_signature' | 'invalid_payload' | 'invalid_secret';
+export type WebhookVerificationCode =
+  | 'missing_headers'
+  | 'invalid_timestamp'
+  | 'timestamp_out_of_tolerance'
+  | 'invalid_signature'
+  | 'invalid_payload'
+  | 'invalid_secret';
 
 /** A webhook delivery that must be rejected (answer it with 400): see `code` for why. */
 export class WebhookVerificationError extends CaptionfarmError {

@@ -73,7 +73,8 @@ export function createTransport(opts: TransportOptions) {
       raw = new Uint8Array(await res.arrayBuffer());
     } catch (err) {
       if (args.signal?.aborted) throw args.signal.reason;
-      if (timeout.aborted) throw new CaptionfarmNetworkError('timeout', `${args.method} ${args.path}: no answer from ${base} within ${opts.timeoutMs} ms`, { cause: err });
+      if (timeout.aborted)
+        throw new CaptionfarmNetworkError('timeout', `${args.method} ${args.path}: no answer from ${base} within ${opts.timeoutMs} ms`, { cause: err });
       throw new CaptionfarmNetworkError('network_error', `cannot reach the Captionfarm API at ${base} (${causeMessage(err)})`, { cause: err });
     }
     const contentType = res.headers.get('content-type') ?? '';
@@ -109,7 +110,10 @@ export function createTransport(opts: TransportOptions) {
     }
     const parsed = args.schema.safeParse(json);
     if (!parsed.success) {
-      throw new InvalidResponseError(res.status, `${args.method} ${args.path} answered ${res.status} with a body that does not match the API contract (${parsed.error.issues[0]?.path.join('.') || 'body'}: ${parsed.error.issues[0]?.message}); ${ERROR_BODY_HINT}`);
+      throw new InvalidResponseError(
+        res.status,
+        `${args.method} ${args.path} answered ${res.status} with a body that does not match the API contract (${parsed.error.issues[0]?.path.join('.') || 'body'}: ${parsed.error.issues[0]?.message}); ${ERROR_BODY_HINT}`,
+      );
     }
     return args.binary ? ({ kind: 'json', body: parsed.data } as T) : parsed.data;
   }

@@ -1,4 +1,17 @@
-export { createClient, type CaptionStyle, type CaptionfarmClient, type CallOptions, type UploadFontOptions, type ClientOptions, type JobPage, type ListJobsOptions, type PreviewRequest, type TemplatePreview, type TranscriptOptions, type UploadFileOptions } from './client.ts';
+export {
+  createClient,
+  type CaptionStyle,
+  type CaptionfarmClient,
+  type CallOptions,
+  type UploadFontOptions,
+  type ClientOptions,
+  type JobPage,
+  type ListJobsOptions,
+  type PreviewRequest,
+  type TemplatePreview,
+  type TranscriptOptions,
+  type UploadFileOptions,
+} from './client.ts';
 export {
   CaptionfarmApiError,
   CaptionfarmError,

@@ -43,7 +43,14 @@ export function isTerminal(job: Pick<Job, 'status'>): boolean {
 }
 
 /** The failure codes the spec marks retryable (submitting the same job again may succeed). */
-export const RETRYABLE_FAILURE_CODES: readonly FailureCode[] = ['source-unreachable', 'ingest-failed', 'transcription-failed', 'render-failed', 'timed-out', 'internal'];
+export const RETRYABLE_FAILURE_CODES: readonly FailureCode[] = [
+  'source-unreachable',
+  'ingest-failed',
+  'transcription-failed',
+  'render-failed',
+  'timed-out',
+  'internal',
+];
 
 /**
  * Whether a failed job is worth submitting again. Codes this SDK does not know (added by a newer

@@ -38,7 +38,8 @@ async function* chunksOf(body: UploadBody): AsyncGenerator<Uint8Array> {
     for (let i = 0; i < bytes.byteLength; i += CHUNK) yield bytes.subarray(i, Math.min(i + CHUNK, bytes.byteLength));
     return;
   }
-  const source: AsyncIterable<Uint8Array> = body instanceof Blob ? (body.stream() as unknown as AsyncIterable<Uint8Array>) : (body as AsyncIterable<Uint8Array>);
+  const source: AsyncIterable<Uint8Array> =
+    body instanceof Blob ? (body.stream() as unknown as AsyncIterable<Uint8Array>) : (body as AsyncIterable<Uint8Array>);
   for await (const chunk of source) yield typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
 }
 
@@ -95,7 +96,11 @@ export async function putUpload(
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (lengthProblem) throw new CaptionfarmError('upload_size_mismatch', `upload not sent: ${lengthProblem}`, { cause: err });
-    throw new CaptionfarmNetworkError('network_error', `the upload PUT to ${new URL(upload.uploadUrl).origin} failed after ${sent} of ${length} bytes (${causeMessage(err)})`, { cause: err });
+    throw new CaptionfarmNetworkError(
+      'network_error',
+      `the upload PUT to ${new URL(upload.uploadUrl).origin} failed after ${sent} of ${length} bytes (${causeMessage(err)})`,
+      { cause: err },
+    );
   }
   const text = await res.text().catch(() => '');
   if (res.status !== 200) {
@@ -125,7 +130,12 @@ export interface DownloadOptions {
  * Streams a succeeded job's output (its presigned `downloadUrl`, no Authorization header) to
  * `path`, through `path + '.part'` renamed at the end, so `path` never holds a partial file.
  */
-export async function downloadOutput(fetchImpl: typeof fetch, job: Pick<Job, 'id' | 'status' | 'downloadUrl'>, path: string, opts: DownloadOptions = {}): Promise<{ path: string; bytes: number }> {
+export async function downloadOutput(
+  fetchImpl: typeof fetch,
+  job: Pick<Job, 'id' | 'status' | 'downloadUrl'>,
+  path: string,
+  opts: DownloadOptions = {},
+): Promise<{ path: string; bytes: number }> {
   if (!job.downloadUrl) {
     throw new CaptionfarmError('no_output', `job ${job.id} has no output to download (status ${job.status}; downloadUrl is set once it succeeded)`);
   }
@@ -153,15 +163,23 @@ export async function downloadOutput(fetchImpl: typeof fetch, job: Pick<Job, 'id
   });
   const part = `${path}.part`;
   try {
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), counter, createWriteStream(part), opts.signal ? { signal: opts.signal } : {});
-    if (totalBytes !== null && bytes !== totalBytes) throw new CaptionfarmError('download_failed', `the output of job ${job.id} ended after ${bytes} of ${totalBytes} bytes`);
+    await pipeline(
+      Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
+      counter,
+      createWriteStream(part),
+      opts.signal ? { signal: opts.signal } : {},
+    );
+    if (totalBytes !== null && bytes !== totalBytes)
+      throw new CaptionfarmError('download_failed', `the output of job ${job.id} ended after ${bytes} of ${totalBytes} bytes`);
     await rename(part, path);
   } catch (err) {
     await rm(part, { force: true });
     if (opts.signal?.aborted) throw opts.signal.reason;
     // A local file problem (no such directory, disk full) is not a network error: pass it on.
     if (err instanceof CaptionfarmError || (err as NodeJS.ErrnoException).path !== undefined) throw err;
-    throw new CaptionfarmNetworkError('network_error', `downloading the output of job ${job.id} failed after ${bytes} bytes (${causeMessage(err)})`, { cause: err });
+    throw new CaptionfarmNetworkError('network_error', `downloading the output of job ${job.id} failed after ${bytes} bytes (${causeMessage(err)})`, {
+      cause: err,
+    });
   }
   return { path, bytes };
 }

@@ -25,7 +25,12 @@ export const DEFAULT_POLL_POLICY: Readonly<PollPolicy> = Object.freeze({ initial
  * The delay before the next poll: a pure function of how many polls in a row saw no change,
  * a random number in [0, 1), and a server Retry-After (a floor: never poll sooner than asked).
  */
-export function nextPollDelay(args: { unchangedPolls: number; random: number; retryAfterMs?: number | undefined; policy?: Readonly<PollPolicy> | undefined }): number {
+export function nextPollDelay(args: {
+  unchangedPolls: number;
+  random: number;
+  retryAfterMs?: number | undefined;
+  policy?: Readonly<PollPolicy> | undefined;
+}): number {
   const p = args.policy ?? DEFAULT_POLL_POLICY;
   const grown = p.initialDelayMs * p.multiplier ** Math.max(0, args.unchangedPolls);
   const base = Math.min(p.maxDelayMs, grown);

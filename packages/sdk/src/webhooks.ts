@@ -40,7 +40,10 @@ function header(headers: HeadersLike, name: string): string | undefined {
 function checkSecret(secret: string): void {
   const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length === 0) {
-    throw new WebhookVerificationError('invalid_secret', 'the signing secret is not "whsec_" followed by base64; copy it again from `captionfarm admin webhook-secret show`');
+    throw new WebhookVerificationError(
+      'invalid_secret',
+      'the signing secret is not "whsec_" followed by base64; copy it again from `captionfarm admin webhook-secret show`',
+    );
   }
 }
 
@@ -61,7 +64,10 @@ function expectedSignature(secret: string, id: string, timestamp: number, body: 
  */
 export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
   if (typeof opts.body !== 'string' && !(opts.body instanceof Uint8Array)) {
-    throw new WebhookVerificationError('invalid_payload', 'pass the raw request body (a string or Buffer), not parsed JSON: e.g. express.raw({ type: "application/json" })');
+    throw new WebhookVerificationError(
+      'invalid_payload',
+      'pass the raw request body (a string or Buffer), not parsed JSON: e.g. express.raw({ type: "application/json" })',
+    );
   }
   const id = header(opts.headers, 'webhook-id');
   const ts = header(opts.headers, 'webhook-timestamp');
@@ -72,7 +78,10 @@ export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
   const nowSeconds = Math.floor((opts.now instanceof Date ? opts.now.getTime() : (opts.now ?? Date.now())) / 1000);
   const tolerance = opts.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
   if (Math.abs(nowSeconds - timestamp) > tolerance) {
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', `webhook-timestamp is ${nowSeconds - timestamp} s away from now (tolerance ${tolerance} s): a replay, or a clock out of sync`);
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `webhook-timestamp is ${nowSeconds - timestamp} s away from now (tolerance ${tolerance} s): a replay, or a clock out of sync`,
+    );
   }
   const secrets = typeof opts.secret === 'string' ? [opts.secret] : opts.secret;
   const expected = secrets.map((s) => expectedSignature(s, id, timestamp, opts.body));
@@ -81,7 +90,11 @@ export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
     .filter((part) => part.startsWith('v1,'))
     .map((part) => Buffer.from(part.slice(3), 'base64'));
   const match = given.some((g) => expected.some((e) => g.length === e.length && timingSafeEqual(g, e)));
-  if (!match) throw new WebhookVerificationError('invalid_signature', 'no webhook-signature matches the body and secret (was the raw body changed, e.g. parsed and re-serialized?)');
+  if (!match)
+    throw new WebhookVerificationError(
+      'invalid_signature',
+      'no webhook-signature matches the body and secret (was the raw body changed, e.g. parsed and re-serialized?)',
+    );
   let json: unknown;
   try {
     json = JSON.parse(typeof opts.body === 'string' ? opts.body : Buffer.from(opts.body).toString('utf8'));

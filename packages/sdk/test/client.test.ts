@@ -80,7 +80,14 @@ describe('upload flow (real presigned PUT to the built-in store)', () => {
     expect((await h.cp.store.head(`uploads/${upload.uploadId}.mp4`))?.sizeBytes).toBe(bytes.length);
 
     const job = await client.createJob({ uploadId: upload.uploadId, templateId: 'karaoke' });
-    expect(JobRecordSchema.parse(job)).toMatchObject({ status: 'queued', phase: 'queued', format: 'mp4', quality: 'high', quotedSeconds: null, downloadUrl: null });
+    expect(JobRecordSchema.parse(job)).toMatchObject({
+      status: 'queued',
+      phase: 'queued',
+      format: 'mp4',
+      quality: 'high',
+      quotedSeconds: null,
+      downloadUrl: null,
+    });
     await expectApiError(client.createJob({ uploadId: upload.uploadId, templateId: 'karaoke' }), 409, 'upload_already_used');
   });
 
@@ -164,7 +171,14 @@ describe('jobs: create, get, cancel, list', () => {
 
   it('creates from a URL with options, gets and cancels idempotently (minutes refunded)', async () => {
     const before = (await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance as number;
-    const job = await c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', format: 'webm', quality: 'medium', resolution: { width: 720, height: 1280 }, language: 'EN' });
+    const job = await c.createJob({
+      videoUrl: VIDEO_URL,
+      templateId: 'karaoke',
+      format: 'webm',
+      quality: 'medium',
+      resolution: { width: 720, height: 1280 },
+      language: 'EN',
+    });
     expect(job).toMatchObject({ status: 'queued', phase: 'queued', format: 'webm', quality: 'medium', resolution: null, percent: null, failureCode: null });
     expect((await h.admin('GET', `/accounts/${accountId}/minutes`)).body.balance).toBe(before - 10);
     expect(await c.getJob(job.id)).toEqual(job);
@@ -195,7 +209,11 @@ describe('jobs: create, get, cancel, list', () => {
       expect(err.message).toMatch(/once it has succeeded/);
     }
     await expectApiError(c.getTranscript(crypto.randomUUID()), 404, 'not_found');
-    const bad = await expectApiError(c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words: [{ text: 'x', start: 1, end: 1 }] } }), 400, 'invalid_request');
+    const bad = await expectApiError(
+      c.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', transcript: { words: [{ text: 'x', start: 1, end: 1 }] } }),
+      400,
+      'invalid_request',
+    );
     expect(bad.details).toEqual([expect.objectContaining({ path: 'transcript.words.0.end' })]);
     await c.cancelJob(job.id);
   });
@@ -229,7 +247,11 @@ describe('typed errors carry the API error code', () => {
     expect(both.details).toEqual([expect.objectContaining({ path: 'uploadId' })]);
     const tpl = await expectApiError(client.createJob({ videoUrl: VIDEO_URL, templateId: 'no-such-template' }), 400, 'invalid_request');
     expect(tpl.details).toEqual([{ path: 'templateId', message: 'unknown template' }]);
-    const hook = await expectApiError(client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', webhookUrl: 'http://127.0.0.1/hook' }), 400, 'invalid_request');
+    const hook = await expectApiError(
+      client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', webhookUrl: 'http://127.0.0.1/hook' }),
+      400,
+      'invalid_request',
+    );
     expect(hook.details).toEqual([expect.objectContaining({ path: 'webhookUrl' })]);
     await expectApiError(client.listJobsPage({ cursor: 'forged' }), 400, 'invalid_request');
     expect(isApiError(both, 'invalid_request')).toBe(true);
@@ -241,7 +263,7 @@ describe('typed errors carry the API error code', () => {
     await expectApiError(client.listJobsPage(), 401, 'unauthenticated');
   });
 
-  it('404 not_found: unknown job, another account\'s job, unknown upload, unknown template', async () => {
+  it("404 not_found: unknown job, another account's job, unknown upload, unknown template", async () => {
     const a = await clientFor();
     const b = await clientFor();
     const job = await a.client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke' });
@@ -262,7 +284,11 @@ describe('typed errors carry the API error code', () => {
     const { client } = await clientFor('free');
     await expectApiError(client.createUpload({ fileName: 'notes.txt', sizeBytes: 10 }), 415, 'unsupported_media_type');
     await expectApiError(client.createUpload({ fileName: 'big.mp4', sizeBytes: 500_000_001 }), 422, 'limit_exceeded');
-    const res = await expectApiError(client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', resolution: { width: 1920, height: 1080 } }), 422, 'limit_exceeded');
+    const res = await expectApiError(
+      client.createJob({ videoUrl: VIDEO_URL, templateId: 'karaoke', resolution: { width: 1920, height: 1080 } }),
+      422,
+      'limit_exceeded',
+    );
     expect(res.details).toEqual([expect.objectContaining({ path: 'resolution' })]);
   });
 
@@ -346,7 +372,12 @@ describe('brand: fonts, per-job style, overlay', () => {
     expect(job.format).toBe('mov');
     const effective = await client.getJobStyle(job.id);
     expect(effective).toMatchObject({ jobId: job.id, templateId: 'karaoke', overlay: true, override: style });
-    expect(effective.style).toMatchObject({ font: { fontId: font.id, size: 8, family: 'Montserrat' }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] });
+    expect(effective.style).toMatchObject({
+      font: { fontId: font.id, size: 8, family: 'Montserrat' },
+      active: { color: '#FF0000' },
+      emoji: 'auto',
+      keywords: ['launch'],
+    });
 
     const preview = await client.previewTemplate('karaoke', { width: 320, height: 180, text: 'Brand launch', style });
     expect(preview.kind).toBe('binary');

@@ -69,7 +69,15 @@ beforeAll(async () => {
       await writeFile(
         path.join(project, 'tsconfig.json'),
         JSON.stringify({
-          compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+          compilerOptions: {
+            target: 'ES2023',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            skipLibCheck: false,
+            types: ['node'],
+            outDir: 'out',
+          },
           files: ['example.ts'],
         }),
       );
@@ -94,9 +102,13 @@ describe('the packed SDK in a plain Node project', () => {
 
   it('type-checks a typed example against the packed .d.ts, and refuses a wrong call', async () => {
     await run('node', [tsc, '-p', project], { cwd: project });
-    const wrong = await run('node', [tsc, '--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2023', '--types', 'node', 'wrong/wrong.ts'], {
-      cwd: project,
-    }).then(
+    const wrong = await run(
+      'node',
+      [tsc, '--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2023', '--types', 'node', 'wrong/wrong.ts'],
+      {
+        cwd: project,
+      },
+    ).then(
       () => '',
       (err: { stdout: string }) => err.stdout,
     );
@@ -107,9 +119,30 @@ describe('the packed SDK in a plain Node project', () => {
   it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors', async () => {
     const { key } = await h.account('pro');
     const video = path.join(project, 'clip.mp4');
-    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-shortest', '-y', video]);
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=1',
+      '-shortest',
+      '-y',
+      video,
+    ]);
     const { stdout } = await run('node', [path.join(project, 'out/example.js'), h.url, key, video], { cwd: project });
-    const out = JSON.parse(stdout) as { templates: string[]; job: { id: string; status: string }; cancelled: string; waited: { status: string; terminal: boolean }; listed: string[]; missing: string };
+    const out = JSON.parse(stdout) as {
+      templates: string[];
+      job: { id: string; status: string };
+      cancelled: string;
+      waited: { status: string; terminal: boolean };
+      listed: string[];
+      missing: string;
+    };
     expect(out.templates).toContain('karaoke');
     expect(out.job.status).toBe('queued');
     expect(out.cancelled).toBe('cancelled');

@@ -74,14 +74,23 @@ describe('a webhook from the control plane, verified by the README receiver', ()
       expect(delivered).toEqual(cancelled);
 
       const forged = await new Promise<number>((resolve, reject) => {
-        const req = request(hookUrl, {
-          method: 'POST',
-          ca: certs.ca,
-          headers: { 'webhook-id': 'msg_x', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA', 'content-type': 'application/json' },
-        }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          hookUrl,
+          {
+            method: 'POST',
+            ca: certs.ca,
+            headers: {
+              'webhook-id': 'msg_x',
+              'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+              'webhook-signature': 'v1,AAAA',
+              'content-type': 'application/json',
+            },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify(cancelled));
       });

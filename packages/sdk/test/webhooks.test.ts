@@ -74,10 +74,22 @@ describe('verifyWebhook against signatures made by the standardwebhooks library'
     ['a changed body', () => verifyWebhook({ body: body.replace('42', '43'), headers: signed(), secret }), 'invalid_signature'],
     ['re-serialized JSON', () => verifyWebhook({ body: JSON.stringify(JSON.parse(body)), headers: signed(), secret }), 'invalid_signature'],
     ['a changed webhook-id', () => verifyWebhook({ body, headers: { ...signed(), 'webhook-id': 'msg_other' }, secret }), 'invalid_signature'],
-    ['a v1a (asymmetric) entry only', () => verifyWebhook({ body, headers: { ...signed(), 'webhook-signature': signed()['webhook-signature']!.replace('v1,', 'v1a,') }, secret }), 'invalid_signature'],
+    [
+      'a v1a (asymmetric) entry only',
+      () => verifyWebhook({ body, headers: { ...signed(), 'webhook-signature': signed()['webhook-signature']!.replace('v1,', 'v1a,') }, secret }),
+      'invalid_signature',
+    ],
     ['a signature of other length', () => verifyWebhook({ body, headers: { ...signed(), 'webhook-signature': 'v1,AAAA' }, secret }), 'invalid_signature'],
-    ['a timestamp 6 minutes old', () => verifyWebhook({ body, headers: signed({ at: new Date(Date.now() - 6 * 60_000) }), secret }), 'timestamp_out_of_tolerance'],
-    ['a timestamp 6 minutes ahead', () => verifyWebhook({ body, headers: signed({ at: new Date(Date.now() + 6 * 60_000) }), secret }), 'timestamp_out_of_tolerance'],
+    [
+      'a timestamp 6 minutes old',
+      () => verifyWebhook({ body, headers: signed({ at: new Date(Date.now() - 6 * 60_000) }), secret }),
+      'timestamp_out_of_tolerance',
+    ],
+    [
+      'a timestamp 6 minutes ahead',
+      () => verifyWebhook({ body, headers: signed({ at: new Date(Date.now() + 6 * 60_000) }), secret }),
+      'timestamp_out_of_tolerance',
+    ],
     ['a timestamp that is not a number', () => verifyWebhook({ body, headers: { ...signed(), 'webhook-timestamp': '12:00' }, secret }), 'invalid_timestamp'],
     ['no signature header', () => verifyWebhook({ body, headers: { 'webhook-id': id, 'webhook-timestamp': '1' }, secret }), 'missing_headers'],
     ['a parsed body', () => verifyWebhook({ body: JSON.parse(body) as string, headers: signed(), secret }), 'invalid_payload'],
@@ -101,7 +113,7 @@ describe('verifyWebhook against signatures made by the standardwebhooks library'
     }
   });
 
-  it('verifies what the control plane\'s own signer (@captionfarm/webhooks) sends, during a rotation too', () => {
+  it("verifies what the control plane's own signer (@captionfarm/webhooks) sends, during a rotation too", () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = signWebhook({ id, timestamp, body, secrets: [other, secret] });
     expect(verifyWebhook({ body, headers: { ...headers }, secret }).job.id).toBe(job.id);

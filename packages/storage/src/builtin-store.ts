@@ -54,7 +54,14 @@ export interface BuiltinStore extends ObjectStore {
 
 const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 const MIME: Record<string, string> = {
-  mp4: 'video/mp4', m4v: 'video/x-m4v', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', png: 'image/png', json: 'application/json',
+  mp4: 'video/mp4',
+  m4v: 'video/x-m4v',
+  mov: 'video/quicktime',
+  webm: 'video/webm',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+  png: 'image/png',
+  json: 'application/json',
 };
 
 /**
@@ -128,7 +135,8 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     }
     if (method === 'OPTIONS') {
       const wanted = String(req.headers['access-control-request-method'] ?? '').toUpperCase();
-      if (origin !== corsOrigin || !['PUT', 'GET', 'HEAD'].includes(wanted)) return s3Error(res, 403, 'AccessForbidden', 'CORSResponse: this CORS request is not allowed');
+      if (origin !== corsOrigin || !['PUT', 'GET', 'HEAD'].includes(wanted))
+        return s3Error(res, 403, 'AccessForbidden', 'CORSResponse: this CORS request is not allowed');
       res.writeHead(204, {
         'Access-Control-Allow-Methods': 'GET, HEAD, PUT',
         'Access-Control-Allow-Headers': 'content-type',
@@ -192,7 +200,8 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
       } catch (err) {
         await rm(tmp, { force: true });
         // Our disk, not the client's body: S3's "try again later" (the client keeps its bytes).
-        if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return s3Error(res, 503, 'ServiceUnavailable', "the store's disk is full (ENOSPC); retry later", { 'retry-after': '30' });
+        if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
+          return s3Error(res, 503, 'ServiceUnavailable', "the store's disk is full (ENOSPC); retry later", { 'retry-after': '30' });
         return s3Error(res, 400, 'IncompleteBody', 'the body did not match Content-Length');
       }
       if (received !== expected) {

@@ -18,7 +18,10 @@ export function createS3Client(loc: S3Location): S3Client {
  * Presigns with the AWS SDK v3 presigner. `content-length` is kept as a signed header (not hoisted
  * into the query), so a PUT of any other size fails the signature: the spec's 403 for a wrong size.
  */
-export function createS3Store(loc: S3Location, opts: { client?: S3Client; /** The signing clock (tests sign URLs that have already expired). */ now?: () => Date } = {}): ObjectStore {
+export function createS3Store(
+  loc: S3Location,
+  opts: { client?: S3Client /** The signing clock (tests sign URLs that have already expired). */; now?: () => Date } = {},
+): ObjectStore {
   const client = opts.client ?? createS3Client(loc);
   const now = opts.now ?? (() => new Date());
   return {

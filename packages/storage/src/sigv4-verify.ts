@@ -2,7 +2,12 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export type PresignCheck =
   | { ok: true; accessKeyId: string; signedHeaders: string[] }
-  | { ok: false; status: 400 | 403; code: 'AccessDenied' | 'SignatureDoesNotMatch' | 'AuthorizationQueryParametersError' | 'RequestExpired' | 'InvalidAccessKeyId'; message: string };
+  | {
+      ok: false;
+      status: 400 | 403;
+      code: 'AccessDenied' | 'SignatureDoesNotMatch' | 'AuthorizationQueryParametersError' | 'RequestExpired' | 'InvalidAccessKeyId';
+      message: string;
+    };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const hmac = (key: Buffer | string, s: string) => createHmac('sha256', key).update(s).digest();
@@ -95,7 +100,12 @@ export function verifyPresignedRequest(req: {
   const expected = createHmac('sha256', kSigning).update(stringToSign).digest();
   const given = Buffer.from(signature, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { ok: false, status: 403, code: 'SignatureDoesNotMatch', message: 'the request signature does not match (tampered URL, other key, or a different Content-Length)' };
+    return {
+      ok: false,
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+      message: 'the request signature does not match (tampered URL, other key, or a different Content-Length)',
+    };
   }
   return { ok: true, accessKeyId, signedHeaders };
 }

@@ -25,7 +25,8 @@ export interface TestS3Server extends S3Location {
  * (scripts/build-minio's cache, the same root as the whisper build and the models). Undefined when absent.
  */
 export function testS3ServerBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const bin = env.CAPTIONFARM_MINIO_BIN || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || homedir(), '.cache'), 'captionfarm', 'minio', 'current', 'minio');
+  const bin =
+    env.CAPTIONFARM_MINIO_BIN || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || homedir(), '.cache'), 'captionfarm', 'minio', 'current', 'minio');
   return existsSync(bin) ? bin : undefined;
 }
 

@@ -85,15 +85,29 @@ describe('built-in store: concurrent PUTs to one upload URL', () => {
       // Twelve connections first, then every request written in one go, so the store starts them
       // within the same millisecond (what made pid+time part names collide).
       const u = new URL(url);
-      const sockets = await Promise.all(bodies.map(() => new Promise<Socket>((resolve) => {
-        const socket: Socket = connect({ host: u.hostname, port: Number(u.port) }, () => resolve(socket));
-      })));
-      const responses = sockets.map((socket) => new Promise<string>((resolve) => {
-        let text = '';
-        socket.on('data', (d) => (text += d.toString()));
-        socket.on('close', () => resolve(text));
-      }));
-      for (const [i, socket] of sockets.entries()) socket.write(Buffer.concat([Buffer.from(`PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`), bodies[i]!]));
+      const sockets = await Promise.all(
+        bodies.map(
+          () =>
+            new Promise<Socket>((resolve) => {
+              const socket: Socket = connect({ host: u.hostname, port: Number(u.port) }, () => resolve(socket));
+            }),
+        ),
+      );
+      const responses = sockets.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let text = '';
+            socket.on('data', (d) => (text += d.toString()));
+            socket.on('close', () => resolve(text));
+          }),
+      );
+      for (const [i, socket] of sockets.entries())
+        socket.write(
+          Buffer.concat([
+            Buffer.from(`PUT ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`),
+            bodies[i]!,
+          ]),
+        );
       const statuses = (await Promise.all(responses)).map((r) => r.slice(0, 12));
       expect(statuses).toEqual(Array(12).fill('HTTP/1.1 200'));
       const stored = await readFile(s.store.filePath('uploads/same.mp4'));
@@ -150,7 +164,9 @@ describe('built-in store: stalled and cut uploads', () => {
 
   it('past the per-address cap a request gets 503 SlowDown at once, without its body being read', async () => {
     const s = await start({ limits: { maxConnectionsPerIp: 3, putIdleMs: 60_000 } });
-    const urls = await Promise.all([1, 2, 3, 4].map((i) => s.store.presignPut({ key: `uploads/ip${i}.mp4`, contentLength: 1_000_000, contentType: 'video/mp4', expiresInSeconds: 900 })));
+    const urls = await Promise.all(
+      [1, 2, 3, 4].map((i) => s.store.presignPut({ key: `uploads/ip${i}.mp4`, contentLength: 1_000_000, contentType: 'video/mp4', expiresInSeconds: 900 })),
+    );
     const held = urls.slice(0, 3).map((u) => stalledPut(u, 1_000_000));
     await until(async () => (await partFiles(s.dir)).length === 3);
     const fourth = stalledPut(urls[3]!, 1_000_000);

@@ -12,7 +12,10 @@ let store: BuiltinStore;
 let base: string;
 let clock = () => new Date();
 
-function send(url: string, init: { method: string; body?: Buffer; headers?: Record<string, string | number> }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function send(
+  url: string,
+  init: { method: string; body?: Buffer; headers?: Record<string, string | number> },
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   // node:http, not fetch: fetch cannot send a Content-Length that disagrees with the body.
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method, headers: init.headers }, (res) => {
@@ -88,7 +91,13 @@ describe('built-in store: presigned PUT', () => {
     const foreign = createS3Store({ endpoint: `${base}/s3`, region: 'us-east-1', bucket: 'cf', accessKeyId: 'test-key', secretAccessKey: 'not-the-secret' });
     const url = await foreign.presignPut({ key: 'uploads/f.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 });
     expect((await send(url, { method: 'PUT', body: bytes, headers: { 'content-length': bytes.length } })).status).toBe(403);
-    const otherId = createS3Store({ endpoint: `${base}/s3`, region: 'us-east-1', bucket: 'cf', accessKeyId: 'someone-else', secretAccessKey: 'test-secret-0123456789' });
+    const otherId = createS3Store({
+      endpoint: `${base}/s3`,
+      region: 'us-east-1',
+      bucket: 'cf',
+      accessKeyId: 'someone-else',
+      secretAccessKey: 'test-secret-0123456789',
+    });
     const url2 = await otherId.presignPut({ key: 'uploads/f.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 });
     expect((await send(url2, { method: 'PUT', body: bytes, headers: { 'content-length': bytes.length } })).status).toBe(403);
   });
@@ -128,7 +137,10 @@ describe('built-in store: presigned GET', () => {
 describe('built-in store: CORS for the dashboard only', () => {
   it("answers a preflight from the dashboard's origin and refuses any other", async () => {
     const url = await store.presignPut({ key: 'uploads/cors.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 });
-    const ok = await send(url, { method: 'OPTIONS', headers: { origin: base, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' } });
+    const ok = await send(url, {
+      method: 'OPTIONS',
+      headers: { origin: base, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' },
+    });
     expect(ok.status).toBe(204);
     expect(ok.headers['access-control-allow-origin']).toBe(base);
     expect(String(ok.headers['access-control-allow-methods'])).toContain('PUT');
@@ -138,7 +150,10 @@ describe('built-in store: CORS for the dashboard only', () => {
     const put = await send(url, { method: 'PUT', body: bytes, headers: { origin: base, 'content-length': bytes.length, 'content-type': 'video/mp4' } });
     expect(put.status).toBe(200);
     expect(put.headers['access-control-allow-origin']).toBe(base);
-    const get = await send(await store.presignGet({ key: 'uploads/cors.mp4', expiresInSeconds: 60 }), { method: 'GET', headers: { origin: 'https://evil.example' } });
+    const get = await send(await store.presignGet({ key: 'uploads/cors.mp4', expiresInSeconds: 60 }), {
+      method: 'GET',
+      headers: { origin: 'https://evil.example' },
+    });
     expect(get.status).toBe(200);
     expect(get.headers['access-control-allow-origin']).toBeUndefined();
   });

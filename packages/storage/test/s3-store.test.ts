@@ -8,7 +8,10 @@ import { startTestS3Server, testS3ServerMissing, type TestS3Server } from '../sr
 // is absent on this machine; on CI (CI=true) its absence fails the file.
 const missing = testS3ServerMissing();
 
-function send(url: string, init: { method: string; body?: Buffer; headers?: Record<string, string | number> }): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
+function send(
+  url: string,
+  init: { method: string; body?: Buffer; headers?: Record<string, string | number> },
+): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }> {
   // node:http, not fetch: fetch cannot send a Content-Length that disagrees with the body. The
   // server may answer 403 before it reads the body and close the socket: the answer counts.
   return new Promise((resolve, reject) => {
@@ -29,7 +32,8 @@ function send(url: string, init: { method: string; body?: Buffer; headers?: Reco
 }
 
 const bytes = Buffer.from('captionfarm-s3-'.repeat(4096));
-const put = (url: string, body: Buffer, length = body.length) => send(url, { method: 'PUT', body, headers: { 'content-length': length, 'content-type': 'video/mp4' } });
+const put = (url: string, body: Buffer, length = body.length) =>
+  send(url, { method: 'PUT', body, headers: { 'content-length': length, 'content-type': 'video/mp4' } });
 
 describe.skipIf(missing)(`S3 store against a real S3 server (MinIO)${missing ? ` - skipped: ${missing}` : ''}`, () => {
   let s3: TestS3Server;
@@ -77,7 +81,10 @@ describe.skipIf(missing)(`S3 store against a real S3 server (MinIO)${missing ? `
     expect((await put(url, bytes)).status).toBe(200);
     // Signed 16 minutes ago for 15 minutes: expired one minute ago.
     const past = createS3Store(s3, { now: () => new Date(Date.now() - 16 * 60_000) });
-    const expiredPut = await put(await past.presignPut({ key: 'uploads/expired-2.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 }), bytes);
+    const expiredPut = await put(
+      await past.presignPut({ key: 'uploads/expired-2.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 }),
+      bytes,
+    );
     expect(expiredPut.status).toBe(403);
     expect(expiredPut.body.toString()).toContain('expired');
     expect(await store.head('uploads/expired-2.mp4')).toBeNull();
@@ -109,7 +116,14 @@ describe.skipIf(missing)(`S3 store against a real S3 server (MinIO)${missing ? `
     const foreign = createS3Store({ ...s3, secretAccessKey: `${s3.secretAccessKey}x` });
     expect((await send(await foreign.presignGet({ key, expiresInSeconds: 60 }), { method: 'GET' })).status).toBe(403);
     const stranger = createS3Store({ ...s3, accessKeyId: 'someone-else' });
-    expect((await put(await stranger.presignPut({ key: 'uploads/stranger.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 }), bytes)).status).toBe(403);
+    expect(
+      (
+        await put(
+          await stranger.presignPut({ key: 'uploads/stranger.mp4', contentLength: bytes.length, contentType: 'video/mp4', expiresInSeconds: 900 }),
+          bytes,
+        )
+      ).status,
+    ).toBe(403);
 
     // The untouched URL still works: the 403s came from the edits.
     expect((await send(getUrl, { method: 'GET' })).body.equals(bytes)).toBe(true);

@@ -28,7 +28,12 @@ export function parseWavHeader(buf: Buffer): WavInfo | null {
     const id = buf.toString('ascii', o, o + 4);
     const size = buf.readUInt32LE(o + 4);
     if (id === 'fmt ' && o + 24 <= buf.length) {
-      fmt = { format: buf.readUInt16LE(o + 8), channels: buf.readUInt16LE(o + 10), sampleRate: buf.readUInt32LE(o + 12), bitsPerSample: buf.readUInt16LE(o + 22) };
+      fmt = {
+        format: buf.readUInt16LE(o + 8),
+        channels: buf.readUInt16LE(o + 10),
+        sampleRate: buf.readUInt32LE(o + 12),
+        bitsPerSample: buf.readUInt16LE(o + 22),
+      };
     } else if (id === 'data') {
       return fmt ? { ...fmt, dataOffset: o + 8, dataBytes: size } : null;
     }
@@ -42,7 +47,27 @@ export const isWhisperWav = (w: WavInfo | null): w is WavInfo =>
 
 /** ffmpeg args: first audio stream, if any, -> 16 kHz mono s16 WAV. */
 export function ffmpegToWavArgs(input: string, output: string): string[] {
-  return ['-nostdin', '-hide_banner', '-v', 'error', '-y', '-i', input, '-map', '0:a:0?', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-f', 'wav', output];
+  return [
+    '-nostdin',
+    '-hide_banner',
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    input,
+    '-map',
+    '0:a:0?',
+    '-vn',
+    '-ac',
+    '1',
+    '-ar',
+    '16000',
+    '-c:a',
+    'pcm_s16le',
+    '-f',
+    'wav',
+    output,
+  ];
 }
 
 /** What ffmpeg says when the optional audio map matched nothing: the media has no audio track. */
@@ -57,7 +82,10 @@ async function runFfmpeg(ffmpegPath: string, args: string[], signal?: AbortSigna
   });
   if (exitCode === 0) return true;
   if (NO_AUDIO.test(stderrTail)) return false;
-  throw new TranscriptionError('transcription-failed', `ffmpeg could not read the audio (exit ${exitCode ?? exitSignal}): ${stderrTail.trim() || 'no message'}`);
+  throw new TranscriptionError(
+    'transcription-failed',
+    `ffmpeg could not read the audio (exit ${exitCode ?? exitSignal}): ${stderrTail.trim() || 'no message'}`,
+  );
 }
 
 async function readHead(path: string, bytes: number): Promise<Buffer> {
@@ -76,7 +104,12 @@ async function readHead(path: string, bytes: number): Promise<Buffer> {
  * Returns a 16 kHz mono s16 WAV path for `input` and its duration in seconds: `input` itself when
  * it already is one, else a file ffmpeg writes into `workDir`; null when the media has no audio.
  */
-export async function toWhisperWav(opts: { input: string; workDir: string; ffmpegPath: string; signal?: AbortSignal }): Promise<{ path: string; duration: number } | null> {
+export async function toWhisperWav(opts: {
+  input: string;
+  workDir: string;
+  ffmpegPath: string;
+  signal?: AbortSignal;
+}): Promise<{ path: string; duration: number } | null> {
   let info = parseWavHeader(await readHead(opts.input, 4096));
   let path = opts.input;
   if (!isWhisperWav(info)) {

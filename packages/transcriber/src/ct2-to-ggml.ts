@@ -190,8 +190,16 @@ function hparamsOf(model: Ct2Model) {
   const [nVocab] = v('decoder/embeddings/weight').dims as [number];
   const nMels = v('encoder/conv1/weight').dims[1]!;
   return {
-    nVocab, nAudioCtx, nAudioState, nAudioHead: scalar('encoder/num_heads'), nAudioLayer: audioLayers,
-    nTextCtx, nTextState, nTextHead: scalar('decoder/num_heads'), nTextLayer: textLayers, nMels,
+    nVocab,
+    nAudioCtx,
+    nAudioState,
+    nAudioHead: scalar('encoder/num_heads'),
+    nAudioLayer: audioLayers,
+    nTextCtx,
+    nTextState,
+    nTextHead: scalar('decoder/num_heads'),
+    nTextLayer: textLayers,
+    nMels,
   };
 }
 
@@ -284,8 +292,20 @@ export function convertCt2ToGgml(input: { model: Buffer; vocabulary: string }): 
   const model = parseCt2Model(input.model);
   if (model.specName !== 'WhisperSpec') throw new Error(`not a Whisper model: spec ${model.specName}`);
   const hp = hparamsOf(model);
-  const header = int32s(GGML_MAGIC, hp.nVocab, hp.nAudioCtx, hp.nAudioState, hp.nAudioHead, hp.nAudioLayer,
-    hp.nTextCtx, hp.nTextState, hp.nTextHead, hp.nTextLayer, hp.nMels, 1 /* f16 */);
+  const header = int32s(
+    GGML_MAGIC,
+    hp.nVocab,
+    hp.nAudioCtx,
+    hp.nAudioState,
+    hp.nAudioHead,
+    hp.nAudioLayer,
+    hp.nTextCtx,
+    hp.nTextState,
+    hp.nTextHead,
+    hp.nTextLayer,
+    hp.nMels,
+    1 /* f16 */,
+  );
   const filters = melFilters(hp.nMels);
   const tokens = ggmlVocabulary(input.vocabulary, textTokenCount(hp.nVocab));
   const chunks: Buffer[] = [

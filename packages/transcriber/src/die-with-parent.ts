@@ -19,7 +19,12 @@ const executable = new Map<string, boolean>();
 function canRun(binary: string): boolean {
   let known = executable.get(binary);
   if (known === undefined) {
-    const candidates = binary.includes('/') ? [binary] : (process.env.PATH ?? '').split(delimiter).filter(isAbsolute).map((d) => join(d, binary));
+    const candidates = binary.includes('/')
+      ? [binary]
+      : (process.env.PATH ?? '')
+          .split(delimiter)
+          .filter(isAbsolute)
+          .map((d) => join(d, binary));
     known = candidates.some((c) => {
       try {
         accessSync(c, constants.X_OK);

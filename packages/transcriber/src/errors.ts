@@ -6,11 +6,7 @@
  * - 'model-download-failed': the model server could not be reached or answered an error.
  * - 'model-checksum-mismatch': the download does not match whisper.cpp's published SHA1.
  */
-export type TranscriptionErrorCode =
-  | 'transcription-failed'
-  | 'unknown-model'
-  | 'model-download-failed'
-  | 'model-checksum-mismatch';
+export type TranscriptionErrorCode = 'transcription-failed' | 'unknown-model' | 'model-download-failed' | 'model-checksum-mismatch';
 
 export class TranscriptionError extends Error {
   override readonly name = 'TranscriptionError';

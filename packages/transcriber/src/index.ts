@@ -6,8 +6,14 @@ export type { TranscriptionErrorCode } from './errors.ts';
 export { resolveWhisperBinDir, readWhisperBuildInfo, captionfarmCacheDir } from './whisper-bin.ts';
 export type { TranscriberEnv, WhisperBuildInfo } from './whisper-bin.ts';
 export {
-  modelsPull, modelsList, defaultModelsDir, resolveModelPath, modelFileName, sha1File,
-  WHISPER_MODELS, DEFAULT_MODEL_BASE_URL,
+  modelsPull,
+  modelsList,
+  defaultModelsDir,
+  resolveModelPath,
+  modelFileName,
+  sha1File,
+  WHISPER_MODELS,
+  DEFAULT_MODEL_BASE_URL,
 } from './models.ts';
 export type { ModelsPullOptions, ModelsPullResult, ModelListEntry, ModelCatalog } from './models.ts';
 export { toWords, WhisperServerResponseSchema } from './to-words.ts';

@@ -83,7 +83,10 @@ export function onsetErrorsMs(reference: ReferenceOnset[], words: Word[]): numbe
   const errors: number[] = [];
   let i = 0;
   let j = 0;
-  for (const step of align(ref.map((r) => r.w), hyp.map((h) => h.w))) {
+  for (const step of align(
+    ref.map((r) => r.w),
+    hyp.map((h) => h.w),
+  )) {
     if (step === 'match') {
       if (hyp[j]!.first) errors.push(Math.abs(hyp[j]!.start - ref[i]!.onset) * 1000);
       i++;

@@ -167,7 +167,13 @@ export interface ModelListEntry {
 export async function modelsList(opts: { modelsDir: string; verify?: boolean; catalog?: ModelCatalog }): Promise<ModelListEntry[]> {
   const catalog = opts.catalog ?? WHISPER_MODELS;
   const files = new Set((await readdir(opts.modelsDir).catch(() => [] as string[])).filter((f) => /^ggml-.+\.bin$/.test(f)));
-  const names = [...Object.keys(catalog), ...[...files].map((f) => f.slice(5, -4)).filter((n) => !Object.hasOwn(catalog, n)).sort()];
+  const names = [
+    ...Object.keys(catalog),
+    ...[...files]
+      .map((f) => f.slice(5, -4))
+      .filter((n) => !Object.hasOwn(catalog, n))
+      .sort(),
+  ];
   return Promise.all(
     names.map(async (name) => {
       const path = join(opts.modelsDir, modelFileName(name));

@@ -64,7 +64,14 @@ export function convertSileroToGgml(safetensors: Buffer, version: string): Buffe
     int32s(LSTM, LSTM, LSTM, 1),
   ];
   ENCODER.forEach((e, i) => {
-    chunks.push(...tensorRecord(`_model.encoder.${i}.reparam_conv.weight`, [e.out, e.in, e.kernel], 1, f32BufferToF16(get(`conv${i + 1}.weight`, [e.out, e.in, e.kernel]))));
+    chunks.push(
+      ...tensorRecord(
+        `_model.encoder.${i}.reparam_conv.weight`,
+        [e.out, e.in, e.kernel],
+        1,
+        f32BufferToF16(get(`conv${i + 1}.weight`, [e.out, e.in, e.kernel])),
+      ),
+    );
     chunks.push(...tensorRecord(`_model.encoder.${i}.reparam_conv.bias`, [e.out], 0, get(`conv${i + 1}.bias`, [e.out])));
   });
   chunks.push(...tensorRecord('_model.decoder.rnn.weight_ih', [4 * LSTM, LSTM], 0, get('lstm_cell.weight_ih', [4 * LSTM, LSTM])));

@@ -175,7 +175,13 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
    * normal chunk takes several times longer by the clock (load 37 on this 2-core box: RTF 5.5)
    * but not by the CPU, so only a loop runs out. Where the CPU time cannot be read, wall time.
    */
-  const inferWithin = async (whisper: WhisperServer, wav: string, fields: Record<string, string>, budgetSeconds: number, signal?: AbortSignal): Promise<unknown> => {
+  const inferWithin = async (
+    whisper: WhisperServer,
+    wav: string,
+    fields: Record<string, string>,
+    budgetSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<unknown> => {
     const budget = new AbortController();
     const cpuAtStart = whisper.cpuSeconds();
     const started = performance.now();
@@ -205,13 +211,18 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
    * espeak German read gave en 0.37 from its start (flash attention off, as DTW needs), de 0.48
    * and 0.45 from 0.6 s and 1.5 s in.
    */
-  const detectLanguage = async (whisper: WhisperServer, windows: (() => Promise<string>)[], signal?: AbortSignal): Promise<{ language: string; probability: number }> => {
+  const detectLanguage = async (
+    whisper: WhisperServer,
+    windows: (() => Promise<string>)[],
+    signal?: AbortSignal,
+  ): Promise<{ language: string; probability: number }> => {
     const totals = new Map<string, number>();
     let asked = 0;
     for (const window of windows.slice(0, 4)) {
       const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true });
       const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
-      if (!payload.success) throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
+      if (!payload.success)
+        throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
       asked++;
       const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
       for (const [name, p] of Object.entries(probs)) {
@@ -285,7 +296,10 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       let speech: SpeechRegion[] = [{ start: 0, end: audio.duration }];
       if (vadModel) {
         if (!existsSync(vadModel)) {
-          throw new TranscriptionError('transcription-failed', `VAD model not found at ${vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`);
+          throw new TranscriptionError(
+            'transcription-failed',
+            `VAD model not found at ${vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`,
+          );
         }
         // One thread: the VAD runs a tiny graph per 32 ms window, where waking a second thread
         // costs more than it brings (en.wav: 0.09 s with 1 thread, 0.94 s with 2).
@@ -293,11 +307,13 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       }
       const chunks = planChunks(speech, audio.duration);
       if (chunks.length === 0) return nothing;
-      const wavs = await Promise.all(chunks.map(async (chunk, i) => {
-        const out = join(workDir, `chunk-${i}.wav`);
-        await writeChunkWav(audio.path, chunk, out);
-        return out;
-      }));
+      const wavs = await Promise.all(
+        chunks.map(async (chunk, i) => {
+          const out = join(workDir, `chunk-${i}.wav`);
+          await writeChunkWav(audio.path, chunk, out);
+          return out;
+        }),
+      );
       signal?.throwIfAborted();
       const shifted = (seconds: number) => async () => {
         const out = join(workDir, `window-${seconds}.wav`);

@@ -33,9 +33,21 @@ const DEFAULT_VAD: VadParams = { threshold: 0.5, minSpeechMs: 250, minSilenceMs:
 export function vadArgs(opts: { wav: string; model: string; threads: number; params?: VadParams }): string[] {
   const p = opts.params ?? DEFAULT_VAD;
   return [
-    '--file', opts.wav, '--vad-model', opts.model, '--threads', String(opts.threads), '--no-prints',
-    '--vad-threshold', String(p.threshold), '--vad-min-speech-duration-ms', String(p.minSpeechMs),
-    '--vad-min-silence-duration-ms', String(p.minSilenceMs), '--vad-speech-pad-ms', String(p.speechPadMs),
+    '--file',
+    opts.wav,
+    '--vad-model',
+    opts.model,
+    '--threads',
+    String(opts.threads),
+    '--no-prints',
+    '--vad-threshold',
+    String(p.threshold),
+    '--vad-min-speech-duration-ms',
+    String(p.minSpeechMs),
+    '--vad-min-silence-duration-ms',
+    String(p.minSilenceMs),
+    '--vad-speech-pad-ms',
+    String(p.speechPadMs),
   ];
 }
 
@@ -54,15 +66,27 @@ export function parseSpeechSegments(stdout: string): SpeechRegion[] {
 }
 
 /** Runs the VAD on a 16 kHz mono WAV; kills it on abort. */
-export async function detectSpeech(opts: { binDir: string; model: string; wav: string; threads: number; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<SpeechRegion[]> {
+export async function detectSpeech(opts: {
+  binDir: string;
+  model: string;
+  wav: string;
+  threads: number;
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+}): Promise<SpeechRegion[]> {
   const binary = join(opts.binDir, 'whisper-vad-speech-segments');
-  const { exitCode, exitSignal, stdout, stderrTail } = await runProcess(binary, { args: vadArgs(opts), signal: opts.signal, env: opts.env }).done.catch((err: unknown) => {
-    if (opts.signal?.aborted) throw opts.signal.reason;
-    const message = err instanceof Error ? err.message : String(err);
-    throw new TranscriptionError('transcription-failed', `could not run ${binary}: ${message}; run "bash scripts/build-whisper"`, { cause: err });
-  });
+  const { exitCode, exitSignal, stdout, stderrTail } = await runProcess(binary, { args: vadArgs(opts), signal: opts.signal, env: opts.env }).done.catch(
+    (err: unknown) => {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new TranscriptionError('transcription-failed', `could not run ${binary}: ${message}; run "bash scripts/build-whisper"`, { cause: err });
+    },
+  );
   if (exitCode !== 0) {
-    throw new TranscriptionError('transcription-failed', `VAD failed (exit ${exitCode ?? exitSignal}) with model ${opts.model}: ${stderrTail.trim().slice(-800) || 'no output'}`);
+    throw new TranscriptionError(
+      'transcription-failed',
+      `VAD failed (exit ${exitCode ?? exitSignal}) with model ${opts.model}: ${stderrTail.trim().slice(-800) || 'no output'}`,
+    );
   }
   return parseSpeechSegments(stdout);
 }

@@ -146,7 +146,6 @@ function processCpuSeconds(pid: number | undefined): number | null {
   }
 }
 
-
 const tail = (s: string, n = 1500) => (s.length > n ? `...${s.slice(-n)}` : s).trim();
 
 /** Starts whisper-server and resolves once the model is loaded and the port answers. */
@@ -207,8 +206,7 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
     const head = Buffer.from(
       Object.entries(fields)
         .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
-        .join('') +
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+        .join('') + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
     );
     const end = Buffer.from(`\r\n--${boundary}--\r\n`);
     const size = (await stat(wavPath)).size;
@@ -217,7 +215,11 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
       // long file on a CPU takes longer than that. The caller's signal bounds the wait instead.
       const req = request(
         {
-          host: '127.0.0.1', port, path: '/inference', method: 'POST', signal,
+          host: '127.0.0.1',
+          port,
+          path: '/inference',
+          method: 'POST',
+          signal,
           headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + size + end.length },
         },
         (res) => {

@@ -10,9 +10,7 @@ import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate, type Transcriber, type TranscribeResult,
-} from '../src/index.ts';
+import { createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate, type Transcriber, type TranscribeResult } from '../src/index.ts';
 import { loopReason } from '../src/loops.ts';
 import { CLIPS, makeClip, MUSIC_LAVFI, sharedEnClip, wordsInSilence, type Clip } from './clips.ts';
 import { MEDIA, realModel, whisperBinDir } from './helpers.ts';
@@ -69,7 +67,15 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
 
   it('detects German speech when no language is given', async () => {
     const wav = join(dir, 'de.wav');
-    execFileSync('espeak-ng', ['-v', 'de', '-s', '150', '-w', wav, 'Der Nordwind und die Sonne stritten sich, wer von ihnen beiden wohl der Stärkere wäre, als ein Wanderer, der in einen warmen Mantel gehüllt war, des Weges daherkam.']);
+    execFileSync('espeak-ng', [
+      '-v',
+      'de',
+      '-s',
+      '150',
+      '-w',
+      wav,
+      'Der Nordwind und die Sonne stritten sich, wer von ihnen beiden wohl der Stärkere wäre, als ein Wanderer, der in einen warmen Mantel gehüllt war, des Weges daherkam.',
+    ]);
     const r = await transcriber.transcribe({ audioPath: wav });
     console.log(`de (espeak): language ${r.language} p=${r.languageProbability}: ${text(r)}`);
     expect(r.language).toBe('de');
@@ -81,7 +87,19 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
   it.each([
     ['digital silence', ['-f', 'lavfi', '-t', '10', '-i', 'anullsrc=r=16000:cl=mono']],
     ['room tone (pink noise, -50 dBFS)', ['-f', 'lavfi', '-t', '10', '-i', 'anoisesrc=r=16000:a=0.003:c=pink']],
-    ['music (synthesized chords and plucks)', ['-f', 'lavfi', '-t', '15', '-i', "aevalsrc='0.2*sin(2*PI*(220+110*floor(mod(t*2,4)))*t)+0.15*sin(2*PI*(330+55*floor(mod(t*3,5)))*t)+0.1*sin(2*PI*(440+220*floor(mod(t,3)))*t)*exp(-mod(t,0.5)*4)':s=44100", '-ac', '2']],
+    [
+      'music (synthesized chords and plucks)',
+      [
+        '-f',
+        'lavfi',
+        '-t',
+        '15',
+        '-i',
+        "aevalsrc='0.2*sin(2*PI*(220+110*floor(mod(t*2,4)))*t)+0.15*sin(2*PI*(330+55*floor(mod(t*3,5)))*t)+0.1*sin(2*PI*(440+220*floor(mod(t,3)))*t)*exp(-mod(t,0.5)*4)':s=44100",
+        '-ac',
+        '2',
+      ],
+    ],
   ])('%s yields zero words (whisper alone says "Thank you." / "Thanks for watching!")', async (_name, args) => {
     const file = join(dir, `${_name.split(' ')[0]}.mp3`);
     ffmpeg(...args, file);
@@ -93,7 +111,23 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     const file = join(dir, 'late.wav');
     // -t before -i: it bounds the silent input (after it, it would bound the next input and the
     // endless anullsrc would fill the disk).
-    ffmpeg('-f', 'lavfi', '-t', '20', '-i', 'anullsrc=r=16000:cl=mono', '-i', join(MEDIA, 'jfk.wav'), '-filter_complex', '[0][1]concat=n=2:v=0:a=1', '-t', '40', '-c:a', 'pcm_s16le', file);
+    ffmpeg(
+      '-f',
+      'lavfi',
+      '-t',
+      '20',
+      '-i',
+      'anullsrc=r=16000:cl=mono',
+      '-i',
+      join(MEDIA, 'jfk.wav'),
+      '-filter_complex',
+      '[0][1]concat=n=2:v=0:a=1',
+      '-t',
+      '40',
+      '-c:a',
+      'pcm_s16le',
+      file,
+    );
     const r = await transcriber.transcribe({ audioPath: file, language: 'en' });
     expect(wordErrorRate(readFileSync(join(MEDIA, 'jfk.txt'), 'utf8'), text(r))).toBeLessThanOrEqual(0.05);
     expect(r.words[0]!.start).toBeGreaterThan(20);
@@ -109,7 +143,10 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     writeFileSync(truncated, head);
     const bad = createTranscriber({ model: truncated, threads: 2, binDir });
     const err = await bad.transcribe({ audioPath: join(MEDIA, 'jfk.wav') }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/could not load model .*ggml-base-truncated\.bin: whisper\.cpp exited \(code 3\)/) });
+    expect(err).toMatchObject({
+      code: 'transcription-failed',
+      message: expect.stringMatching(/could not load model .*ggml-base-truncated\.bin: whisper\.cpp exited \(code 3\)/),
+    });
     await bad.close();
     expect(existsSync(truncated)).toBe(true);
     expect(text(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }))).toMatch(/ask not what your country/);
@@ -144,7 +181,11 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     // Issue 10: none. Measured 0 on all three with DTW starts (patch 0002). Before, with token times:
     // es-pause-6s 2 ("En ese", whose token times drifted back 5.9 s into the end of the previous
     // sentence, over the joining silence), fr-noise 1.
-    it.each([['en-pauses', 0], ['es-pause-6s', 0], ['fr-noise', 0]] as const)('%s: %i word starts inside a pause, every sentence is there', async (name, most) => {
+    it.each([
+      ['en-pauses', 0],
+      ['es-pause-6s', 0],
+      ['fr-noise', 0],
+    ] as const)('%s: %i word starts inside a pause, every sentence is there', async (name, most) => {
       const r = await transcribe(name);
       const wer = wordErrorRate(clip(name).text, text(r));
       console.log(`${name}: WER ${(wer * 100).toFixed(1)}%, ${wordsInSilence(r.words, clip(name).silences)} words in pauses: ${text(r)}`);
@@ -165,8 +206,9 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       const all: number[] = [];
       for (const name of clips.keys()) {
         const errors = onsetErrorsMs(clip(name).onsets, (await transcribe(name)).words);
-        console.log(`${name}: onset error median ${percentile(errors, 50).toFixed(0)} ms, p90 ` +
-          `${percentile(errors, 90).toFixed(0)} ms over ${errors.length} words`);
+        console.log(
+          `${name}: onset error median ${percentile(errors, 50).toFixed(0)} ms, p90 ` + `${percentile(errors, 90).toFixed(0)} ms over ${errors.length} words`,
+        );
         all.push(...errors);
       }
       console.log(`all clips: onset error median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);
@@ -200,11 +242,16 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
         const t0 = performance.now();
         await noVad.transcribe({ audioPath: clip('fr-noise').path, language: 'fr' });
         const clean = (performance.now() - t0) / 1000;
-        for (const [path, language, duration] of [[music, 'en', 20], [clip('fr-noise').path, 'th', clip('fr-noise').duration]] as const) {
+        for (const [path, language, duration] of [
+          [music, 'en', 20],
+          [clip('fr-noise').path, 'th', clip('fr-noise').duration],
+        ] as const) {
           const started = performance.now();
           const r = await noVad.transcribe({ audioPath: path, language });
           const seconds = (performance.now() - started) / 1000;
-          console.log(`forced ${language}: ${seconds.toFixed(1)} s for ${duration.toFixed(1)} s of audio (clean French run: ${clean.toFixed(1)} s), ${r.words.length} words: ${text(r).slice(0, 160)}; log: ${logged.join(' | ')}`);
+          console.log(
+            `forced ${language}: ${seconds.toFixed(1)} s for ${duration.toFixed(1)} s of audio (clean French run: ${clean.toFixed(1)} s), ${r.words.length} words: ${text(r).slice(0, 160)}; log: ${logged.join(' | ')}`,
+          );
           expect(loopReason(text(r))).toBeNull();
           expect(seconds).toBeLessThanOrEqual(Math.max(duration * 1.5, clean * 2));
         }

@@ -49,9 +49,18 @@ describe('toWhisperWav', () => {
     const junk = join(work, 'junk.mp4');
     // Text, not random bytes: ffmpeg's probe sometimes finds an MP3 frame in random data.
     writeFileSync(junk, 'this is not a video\n'.repeat(250));
-    await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/ffmpeg could not read/) });
-    await expect(toWhisperWav({ input: join(work, 'nope.wav'), workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/ENOENT/) });
-    await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: '/nonexistent/ffmpeg' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/FFMPEG_PATH/) });
+    await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({
+      code: 'transcription-failed',
+      message: expect.stringMatching(/ffmpeg could not read/),
+    });
+    await expect(toWhisperWav({ input: join(work, 'nope.wav'), workDir: work, ffmpegPath: 'ffmpeg' })).rejects.toMatchObject({
+      code: 'transcription-failed',
+      message: expect.stringMatching(/ENOENT/),
+    });
+    await expect(toWhisperWav({ input: junk, workDir: work, ffmpegPath: '/nonexistent/ffmpeg' })).rejects.toMatchObject({
+      code: 'transcription-failed',
+      message: expect.stringMatching(/FFMPEG_PATH/),
+    });
   });
 
   it('kills ffmpeg on abort and rejects with the reason', async () => {
@@ -81,7 +90,25 @@ describe('toWhisperWav', () => {
 
   it('builds args as an array, first audio stream only', () => {
     expect(ffmpegToWavArgs('in put.mp4', '/t/out.wav')).toEqual([
-      '-nostdin', '-hide_banner', '-v', 'error', '-y', '-i', 'in put.mp4', '-map', '0:a:0?', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-f', 'wav', '/t/out.wav',
+      '-nostdin',
+      '-hide_banner',
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      'in put.mp4',
+      '-map',
+      '0:a:0?',
+      '-vn',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      'wav',
+      '/t/out.wav',
     ]);
   });
 });

@@ -111,9 +111,25 @@ export function makeClip(spec: ClipSpec, dir: string): Clip {
   if (spec.bed) {
     const bed = BEDS[spec.bed];
     execFileSync('ffmpeg', [
-      '-nostdin', '-v', 'error', '-y', '-i', speech, '-f', 'lavfi', '-i', bed.lavfi,
-      '-filter_complex', `[1]volume=${bed.gain}[b];[0][b]amix=inputs=2:duration=first:normalize=0`,
-      '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', path,
+      '-nostdin',
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      speech,
+      '-f',
+      'lavfi',
+      '-i',
+      bed.lavfi,
+      '-filter_complex',
+      `[1]volume=${bed.gain}[b];[0][b]amix=inputs=2:duration=first:normalize=0`,
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-c:a',
+      'pcm_s16le',
+      path,
     ]);
   } else {
     execFileSync('sox', [speech, path]);
@@ -125,8 +141,13 @@ export function makeClip(spec: ClipSpec, dir: string): Clip {
 export function sharedEnClip(media: string): Clip {
   const path = join(media, 'en.wav');
   return {
-    name: 'en.wav', language: 'en', path, text: readFileSync(join(media, 'en.txt'), 'utf8'),
-    onsets: parseReferenceOnsets(readFileSync(join(media, 'en.words'), 'utf8')), silences: [], duration: wavSeconds(path),
+    name: 'en.wav',
+    language: 'en',
+    path,
+    text: readFileSync(join(media, 'en.txt'), 'utf8'),
+    onsets: parseReferenceOnsets(readFileSync(join(media, 'en.words'), 'utf8')),
+    silences: [],
+    duration: wavSeconds(path),
   };
 }
 

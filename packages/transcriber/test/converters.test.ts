@@ -49,7 +49,7 @@ describe('float16', () => {
 });
 
 describe('CTranslate2 -> ggml', () => {
-  it.skipIf(!existsSync(new URL('for-tests-ggml-tiny.bin', SHARED_MODELS)))('computes mel filters bit-identical to whisper.cpp\'s own model files', () => {
+  it.skipIf(!existsSync(new URL('for-tests-ggml-tiny.bin', SHARED_MODELS)))("computes mel filters bit-identical to whisper.cpp's own model files", () => {
     const fixture = readFileSync(new URL('for-tests-ggml-tiny.bin', SHARED_MODELS));
     expect([fixture.readInt32LE(48), fixture.readInt32LE(52)]).toEqual([80, 201]);
     const expected = fixture.subarray(56, 56 + 80 * 201 * 4);
@@ -69,8 +69,16 @@ describe('CTranslate2 -> ggml', () => {
     const nVocab = 51864; // English-only: 50256 text tokens
     const parts: Buffer[] = [];
     const u8 = (v: number) => Buffer.from([v]);
-    const u16 = (v: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(v); return b; };
-    const u32 = (v: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(v); return b; };
+    const u16 = (v: number) => {
+      const b = Buffer.alloc(2);
+      b.writeUInt16LE(v);
+      return b;
+    };
+    const u32 = (v: number) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32LE(v);
+      return b;
+    };
     const str = (s: string) => [u16(s.length + 1), Buffer.from(`${s}\0`)];
     const vars: Array<[string, number[], number, Buffer]> = [];
     let counter = 0;
@@ -82,24 +90,40 @@ describe('CTranslate2 -> ggml', () => {
     };
     const add = (name: string, dims: number[]) => vars.push([name, dims, 4, f16(dims)]);
     const scalar16 = (name: string, v: number) => vars.push([name, [], 2, u16(v)]);
-    add('encoder/conv1/weight', [d, 80, 3]); add('encoder/conv1/bias', [d]);
-    add('encoder/conv2/weight', [d, d, 3]); add('encoder/conv2/bias', [d]);
+    add('encoder/conv1/weight', [d, 80, 3]);
+    add('encoder/conv1/bias', [d]);
+    add('encoder/conv2/weight', [d, d, 3]);
+    add('encoder/conv2/bias', [d]);
     add('encoder/position_encodings/encodings', [3, d]);
     scalar16('encoder/num_heads', 1);
     scalar16('decoder/num_heads', 1);
-    const lin = (p: string, rows: number, cols: number) => { add(`${p}/weight`, [rows, cols]); add(`${p}/bias`, [rows]); };
-    const ln = (p: string) => { add(`${p}/gamma`, [d]); add(`${p}/beta`, [d]); };
-    lin('encoder/layer_0/self_attention/linear_0', 3 * d, d); lin('encoder/layer_0/self_attention/linear_1', d, d);
+    const lin = (p: string, rows: number, cols: number) => {
+      add(`${p}/weight`, [rows, cols]);
+      add(`${p}/bias`, [rows]);
+    };
+    const ln = (p: string) => {
+      add(`${p}/gamma`, [d]);
+      add(`${p}/beta`, [d]);
+    };
+    lin('encoder/layer_0/self_attention/linear_0', 3 * d, d);
+    lin('encoder/layer_0/self_attention/linear_1', d, d);
     ln('encoder/layer_0/self_attention/layer_norm');
-    lin('encoder/layer_0/ffn/linear_0', 4 * d, d); lin('encoder/layer_0/ffn/linear_1', d, 4 * d); ln('encoder/layer_0/ffn/layer_norm');
+    lin('encoder/layer_0/ffn/linear_0', 4 * d, d);
+    lin('encoder/layer_0/ffn/linear_1', d, 4 * d);
+    ln('encoder/layer_0/ffn/layer_norm');
     ln('encoder/layer_norm');
     add('decoder/embeddings/weight', [nVocab, d]);
     add('decoder/position_encodings/encodings', [2, d]);
-    lin('decoder/layer_0/self_attention/linear_0', 3 * d, d); lin('decoder/layer_0/self_attention/linear_1', d, d);
+    lin('decoder/layer_0/self_attention/linear_0', 3 * d, d);
+    lin('decoder/layer_0/self_attention/linear_1', d, d);
     ln('decoder/layer_0/self_attention/layer_norm');
-    lin('decoder/layer_0/attention/linear_0', d, d); lin('decoder/layer_0/attention/linear_1', 2 * d, d); lin('decoder/layer_0/attention/linear_2', d, d);
+    lin('decoder/layer_0/attention/linear_0', d, d);
+    lin('decoder/layer_0/attention/linear_1', 2 * d, d);
+    lin('decoder/layer_0/attention/linear_2', d, d);
     ln('decoder/layer_0/attention/layer_norm');
-    lin('decoder/layer_0/ffn/linear_0', 4 * d, d); lin('decoder/layer_0/ffn/linear_1', d, 4 * d); ln('decoder/layer_0/ffn/layer_norm');
+    lin('decoder/layer_0/ffn/linear_0', 4 * d, d);
+    lin('decoder/layer_0/ffn/linear_1', d, 4 * d);
+    ln('decoder/layer_0/ffn/layer_norm');
     ln('decoder/layer_norm');
     parts.push(u32(6), ...str('WhisperSpec'), u32(3), u32(vars.length));
     for (const [name, dims, dtype, data] of vars) parts.push(...str(name), u8(dims.length), ...dims.map(u32), u8(dtype), u32(data.length), data);
@@ -125,8 +149,14 @@ describe('CTranslate2 -> ggml', () => {
     }
     const tensors = readTensors(out, o);
     expect(tensors.map((t) => t.name).slice(0, 8)).toEqual([
-      'encoder.positional_embedding', 'encoder.conv1.weight', 'encoder.conv1.bias', 'encoder.conv2.weight', 'encoder.conv2.bias',
-      'encoder.blocks.0.attn.query.weight', 'encoder.blocks.0.attn.query.bias', 'encoder.blocks.0.attn.key.weight',
+      'encoder.positional_embedding',
+      'encoder.conv1.weight',
+      'encoder.conv1.bias',
+      'encoder.conv2.weight',
+      'encoder.conv2.bias',
+      'encoder.blocks.0.attn.query.weight',
+      'encoder.blocks.0.attn.query.bias',
+      'encoder.blocks.0.attn.key.weight',
     ]);
     expect(tensors).toHaveLength(5 + 15 + 2 + 2 + 24 + 2);
     const byName = new Map(tensors.map((t) => [t.name, t]));
@@ -161,12 +191,20 @@ describe('Silero safetensors -> ggml', () => {
   function safetensors(without?: string, reshape?: [string, number[]]): Buffer {
     const shapes: Record<string, number[]> = {
       'stft_conv.weight': [258, 1, 256],
-      'conv1.weight': [128, 129, 3], 'conv1.bias': [128],
-      'conv2.weight': [64, 128, 3], 'conv2.bias': [64],
-      'conv3.weight': [64, 64, 3], 'conv3.bias': [64],
-      'conv4.weight': [128, 64, 3], 'conv4.bias': [128],
-      'lstm_cell.weight_ih': [512, 128], 'lstm_cell.weight_hh': [512, 128], 'lstm_cell.bias_ih': [512], 'lstm_cell.bias_hh': [512],
-      'final_conv.weight': [1, 128, 1], 'final_conv.bias': [1],
+      'conv1.weight': [128, 129, 3],
+      'conv1.bias': [128],
+      'conv2.weight': [64, 128, 3],
+      'conv2.bias': [64],
+      'conv3.weight': [64, 64, 3],
+      'conv3.bias': [64],
+      'conv4.weight': [128, 64, 3],
+      'conv4.bias': [128],
+      'lstm_cell.weight_ih': [512, 128],
+      'lstm_cell.weight_hh': [512, 128],
+      'lstm_cell.bias_ih': [512],
+      'lstm_cell.bias_hh': [512],
+      'final_conv.weight': [1, 128, 1],
+      'final_conv.bias': [1],
     };
     const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
     const datas: Buffer[] = [];
@@ -193,7 +231,7 @@ describe('Silero safetensors -> ggml', () => {
     expect(t.get('conv2.bias')!.data.readFloatLE(4)).toBe(0.125);
   });
 
-  it('writes the header and tensors whisper.cpp\'s VAD loader reads', () => {
+  it("writes the header and tensors whisper.cpp's VAD loader reads", () => {
     const out = Buffer.concat(convertSileroToGgml(safetensors(), '6.2.3'));
     expect(out.readUInt32LE(0)).toBe(0x67676d6c);
     expect(out.toString('utf8', 8, 8 + out.readInt32LE(4))).toBe('silero-16k');
@@ -201,13 +239,20 @@ describe('Silero safetensors -> ggml', () => {
     expect(ints).toEqual([6, 2, 3, 512, 64, 4, 129, 128, 3, 128, 64, 3, 64, 64, 3, 64, 128, 3, 128, 128, 128, 1]);
     const tensors = readTensors(out, 18 + 22 * 4);
     expect(tensors.map((t) => [t.name, t.ne.join('x'), t.ftype])).toEqual([
-      ['_model.encoder.0.reparam_conv.weight', '3x129x128', 1], ['_model.encoder.0.reparam_conv.bias', '128', 0],
-      ['_model.encoder.1.reparam_conv.weight', '3x128x64', 1], ['_model.encoder.1.reparam_conv.bias', '64', 0],
-      ['_model.encoder.2.reparam_conv.weight', '3x64x64', 1], ['_model.encoder.2.reparam_conv.bias', '64', 0],
-      ['_model.encoder.3.reparam_conv.weight', '3x64x128', 1], ['_model.encoder.3.reparam_conv.bias', '128', 0],
-      ['_model.decoder.rnn.weight_ih', '128x512', 0], ['_model.decoder.rnn.weight_hh', '128x512', 0],
-      ['_model.decoder.rnn.bias_ih', '512', 0], ['_model.decoder.rnn.bias_hh', '512', 0],
-      ['_model.decoder.decoder.2.weight', '128', 1], ['_model.decoder.decoder.2.bias', '', 0],
+      ['_model.encoder.0.reparam_conv.weight', '3x129x128', 1],
+      ['_model.encoder.0.reparam_conv.bias', '128', 0],
+      ['_model.encoder.1.reparam_conv.weight', '3x128x64', 1],
+      ['_model.encoder.1.reparam_conv.bias', '64', 0],
+      ['_model.encoder.2.reparam_conv.weight', '3x64x64', 1],
+      ['_model.encoder.2.reparam_conv.bias', '64', 0],
+      ['_model.encoder.3.reparam_conv.weight', '3x64x128', 1],
+      ['_model.encoder.3.reparam_conv.bias', '128', 0],
+      ['_model.decoder.rnn.weight_ih', '128x512', 0],
+      ['_model.decoder.rnn.weight_hh', '128x512', 0],
+      ['_model.decoder.rnn.bias_ih', '512', 0],
+      ['_model.decoder.rnn.bias_hh', '512', 0],
+      ['_model.decoder.decoder.2.weight', '128', 1],
+      ['_model.decoder.decoder.2.bias', '', 0],
       ['_model.stft.forward_basis_buffer', '256x1x258', 1],
     ]);
     expect(tensors[0]!.data.readUInt16LE(2)).toBe(floatToHalf(0.125));
@@ -215,7 +260,9 @@ describe('Silero safetensors -> ggml', () => {
 
   it('names a missing or misshapen tensor', () => {
     expect(() => convertSileroToGgml(safetensors('final_conv.bias'), '6.2.3')).toThrow(/lack final_conv.bias/);
-    expect(() => convertSileroToGgml(safetensors(undefined, ['conv1.weight', [128, 129, 5]]), '6.2.3')).toThrow(/conv1.weight has shape 128x129x5, expected 128x129x3/);
+    expect(() => convertSileroToGgml(safetensors(undefined, ['conv1.weight', [128, 129, 5]]), '6.2.3')).toThrow(
+      /conv1.weight has shape 128x129x5, expected 128x129x3/,
+    );
     expect(() => convertSileroToGgml(safetensors(), '6.2')).toThrow(/X.Y.Z/);
   });
 });

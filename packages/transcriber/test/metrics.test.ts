@@ -26,7 +26,10 @@ describe('onsetErrorsMs', () => {
 
   it('parses espeak .words lines', () => {
     expect(reference).toEqual([
-      { word: 'The', onset: 0 }, { word: 'North', onset: 0.129 }, { word: 'Wind', onset: 0.435 }, { word: 'and', onset: 0.866 },
+      { word: 'The', onset: 0 },
+      { word: 'North', onset: 0.129 },
+      { word: 'Wind', onset: 0.435 },
+      { word: 'and', onset: 0.866 },
     ]);
   });
 

@@ -50,10 +50,27 @@ describe('modelsPull / modelsList against a local HTTPS server', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcriber-models-'));
     // A self-signed certificate for 127.0.0.1, made now; the client trusts it as its CA.
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
       requests++;
@@ -119,7 +136,9 @@ describe('modelsPull / modelsList against a local HTTPS server', () => {
         s.close(() => resolve(port));
       });
     });
-    const err = await modelsPull({ name: 'tiny', modelsDir: join(dir, 'offline'), baseUrl: `https://127.0.0.1:${closed}/repo`, fetch, catalog }).catch((e: unknown) => e);
+    const err = await modelsPull({ name: 'tiny', modelsDir: join(dir, 'offline'), baseUrl: `https://127.0.0.1:${closed}/repo`, fetch, catalog }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'model-download-failed' });
     expect((err as Error).message).toMatch(/could not reach 127\.0\.0\.1:\d+ .*ECONNREFUSED.*offline/);
     expect(existsSync(join(dir, 'offline', 'ggml-tiny.bin'))).toBe(false);

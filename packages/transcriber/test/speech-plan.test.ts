@@ -12,22 +12,61 @@ const params = { pad: 0.2, mergeGap: 0.5, joinGap: 0.3, maxChunk: 10 };
 
 describe('planChunks', () => {
   it('pads regions, merges close ones and packs spans into chunks of at most maxChunk seconds', () => {
-    const chunks = planChunks([{ start: 1, end: 3 }, { start: 3.5, end: 4 }, { start: 10, end: 14 }, { start: 20, end: 27 }], 30, params);
+    const chunks = planChunks(
+      [
+        { start: 1, end: 3 },
+        { start: 3.5, end: 4 },
+        { start: 10, end: 14 },
+        { start: 20, end: 27 },
+      ],
+      30,
+      params,
+    );
     // 1-3 and 3.5-4 are 0.1 s apart once padded: one span. 10-14 fits in the same chunk, 20-27 does not.
     expect(chunks).toEqual([
-      { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: expect.closeTo(8.1, 6) },
+      {
+        spans: [
+          {
+            start: 0.8,
+            end: 4.2,
+            at: 0,
+            voiced: [
+              { start: 1, end: 3 },
+              { start: 3.5, end: 4 },
+            ],
+          },
+          { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
+        ],
+        duration: expect.closeTo(8.1, 6),
+      },
       { spans: [{ start: 19.8, end: 27.2, at: 0, voiced: [{ start: 20, end: 27 }] }], duration: expect.closeTo(7.4, 6) },
     ]);
   });
 
   it('clamps padding to the audio and keeps a span longer than maxChunk whole', () => {
-    expect(planChunks([{ start: 0.05, end: 25 }], 25.1, params)).toEqual([{ spans: [{ start: 0, end: 25.1, at: 0, voiced: [{ start: 0.05, end: 25 }] }], duration: 25.1 }]);
+    expect(planChunks([{ start: 0.05, end: 25 }], 25.1, params)).toEqual([
+      { spans: [{ start: 0, end: 25.1, at: 0, voiced: [{ start: 0.05, end: 25 }] }], duration: 25.1 },
+    ]);
     expect(planChunks([], 10, params)).toEqual([]);
   });
 });
 
 describe('toSourceTime', () => {
-  const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: 8.1 };
+  const chunk = {
+    spans: [
+      {
+        start: 0.8,
+        end: 4.2,
+        at: 0,
+        voiced: [
+          { start: 1, end: 3 },
+          { start: 3.5, end: 4 },
+        ],
+      },
+      { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
+    ],
+    duration: 8.1,
+  };
   it('shifts times inside a span by its offset', () => {
     expect(toSourceTime(chunk, 1, 'start')).toBeCloseTo(1.8, 6);
     expect(toSourceTime(chunk, 4, 'start')).toBeCloseTo(10.1, 6);
@@ -40,7 +79,20 @@ describe('toSourceTime', () => {
 });
 
 describe('snapToVoice', () => {
-  const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }], duration: 3.4 };
+  const chunk = {
+    spans: [
+      {
+        start: 0.8,
+        end: 4.2,
+        at: 0,
+        voiced: [
+          { start: 1, end: 3 },
+          { start: 3.5, end: 4 },
+        ],
+      },
+    ],
+    duration: 3.4,
+  };
   it('moves a start where the VAD hears no voice to where the voice resumes', () => {
     expect(snapToVoice(chunk, 2)).toBe(2); // voiced
     expect(snapToVoice(chunk, 0.85)).toBe(1); // in the padding before
@@ -57,20 +109,38 @@ describe('writeChunkWav', () => {
       const pcm = Buffer.alloc(32_000);
       for (let i = 0; i < 16_000; i++) pcm.writeInt16LE((i % 1000) + 1, i * 2);
       const header = Buffer.alloc(44);
-      header.write('RIFF', 0, 'ascii'); header.writeUInt32LE(36 + pcm.length, 4); header.write('WAVEfmt ', 8, 'ascii');
-      header.writeUInt32LE(16, 16); header.writeUInt16LE(1, 20); header.writeUInt16LE(1, 22); header.writeUInt32LE(16_000, 24);
-      header.writeUInt32LE(32_000, 28); header.writeUInt16LE(2, 32); header.writeUInt16LE(16, 34); header.write('data', 36, 'ascii');
+      header.write('RIFF', 0, 'ascii');
+      header.writeUInt32LE(36 + pcm.length, 4);
+      header.write('WAVEfmt ', 8, 'ascii');
+      header.writeUInt32LE(16, 16);
+      header.writeUInt16LE(1, 20);
+      header.writeUInt16LE(1, 22);
+      header.writeUInt32LE(16_000, 24);
+      header.writeUInt32LE(32_000, 28);
+      header.writeUInt16LE(2, 32);
+      header.writeUInt16LE(16, 34);
+      header.write('data', 36, 'ascii');
       header.writeUInt32LE(pcm.length, 40);
       writeFileSync(join(dir, 'src.wav'), Buffer.concat([header, pcm]));
-      await writeChunkWav(join(dir, 'src.wav'), { spans: [{ start: 0.1, end: 0.2, at: 0, voiced: [] }, { start: 0.5, end: 0.6, at: 0.15, voiced: [] }], duration: 0.25 }, join(dir, 'out.wav'));
+      await writeChunkWav(
+        join(dir, 'src.wav'),
+        {
+          spans: [
+            { start: 0.1, end: 0.2, at: 0, voiced: [] },
+            { start: 0.5, end: 0.6, at: 0.15, voiced: [] },
+          ],
+          duration: 0.25,
+        },
+        join(dir, 'out.wav'),
+      );
       const out = readFileSync(join(dir, 'out.wav'));
       const info = parseWavHeader(out)!;
       expect(info).toMatchObject({ sampleRate: 16_000, channels: 1, bitsPerSample: 16, dataBytes: 4000 * 2 });
       const sample = (i: number) => out.readInt16LE(info.dataOffset + i * 2);
-      expect(sample(0)).toBe(1600 % 1000 + 1); // source sample 1600 (0.1 s)
-      expect(sample(1599)).toBe(3199 % 1000 + 1);
+      expect(sample(0)).toBe((1600 % 1000) + 1); // source sample 1600 (0.1 s)
+      expect(sample(1599)).toBe((3199 % 1000) + 1);
       expect(sample(1600)).toBe(0); // joining silence
-      expect(sample(2400)).toBe(8000 % 1000 + 1); // source 0.5 s at chunk 0.15 s
+      expect(sample(2400)).toBe((8000 % 1000) + 1); // source 0.5 s at chunk 0.15 s
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -102,8 +172,28 @@ describe('spread', () => {
 
 describe('skipStart', () => {
   it('drops the first seconds of a chunk, spans shifted accordingly', () => {
-    const chunk = { spans: [{ start: 0.8, end: 4.2, at: 0, voiced: [{ start: 1, end: 3 }, { start: 3.5, end: 4 }] }, { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] }], duration: 8.1 };
-    expect(skipStart(chunk, 1)).toMatchObject({ spans: [{ start: 1.8, end: 4.2, at: 0 }, { start: 9.8, end: 14.2, at: expect.closeTo(2.7, 6) }], duration: expect.closeTo(7.1, 6) });
+    const chunk = {
+      spans: [
+        {
+          start: 0.8,
+          end: 4.2,
+          at: 0,
+          voiced: [
+            { start: 1, end: 3 },
+            { start: 3.5, end: 4 },
+          ],
+        },
+        { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
+      ],
+      duration: 8.1,
+    };
+    expect(skipStart(chunk, 1)).toMatchObject({
+      spans: [
+        { start: 1.8, end: 4.2, at: 0 },
+        { start: 9.8, end: 14.2, at: expect.closeTo(2.7, 6) },
+      ],
+      duration: expect.closeTo(7.1, 6),
+    });
     expect(skipStart(chunk, 3.5).spans).toMatchObject([{ start: 9.8, end: 14.2, at: expect.closeTo(0.2, 6) }]);
   });
 });

@@ -34,8 +34,28 @@ describe('toWords on a recorded whisper-server payload (jfk.wav, base, language 
 
   it('groups tokens into words with punctuation attached', () => {
     expect(result.words.map((w) => w.text)).toEqual([
-      'And', 'so', 'my', 'fellow', 'Americans', 'ask', 'not', 'what', 'your', 'country', 'can', 'do',
-      'for', 'you,', 'ask', 'what', 'you', 'can', 'do', 'for', 'your', 'country.',
+      'And',
+      'so',
+      'my',
+      'fellow',
+      'Americans',
+      'ask',
+      'not',
+      'what',
+      'your',
+      'country',
+      'can',
+      'do',
+      'for',
+      'you,',
+      'ask',
+      'what',
+      'you',
+      'can',
+      'do',
+      'for',
+      'your',
+      'country.',
     ]);
   });
 
@@ -74,7 +94,15 @@ describe('toWords on a recorded payload with DTW times (en.wav)', () => {
   it('follows DTW where the token times drift, and keeps the token time where there is no DTW time', () => {
     // c: b's DTW 2.00 is 0.5 s before c's token time (whisper.cpp's token times drift by whole
     // stretches after a pause); a: no token before it; d: whisper gave no DTW time.
-    const r = toWords(payload([[' a', 1, 1.2, 0.9, 130], [' b', 1.3, 1.5, 0.9, 200], [' c', 2.5, 2.7, 0.9, -1], [' d', 2.8, 3, 0.9, 290]]), { timing: 'dtw' });
+    const r = toWords(
+      payload([
+        [' a', 1, 1.2, 0.9, 130],
+        [' b', 1.3, 1.5, 0.9, 200],
+        [' c', 2.5, 2.7, 0.9, -1],
+        [' d', 2.8, 3, 0.9, 290],
+      ]),
+      { timing: 'dtw' },
+    );
     expect(r.words.map((w) => w.start)).toEqual([1, 1.3, 2, 2.8]);
   });
 
@@ -94,7 +122,16 @@ describe('toWords edge cases', () => {
 
   it('joins a spaced opening quote to the next word, spaced closing marks to the previous, drops lone dashes', () => {
     const r = toWords(
-      payload([[' He', 0, 0.2], [' said', 0.2, 0.5], [' "', 0.5, 0.5], [' hi', 0.5, 0.8], [' !', 0.8, 0.8], [' -', 0.8, 0.8], [' ok', 0.9, 1.2], [' ...', 1.2, 1.2]]),
+      payload([
+        [' He', 0, 0.2],
+        [' said', 0.2, 0.5],
+        [' "', 0.5, 0.5],
+        [' hi', 0.5, 0.8],
+        [' !', 0.8, 0.8],
+        [' -', 0.8, 0.8],
+        [' ok', 0.9, 1.2],
+        [' ...', 1.2, 1.2],
+      ]),
       { timing: 'token' },
     );
     expect(r.words.map((w) => w.text)).toEqual(['He', 'said', '"hi!', 'ok...']);
@@ -102,16 +139,39 @@ describe('toWords edge cases', () => {
   });
 
   it('keeps "¿" and "?" with their word (Spanish)', () => {
-    const r = toWords(payload([[' ¿', 0, 0], ['Qué', 0, 0.3], ['?', 0.3, 0.3]], 'spanish'), { timing: 'token' });
+    const r = toWords(
+      payload(
+        [
+          [' ¿', 0, 0],
+          ['Qué', 0, 0.3],
+          ['?', 0.3, 0.3],
+        ],
+        'spanish',
+      ),
+      { timing: 'token' },
+    );
     expect(r.words.map((w) => w.text)).toEqual(['¿Qué?']);
   });
 
   it('drops non-speech annotations and special tokens', () => {
     const r = toWords(
       payload([
-        ['[_BEG_]', 0, 0], [' [', 0, 0.1], ['BL', 0.1, 0.2], ['ANK', 0.2, 0.3], ['_', 0.3, 0.3], ['AUD', 0.3, 0.4], ['IO', 0.4, 0.5], [']', 0.5, 0.5],
-        [' (', 1, 1], ['upbeat', 1, 1.2], [' music', 1.2, 1.5], [')', 1.5, 1.5],
-        [' ♪', 2, 2.5], [' Hello', 3, 3.4], ['.', 3.4, 3.4], ['[_TT_175]', 3.5, 3.5],
+        ['[_BEG_]', 0, 0],
+        [' [', 0, 0.1],
+        ['BL', 0.1, 0.2],
+        ['ANK', 0.2, 0.3],
+        ['_', 0.3, 0.3],
+        ['AUD', 0.3, 0.4],
+        ['IO', 0.4, 0.5],
+        [']', 0.5, 0.5],
+        [' (', 1, 1],
+        ['upbeat', 1, 1.2],
+        [' music', 1.2, 1.5],
+        [')', 1.5, 1.5],
+        [' ♪', 2, 2.5],
+        [' Hello', 3, 3.4],
+        ['.', 3.4, 3.4],
+        ['[_TT_175]', 3.5, 3.5],
       ]),
       { timing: 'token' },
     );
@@ -119,15 +179,40 @@ describe('toWords edge cases', () => {
   });
 
   it('never lets a start go backwards or past the media duration', () => {
-    const r = toWords(payload([[' a', 1, 1.5], [' b', 0.8, 1.2], [' c', 2, 9]]), { timing: 'token', duration: 5 });
-    expect(r.words.map((w) => [w.start, w.end])).toEqual([[1, 1.5], [1, 1.2], [2, 5]]);
+    const r = toWords(
+      payload([
+        [' a', 1, 1.5],
+        [' b', 0.8, 1.2],
+        [' c', 2, 9],
+      ]),
+      { timing: 'token', duration: 5 },
+    );
+    expect(r.words.map((w) => [w.start, w.end])).toEqual([
+      [1, 1.5],
+      [1, 1.2],
+      [2, 5],
+    ]);
   });
 
   it('joins a word split across two segments', () => {
-    const two = payload([[' disput', 1.5, 1.9], ['ing', 1.9, 2.1], [',', 2.1, 2.1], [' which', 2.3, 2.6]]);
+    const two = payload([
+      [' disput', 1.5, 1.9],
+      ['ing', 1.9, 2.1],
+      [',', 2.1, 2.1],
+      [' which', 2.3, 2.6],
+    ]);
     const [first, ...rest] = two.segments[0]!.words;
-    const split = { ...two, segments: [{ ...two.segments[0]!, words: [first!] }, { ...two.segments[0]!, words: rest }] };
-    expect(toWords(split, { timing: 'token' }).words.map((w) => [w.text, w.start, w.end])).toEqual([['disputing,', 1.5, 2.1], ['which', 2.3, 2.6]]);
+    const split = {
+      ...two,
+      segments: [
+        { ...two.segments[0]!, words: [first!] },
+        { ...two.segments[0]!, words: rest },
+      ],
+    };
+    expect(toWords(split, { timing: 'token' }).words.map((w) => [w.text, w.start, w.end])).toEqual([
+      ['disputing,', 1.5, 2.1],
+      ['which', 2.3, 2.6],
+    ]);
   });
 
   it('returns no words for an empty transcript', () => {

@@ -8,7 +8,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTranscriber, dtwPreset, readWhisperBuildInfo, resolveWhisperBinDir, TranscriptionError, WHISPER_LANGUAGES, type Transcriber } from '../src/index.ts';
+import {
+  createTranscriber,
+  dtwPreset,
+  readWhisperBuildInfo,
+  resolveWhisperBinDir,
+  TranscriptionError,
+  WHISPER_LANGUAGES,
+  type Transcriber,
+} from '../src/index.ts';
 import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
 import { childPids, EMPTY_TINY, MEDIA, waitFor, whisperBinDir } from './helpers.ts';
@@ -16,7 +24,14 @@ import { childPids, EMPTY_TINY, MEDIA, waitFor, whisperBinDir } from './helpers.
 describe('pure pieces', () => {
   it('builds whisper-server args as an array', () => {
     expect(whisperServerArgs({ model: '/m/ggml-base.bin', threads: 2, port: 8123 })).toEqual([
-      '--model', '/m/ggml-base.bin', '--threads', '2', '--host', '127.0.0.1', '--port', '8123',
+      '--model',
+      '/m/ggml-base.bin',
+      '--threads',
+      '2',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '8123',
     ]);
     expect(whisperServerArgs({ model: 'm', threads: 1, port: 1, dtw: 'base' }).slice(-3)).toEqual(['--dtw', 'base', '--no-flash-attn']);
   });
@@ -24,12 +39,28 @@ describe('pure pieces', () => {
   it('sets every inference field, since the server keeps them between requests', () => {
     const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 });
     expect(fields).toMatchObject({
-      response_format: 'verbose_json', language: 'auto', beam_size: '-1', best_of: '5', no_language_probabilities: 'true', token_timestamps: 'true', prompt: '',
-      detect_language: 'false', temperature: '0', temperature_inc: '0.2', entropy_thold: '2.4', logprob_thold: '-1',
+      response_format: 'verbose_json',
+      language: 'auto',
+      beam_size: '-1',
+      best_of: '5',
+      no_language_probabilities: 'true',
+      token_timestamps: 'true',
+      prompt: '',
+      detect_language: 'false',
+      temperature: '0',
+      temperature_inc: '0.2',
+      entropy_thold: '2.4',
+      logprob_thold: '-1',
     });
-    expect(inferenceFields({ language: 'de', beamSize: 5, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0 })).toMatchObject({ beam_size: '5', temperature_inc: '0' });
+    expect(inferenceFields({ language: 'de', beamSize: 5, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0 })).toMatchObject({
+      beam_size: '5',
+      temperature_inc: '0',
+    });
     // Language detection asks for the probabilities (one more encoder pass), nothing else.
-    expect(inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true })).toMatchObject({ detect_language: 'true', no_language_probabilities: 'false' });
+    expect(inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true })).toMatchObject({
+      detect_language: 'true',
+      no_language_probabilities: 'false',
+    });
   });
 
   it('maps model file names to DTW presets', () => {
@@ -40,9 +71,13 @@ describe('pure pieces', () => {
   });
 
   it('parses VAD segments (centiseconds)', () => {
-    const regions = parseSpeechSegments('\nDetected 2 speech segments:\nSpeech segment 0: start = 29.00, end = 230.00\nSpeech segment 1: ' +
-      'start = 327.00, end = 441.00\n\n');
-    expect(regions).toEqual([{ start: 0.29, end: 2.3 }, { start: 3.27, end: 4.41 }]);
+    const regions = parseSpeechSegments(
+      '\nDetected 2 speech segments:\nSpeech segment 0: start = 29.00, end = 230.00\nSpeech segment 1: ' + 'start = 327.00, end = 441.00\n\n',
+    );
+    expect(regions).toEqual([
+      { start: 0.29, end: 2.3 },
+      { start: 3.27, end: 4.41 },
+    ]);
     expect(parseSpeechSegments('Detected 0 speech segments:\n')).toEqual([]);
     expect(() => parseSpeechSegments('error: failed')).toThrow(TranscriptionError);
     expect(vadArgs({ wav: '/a.wav', model: '/v.bin', threads: 2 })).toContain('--no-prints');
@@ -90,7 +125,10 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
   });
 
   it('refuses a language whisper.cpp does not know', async () => {
-    await expect(transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'xx' })).rejects.toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/"xx"/) });
+    await expect(transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'xx' })).rejects.toMatchObject({
+      code: 'transcription-failed',
+      message: expect.stringMatching(/"xx"/),
+    });
   });
 
   it('says which model is missing and how to get it', async () => {
@@ -116,7 +154,11 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     } finally {
       await bad.close();
     }
-    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({
+      language: 'en',
+      languageProbability: null,
+      words: [],
+    });
   });
 
   it('fails the job when whisper.cpp crashes mid-transcription, and restarts it for the next job', async () => {
@@ -140,13 +182,20 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     setTimeout(() => ac.abort(reason), 300);
     // A finished transcription would resolve with words: rejecting with the reason is the abort.
     expect(await job).toBe(reason);
-    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({
+      language: 'en',
+      languageProbability: null,
+      words: [],
+    });
   });
 
   it('rejects a job cancelled while it waits in the queue at once', async () => {
     const stopFirst = new AbortController();
     let firstSettled = false;
-    const first = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: stopFirst.signal }).catch((e: unknown) => e).finally(() => (firstSettled = true));
+    const first = transcriber
+      .transcribe({ audioPath: longWav, language: 'en', signal: stopFirst.signal })
+      .catch((e: unknown) => e)
+      .finally(() => (firstSettled = true));
     const ac = new AbortController();
     const waiting = transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en', signal: ac.signal }).catch((e: unknown) => e);
     const reason = new Error('cancelled while queued');
@@ -167,15 +216,22 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
   it('does not outlive an agent that is killed', async () => {
     const script = join(dir, 'agent.mts');
     const index = new URL('../src/index.ts', import.meta.url).pathname;
-    writeFileSync(script, `import { createTranscriber } from ${JSON.stringify(index)};
+    writeFileSync(
+      script,
+      `import { createTranscriber } from ${JSON.stringify(index)};
       const t = createTranscriber({ model: ${JSON.stringify(EMPTY_TINY)}, binDir: ${JSON.stringify(binDir)}, vadModel: false, threads: 1 });
       await t.warmUp();
       console.log('ready');
-      setInterval(() => {}, 1000);`);
+      setInterval(() => {}, 1000);`,
+    );
     // node itself with tsx's loader: the tsx CLI would put a wrapper process in between.
     const agent = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => agent.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
-    const servers = () => execFileSync('ps', ['-eo', 'pid,args']).toString().split('\n').filter((l) => l.includes('whisper-server') && l.includes(EMPTY_TINY) && l.includes('--threads 1'));
+    const servers = () =>
+      execFileSync('ps', ['-eo', 'pid,args'])
+        .toString()
+        .split('\n')
+        .filter((l) => l.includes('whisper-server') && l.includes(EMPTY_TINY) && l.includes('--threads 1'));
     expect(servers()).toHaveLength(1);
     agent.kill('SIGKILL');
     await waitFor(() => servers().length === 0, 5000, 'the orphaned whisper-server to die');
@@ -193,7 +249,9 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
 
   it('says what to run when the VAD model is missing', async () => {
     const t = createTranscriber({ ...base, model: EMPTY_TINY, vadModel: join(dir, 'no-vad.bin') });
-    await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({ message: expect.stringMatching(/VAD model not found.*scripts\/build-whisper/) });
+    await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({
+      message: expect.stringMatching(/VAD model not found.*scripts\/build-whisper/),
+    });
     await t.close();
   });
 });

@@ -16,16 +16,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 /** Offset of attempt n+1 (index n) from the first attempt, in ms. */
-export const RETRY_OFFSETS_MS: readonly number[] = Object.freeze([
-  0,
-  5 * SECOND,
-  5 * MINUTE,
-  30 * MINUTE,
-  2 * HOUR,
-  5 * HOUR,
-  10 * HOUR,
-  24 * HOUR,
-]);
+export const RETRY_OFFSETS_MS: readonly number[] = Object.freeze([0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 24 * HOUR]);
 
 export const MAX_ATTEMPTS = RETRY_OFFSETS_MS.length;
 export const RETRY_JITTER_FRACTION = 0.1;

@@ -33,9 +33,7 @@ export function generateWebhookId(): string {
 
 /** Our own check first, for a clear message (standardwebhooks would decode garbage silently). */
 function validateSecret(secret: string): void {
-  const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX)
-    ? secret.slice(WEBHOOK_SECRET_PREFIX.length)
-    : secret;
+  const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) {
     throw new TypeError('A webhook secret is whsec_ followed by base64.');
   }
@@ -52,12 +50,7 @@ function validateId(id: string): void {
  * The base64 HMAC-SHA256 of `${id}.${timestamp}.${body}` (no `v1,` prefix), by standardwebhooks.
  * It takes a string or a Buffer (read as UTF-8: our bodies are JSON text).
  */
-export function computeSignature(args: {
-  id: string;
-  timestamp: number;
-  body: string | Uint8Array;
-  secret: string;
-}): string {
+export function computeSignature(args: { id: string; timestamp: number; body: string | Uint8Array; secret: string }): string {
   validateSecret(args.secret);
   const payload = typeof args.body === 'string' ? args.body : Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength);
   return new Webhook(args.secret).sign(args.id, new Date(args.timestamp * 1000), payload).slice('v1,'.length);
@@ -80,9 +73,7 @@ export function signWebhook(args: SignWebhookArgs): WebhookHeaders {
     throw new TypeError('webhook-timestamp is whole Unix seconds.');
   }
   if (args.secrets.length === 0) throw new TypeError('At least one webhook secret is needed.');
-  const signatures = args.secrets.map(
-    (secret) => `v1,${computeSignature({ id: args.id, timestamp: args.timestamp, body: args.body, secret })}`,
-  );
+  const signatures = args.secrets.map((secret) => `v1,${computeSignature({ id: args.id, timestamp: args.timestamp, body: args.body, secret })}`);
   return {
     'webhook-id': args.id,
     'webhook-timestamp': String(args.timestamp),
@@ -90,9 +81,7 @@ export function signWebhook(args: SignWebhookArgs): WebhookHeaders {
   };
 }
 
-export type HeaderSource =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
+export type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderSource, name: string): string | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
@@ -152,11 +141,7 @@ export function verifyWebhook(args: VerifyWebhookArgs): VerifyResult {
  * The secrets to sign with now: the current one, plus the previous one while it is inside its
  * 24 h overlap. A pure helper for the control plane's `secretsFor(accountId)`.
  */
-export function activeWebhookSecrets(args: {
-  current: string;
-  previous?: { secret: string; rotatedAt: number } | null;
-  now: number;
-}): string[] {
+export function activeWebhookSecrets(args: { current: string; previous?: { secret: string; rotatedAt: number } | null; now: number }): string[] {
   const prev = args.previous;
   if (prev && args.now - prev.rotatedAt < WEBHOOK_SECRET_ROTATION_OVERLAP_MS) {
     return [args.current, prev.secret];

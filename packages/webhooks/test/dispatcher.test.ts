@@ -1,4 +1,3 @@
-
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createWebhookDispatcher, type DispatcherEvent, type WebhookDispatcherOptions } from '../src/dispatcher.ts';

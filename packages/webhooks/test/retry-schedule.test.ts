@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  classifyResponse,
-  MAX_ATTEMPTS,
-  nextAttemptAt,
-  RETRY_OFFSETS_MS,
-  retryJitterBoundMs,
-} from '../src/retry-schedule.ts';
+import { classifyResponse, MAX_ATTEMPTS, nextAttemptAt, RETRY_OFFSETS_MS, retryJitterBoundMs } from '../src/retry-schedule.ts';
 
 const S = 1000;
 const M = 60 * S;

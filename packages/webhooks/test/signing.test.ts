@@ -133,7 +133,9 @@ describe('verification rejects tampering (official library and verifyWebhook)', 
     expect(verifyWebhook({ body, headers: { ...headers, 'webhook-signature': '' }, secrets: [secret] }).ok).toBe(false);
     expect(verifyWebhook({ body, headers: { 'webhook-id': 'x' }, secrets: [secret] })).toEqual({ ok: false, reason: 'missing_headers' });
     expect(verifyWebhook({ body, headers: { ...headers, 'webhook-timestamp': '12e3' }, secrets: [secret] })).toEqual({ ok: false, reason: 'bad_timestamp' });
-    expect(verifyWebhook({ body, headers: { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') }, secrets: [secret] }).ok).toBe(false);
+    expect(
+      verifyWebhook({ body, headers: { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') }, secrets: [secret] }).ok,
+    ).toBe(false);
   });
 
   it('accepts signatures made by the official library, any header casing, Headers objects', () => {

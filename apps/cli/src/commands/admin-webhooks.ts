@@ -25,7 +25,8 @@ function describe(deliveries: DeliveryView[]): string {
   if (deliveries.length === 0) return '(no webhook deliveries: the job has no webhookUrl, or has not ended yet)';
   return deliveries
     .map((d) => {
-      const head = `${d.id}  ${stateOf(d)}  ${d.url}\n  job ${d.jobId}, account ${d.accountId}; ${d.attemptCount} attempt(s)` +
+      const head =
+        `${d.id}  ${stateOf(d)}  ${d.url}\n  job ${d.jobId}, account ${d.accountId}; ${d.attemptCount} attempt(s)` +
         (d.state === 'pending' ? `; next attempt ${d.nextAttemptAt ?? 'now'}` : d.deliveredAt ? `; delivered ${d.deliveredAt}` : '');
       const rows = d.attempts.map((a) => ({
         attempt: a.attempt,
@@ -58,7 +59,10 @@ export const adminWebhooksHandlers: Record<string, AdminHandler> = {
       delivery = latest.id;
     }
     const out = (await call('POST', `/webhooks/${enc(delivery)}/redeliver`)) as DeliveryView;
-    print(out, json, (d: DeliveryView) => `re-queued ${d.id} (same webhook-id) for ${d.url}; it is sent now\n  job ${d.jobId}, ` +
-      `${d.attemptCount} earlier attempt(s)`);
+    print(
+      out,
+      json,
+      (d: DeliveryView) => `re-queued ${d.id} (same webhook-id) for ${d.url}; it is sent now\n  job ${d.jobId}, ` + `${d.attemptCount} earlier attempt(s)`,
+    );
   },
 };

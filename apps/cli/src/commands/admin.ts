@@ -15,14 +15,19 @@ export async function runAdmin(handler: AdminHandler, values: Record<string, unk
   const url = (typeof values.url === 'string' ? values.url : env.url).replace(/\/+$/, '');
   const token = env.adminToken ?? readAdminToken(env.dataDir);
   if (!token) {
-    throw new CliError(`no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR ` +
-      `(${env.dataDir}) holds the embedded control plane's data.`);
+    throw new CliError(
+      `no admin token: set CAPTIONFARM_ADMIN_TOKEN, or run this where CAPTIONFARM_DATA_DIR (${env.dataDir}) holds the embedded control plane's data.`,
+    );
   }
   const call = (method: string, path: string, body?: unknown) => requestJson({ url, method, path: `/admin/v1${path}`, token, body });
   await handler({ values, call, json: values.json === true });
 }
 
-export type AdminHandler = (ctx: { values: Record<string, unknown>; call: (method: string, path: string, body?: unknown) => Promise<unknown>; json: boolean }) => Promise<void>;
+export type AdminHandler = (ctx: {
+  values: Record<string, unknown>;
+  call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+  json: boolean;
+}) => Promise<void>;
 
 const enc = encodeURIComponent;
 /** The admin commands by their words after `admin` (`agents token` is `agents token create`). */
@@ -46,8 +51,16 @@ export const adminHandlers: Record<string, AdminHandler> = {
     print(out, json, (o: { balance: number }) => `granted ${minutes} minutes; balance ${o.balance}`);
   },
   'minutes show': async ({ values, call, json }) => {
-    const out = (await call('GET', `/accounts/${enc(need(values, 'account'))}/minutes`)) as { balance: number; plan: string; ledger: Record<string, unknown>[] };
-    print(out, json, (o: typeof out) => `balance: ${o.balance} minutes (${o.plan})\n\n${table(o.ledger, ['id', 'kind', 'minutes', 'jobId', 'note', 'createdAt'])}`);
+    const out = (await call('GET', `/accounts/${enc(need(values, 'account'))}/minutes`)) as {
+      balance: number;
+      plan: string;
+      ledger: Record<string, unknown>[];
+    };
+    print(
+      out,
+      json,
+      (o: typeof out) => `balance: ${o.balance} minutes (${o.plan})\n\n${table(o.ledger, ['id', 'kind', 'minutes', 'jobId', 'note', 'createdAt'])}`,
+    );
   },
   'keys create': async ({ values, call, json }) => {
     const out = await call('POST', `/accounts/${enc(need(values, 'account'))}/keys`);
@@ -96,13 +109,21 @@ export const adminHandlers: Record<string, AdminHandler> = {
     const account = typeof values.account === 'string' && values.account !== '' ? values.account : null;
     if (!account && !admin) throw new UsageError('--account is required (only --admin users may belong to no account)');
     const out = await call('POST', '/users/invites', { email: need(values, 'email'), accountId: account, admin });
-    print(out, json, (o: { link: string; expiresAt: string; user: { email: string } }) => `${o.link}\n(one-time link for ${o.user.email} to set a password; valid until ${o.expiresAt})`);
+    print(
+      out,
+      json,
+      (o: { link: string; expiresAt: string; user: { email: string } }) =>
+        `${o.link}\n(one-time link for ${o.user.email} to set a password; valid until ${o.expiresAt})`,
+    );
   },
   'users list': async ({ values, call, json }) => {
     const account = typeof values.account === 'string' ? `?account=${enc(values.account)}` : '';
     const out = (await call('GET', `/users${account}`)) as { users: Record<string, unknown>[] };
     print(json ? out.users : out, json, (o: typeof out) =>
-      table(o.users.map((u) => ({ ...u, role: u.admin ? 'admin' : 'member', status: u.active ? 'active' : 'invited' })), ['id', 'email', 'accountId', 'role', 'status', 'lastSignInAt']),
+      table(
+        o.users.map((u) => ({ ...u, role: u.admin ? 'admin' : 'member', status: u.active ? 'active' : 'invited' })),
+        ['id', 'email', 'accountId', 'role', 'status', 'lastSignInAt'],
+      ),
     );
   },
   'users remove': async ({ values, call, json }) => {
@@ -110,10 +131,17 @@ export const adminHandlers: Record<string, AdminHandler> = {
     print(out, json, (u: { email: string }) => `removed ${u.email}; their sessions have ended`);
   },
   'queue show': async ({ call, json }) => {
-    const out = (await call('GET', '/queue')) as { byStatus: Record<string, number>; oldestQueued: { id: string; ageSeconds: number } | null; runningPerNode: Record<string, unknown>[]; webhookBacklog: { pending: number } };
+    const out = (await call('GET', '/queue')) as {
+      byStatus: Record<string, number>;
+      oldestQueued: { id: string; ageSeconds: number } | null;
+      runningPerNode: Record<string, unknown>[];
+      webhookBacklog: { pending: number };
+    };
     print(out, json, (o: typeof out) =>
       [
-        Object.entries(o.byStatus).map(([k, v]) => `${k}: ${v}`).join('  '),
+        Object.entries(o.byStatus)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('  '),
         o.oldestQueued ? `oldest waiting: ${o.oldestQueued.id} (${o.oldestQueued.ageSeconds} s)` : 'nothing waiting',
         `webhook backlog: ${o.webhookBacklog.pending} pending`,
         table(o.runningPerNode, ['nodeName', 'nodeId', 'running']),

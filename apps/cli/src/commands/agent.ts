@@ -4,7 +4,14 @@ import path from 'node:path';
 import { createAgent, detectHardware, planHardware, selfTest, type Agent, type WhisperBuild } from '@captionfarm/agent';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
-import { captionfarmCacheDir, createTranscriber, defaultModelsDir, readWhisperBuildInfo, resolveModelPath, resolveWhisperBinDir } from '@captionfarm/transcriber';
+import {
+  captionfarmCacheDir,
+  createTranscriber,
+  defaultModelsDir,
+  readWhisperBuildInfo,
+  resolveModelPath,
+  resolveWhisperBinDir,
+} from '@captionfarm/transcriber';
 import { CliError, UsageError } from '../output.ts';
 
 /**
@@ -39,13 +46,24 @@ async function machinePlan(o: { concurrency?: number | undefined; threads?: numb
   return { hardware, nvenc, whisper, plan };
 }
 
-export async function startAgent(o: { controlPlaneUrl: string; token: string; name?: string; concurrency?: number; model?: string; threads?: number; workDir?: string; log?: (m: string, fields?: Record<string, unknown>) => void }): Promise<{ agent: Agent; close(): Promise<void> }> {
+export async function startAgent(o: {
+  controlPlaneUrl: string;
+  token: string;
+  name?: string;
+  concurrency?: number;
+  model?: string;
+  threads?: number;
+  workDir?: string;
+  log?: (m: string, fields?: Record<string, unknown>) => void;
+}): Promise<{ agent: Agent; close(): Promise<void> }> {
   const model = o.model ?? defaultWhisperModel();
   const { hardware, nvenc, whisper, plan } = await machinePlan(o);
   const transcriber = createTranscriber({ model, threads: plan.whisperThreads });
   const cudaWhisper = whisper.cuda;
-  o.log?.(`${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ` +
-      `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`);
+  o.log?.(
+    `${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ` +
+      `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`,
+  );
   const agent = createAgent({
     controlPlaneUrl: o.controlPlaneUrl,
     token: o.token,
@@ -143,11 +161,26 @@ function positive(v: string, name: string): number {
 }
 
 /** `captionfarm agent --self-test`: the report on stdout; exit 1 when the local job failed. */
-export async function runSelfTest(o: { model?: string | undefined; concurrency?: number | undefined; threads?: number | undefined; seconds?: number | undefined; workDir?: string | undefined; print?: (l: string) => void }) {
+export async function runSelfTest(o: {
+  model?: string | undefined;
+  concurrency?: number | undefined;
+  threads?: number | undefined;
+  seconds?: number | undefined;
+  workDir?: string | undefined;
+  print?: (l: string) => void;
+}) {
   const { hardware, whisper, plan } = await machinePlan(o);
   const transcriber = whisper.binDir ? createTranscriber({ model: o.model ?? defaultWhisperModel(), threads: plan.whisperThreads }) : null;
   try {
-    const report = await selfTest({ hardware, plan, whisper, transcriber, ...(o.seconds ? { seconds: o.seconds } : {}), ...(o.workDir ? { workDir: o.workDir } : {}), ...(o.print ? { print: o.print } : {}) });
+    const report = await selfTest({
+      hardware,
+      plan,
+      whisper,
+      transcriber,
+      ...(o.seconds ? { seconds: o.seconds } : {}),
+      ...(o.workDir ? { workDir: o.workDir } : {}),
+      ...(o.print ? { print: o.print } : {}),
+    });
     if (report.jobError) throw new CliError(`self-test: the local job failed: ${report.jobError}`, 1);
     return report;
   } finally {

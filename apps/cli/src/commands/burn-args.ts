@@ -33,9 +33,12 @@ export function defineBurn(cmd: Command): Command {
     .option('-o, --output <file>', "where to save the video (default: INPUT's name + .captioned.FORMAT)")
     .option('--srt <file>', 'also save the captions as SubRip subtitles')
     .option('--vtt <file>', 'also save the captions as WebVTT subtitles')
-    .option('--style <file|json>', 'per-job style over the template: a JSON file, or inline JSON such as ' +
+    .option(
+      '--style <file|json>',
+      'per-job style over the template: a JSON file, or inline JSON such as ' +
         `'{"fill":"#FFFFFF","position":{"y":0.8},"emoji":"auto","keywords":["launch"]}' ` +
-        '(any template field; captionfarm templates show ID lists them)')
+        '(any template field; captionfarm templates show ID lists them)',
+    )
     .option('--font <file|id>', 'render with your own font: a .ttf, .otf or .woff2 file (uploaded and checked first) or the id of a font you uploaded')
     .option('--overlay', 'render only the captions on transparent frames, for your editor: mov (ProRes 4444) or webm (VP9 with alpha)')
     .option(
@@ -95,7 +98,8 @@ function urlStem(url: URL): string | null {
 
 /** Parsed arguments -> what to do, or a UsageError (exit 2). */
 export function burnPlan(positionals: string[], values: BurnOptions, cwd: string): BurnPlan {
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'INPUT is required: a video file or an https:// URL' : `one INPUT only (got ${positionals.length})`);
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? 'INPUT is required: a video file or an https:// URL' : `one INPUT only (got ${positionals.length})`);
   if (!values.template) throw new UsageError('--template is required (captionfarm templates list shows the ids)');
   const raw = positionals[0]!;
 
@@ -147,7 +151,8 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   }
   if (values.resolution !== undefined) {
     const m = /^(\d{1,5})x(\d{1,5})$/i.exec(values.resolution);
-    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) throw new UsageError(`--resolution must look like 1080x1920 (width x height in pixels), not "${values.resolution}"`);
+    if (!m || Number(m[1]) === 0 || Number(m[2]) === 0)
+      throw new UsageError(`--resolution must look like 1080x1920 (width x height in pixels), not "${values.resolution}"`);
     request.resolution = { width: Number(m[1]), height: Number(m[2]) };
   }
   if (values.language !== undefined) {
@@ -163,13 +168,15 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
     const file = values[kind];
     if (file === undefined) continue;
     subtitles[kind] = path.resolve(cwd, file);
-    if (subtitles[kind] === output || (input.kind === 'file' && subtitles[kind] === input.path)) throw new UsageError(`--${kind} must not be the video's input or output file`);
+    if (subtitles[kind] === output || (input.kind === 'file' && subtitles[kind] === input.path))
+      throw new UsageError(`--${kind} must not be the video's input or output file`);
   }
   if (subtitles.srt && subtitles.srt === subtitles.vtt) throw new UsageError('--srt and --vtt must be different files');
   const plan: BurnPlan = { input, output, request, subtitles };
   if (values.transcriptIn !== undefined) plan.transcriptIn = path.resolve(cwd, values.transcriptIn);
   if (styleIn !== undefined) plan.styleIn = styleIn;
-  if (values.font !== undefined) plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
+  if (values.font !== undefined)
+    plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
   return plan;
 }
 

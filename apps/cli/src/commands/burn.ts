@@ -1,6 +1,15 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describeError, isApiError, isRetryableFailure, isTerminal, type CaptionfarmClient, type CreateJobRequest, type Job, type TransferProgress } from '@captionfarm/sdk';
+import {
+  describeError,
+  isApiError,
+  isRetryableFailure,
+  isTerminal,
+  type CaptionfarmClient,
+  type CreateJobRequest,
+  type Job,
+  type TransferProgress,
+} from '@captionfarm/sdk';
 import { TranscriptInputSchema, issuesToDetails } from '@captionfarm/contracts';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError } from '../output.ts';
@@ -143,7 +152,10 @@ export async function readTranscript(file: string): Promise<NonNullable<CreateJo
   const parsed = TranscriptInputSchema.safeParse(Array.isArray(raw) ? { words: raw } : raw);
   if (!parsed.success) {
     const details = issuesToDetails(parsed.error.issues);
-    const lines = details.slice(0, 10).map((d) => `\n  ${d.path || '(file)'}: ${d.message}`).join('');
+    const lines = details
+      .slice(0, 10)
+      .map((d) => `\n  ${d.path || '(file)'}: ${d.message}`)
+      .join('');
     throw new CliError(`--transcript-in ${file} is not a valid transcript:${lines}${details.length > 10 ? `\n  ... and ${details.length - 10} more` : ''}`, 2);
   }
   return parsed.data;
@@ -160,7 +172,8 @@ export async function readStyle(file: string): Promise<Record<string, unknown>> 
   } catch (err) {
     throw new CliError(`--style ${file} is not JSON: ${(err as Error).message}`, 2);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CliError(`--style ${file} must hold a JSON object of template fields, e.g. {"fill":"#FFFFFF"}`, 2);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new CliError(`--style ${file} must hold a JSON object of template fields, e.g. {"fill":"#FFFFFF"}`, 2);
   return raw as Record<string, unknown>;
 }
 
@@ -178,7 +191,11 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
     if (!st?.isFile()) throw new UsageError(`no such file: ${plan.input.path}`);
     size = st.size;
   }
-  for (const [flag, file] of [['-o', plan.output], ['--srt', plan.subtitles.srt], ['--vtt', plan.subtitles.vtt]] as const) {
+  for (const [flag, file] of [
+    ['-o', plan.output],
+    ['--srt', plan.subtitles.srt],
+    ['--vtt', plan.subtitles.vtt],
+  ] as const) {
     if (file === undefined) continue;
     const dir = await stat(path.dirname(file)).catch(() => null);
     if (!dir?.isDirectory()) throw new UsageError(`no such directory for ${flag}: ${path.dirname(file)}`);
@@ -242,7 +259,11 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
       if (signal.aborted) throw new CliError('interrupted during the upload: no job was created', 130);
       throw err;
     }
-    screen.line(screen.tty ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth()) : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`);
+    screen.line(
+      screen.tty
+        ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth())
+        : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`,
+    );
   } else {
     source = { videoUrl: plan.input.url };
   }
@@ -344,8 +365,11 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     }
   } catch (err) {
     if (signal.aborted) {
-      throw new CliError(`interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} ` +
-          `(captionfarm jobs get ${job.id} shows the link)`, 130);
+      throw new CliError(
+        `interrupted during the download; job ${job.id} succeeded and its output stays available until ${job.outputExpiresAt} ` +
+          `(captionfarm jobs get ${job.id} shows the link)`,
+        130,
+      );
     }
     throw err;
   }
@@ -358,7 +382,8 @@ async function cancelAfterInterrupt(client: CaptionfarmClient, screen: Screen, i
     throw new CliError(`cancelled job ${job.id}; its reserved minutes were refunded`, 130);
   } catch (err) {
     if (err instanceof CliError) throw err;
-    if (isApiError(err, 'job_not_cancellable')) throw new CliError(`interrupted; job ${id} had already ended, nothing to cancel (captionfarm jobs get ${id})`, 130);
+    if (isApiError(err, 'job_not_cancellable'))
+      throw new CliError(`interrupted; job ${id} had already ended, nothing to cancel (captionfarm jobs get ${id})`, 130);
     throw new CliError(`interrupted, but cancelling job ${id} failed: ${describeError(err)}; run captionfarm jobs cancel ${id}`, 130);
   }
 }

@@ -104,7 +104,9 @@ export function jobsGet(id: string | undefined, opts: { json?: boolean }, env: C
 
 export function jobsCancel(id: string | undefined, opts: { json?: boolean }, env: CliEnv): Promise<void> {
   const jobId = oneId(id);
-  return withClient(env, async (client) => print(await client.cancelJob(jobId), opts.json === true, (j: Job) => `cancelled job ${j.id} (its reserved minutes were refunded)`));
+  return withClient(env, async (client) =>
+    print(await client.cancelJob(jobId), opts.json === true, (j: Job) => `cancelled job ${j.id} (its reserved minutes were refunded)`),
+  );
 }
 
 /** `captionfarm jobs transcript`: the words as JSON, or SRT / WebVTT, to stdout or a file. */

@@ -11,7 +11,11 @@ export async function modelsListCommand(opts: ModelsOptions & { verify?: boolean
   const entries = await modelsList({ modelsDir: opts.dir ?? defaultModelsDir(), verify: opts.verify === true });
   print(entries, opts.json === true, (e: typeof entries) =>
     table(
-      e.map((m) => ({ ...m, size: m.bytes === null ? null : `${(m.bytes / 1e6).toFixed(0)} MB`, ok: m.verified === undefined ? '' : m.verified ? 'sha1 ok' : 'SHA1 MISMATCH' })),
+      e.map((m) => ({
+        ...m,
+        size: m.bytes === null ? null : `${(m.bytes / 1e6).toFixed(0)} MB`,
+        ok: m.verified === undefined ? '' : m.verified ? 'sha1 ok' : 'SHA1 MISMATCH',
+      })),
       ['name', 'installed', 'size', 'ok', 'path'],
     ),
   );

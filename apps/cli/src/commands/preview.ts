@@ -9,13 +9,19 @@ import { defaultWhisperModel } from './agent.ts';
 import { CliError, UsageError } from '../output.ts';
 
 /** `captionfarm preview`: one frame of a template, on a video's frame or a neutral background. */
-export async function previewCommand(values: { template?: string; video?: string; at: string; text?: string; size?: string; model?: string; output?: string }): Promise<void> {
+export async function previewCommand(values: {
+  template?: string;
+  video?: string;
+  at: string;
+  text?: string;
+  size?: string;
+  model?: string;
+  output?: string;
+}): Promise<void> {
   if (!values.template || !values.output) throw new UsageError('--template and -o are required');
-  const template = values.template.endsWith('.json')
-    ? parseTemplate(JSON.parse(await readFile(values.template, 'utf8')))
-    : getBuiltinTemplate(values.template);
-  if (!template) throw new UsageError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be ` +
-    `given as a .json file)`);
+  const template = values.template.endsWith('.json') ? parseTemplate(JSON.parse(await readFile(values.template, 'utf8'))) : getBuiltinTemplate(values.template);
+  if (!template)
+    throw new UsageError(`unknown template "${values.template}" (captionfarm templates list shows them; a custom one can be given as a .json file)`);
   const at = Number(values.at);
   if (!Number.isFinite(at) || at < 0) throw new UsageError('--at must be a number of seconds');
 
@@ -24,10 +30,14 @@ export async function previewCommand(values: { template?: string; video?: string
     const info = await probeMedia(values.video).catch((err: unknown) => {
       throw new CliError(`cannot read ${values.video}: ${(err as Error).message.split('\n')[0]}`);
     });
-    const { stdout } = await execa(ffmpegPaths().ffmpeg, ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'], {
-      encoding: 'buffer',
-      maxBuffer: 256 << 20,
-    });
+    const { stdout } = await execa(
+      ffmpegPaths().ffmpeg,
+      ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'],
+      {
+        encoding: 'buffer',
+        maxBuffer: 256 << 20,
+      },
+    );
     let words;
     if (values.text) words = sampleWords(values.text, at);
     else {

@@ -16,7 +16,12 @@ async function withErrors(env: CliEnv, fn: () => Promise<void>): Promise<void> {
 export function templatesList(opts: { json?: boolean }, env: CliEnv): Promise<void> {
   return withErrors(env, async () => {
     const templates = await apiClient(env).listTemplates();
-    print(templates, opts.json === true, (t: TemplateSummary[]) => table(t.map((x) => ({ ...x, kind: x.builtin ? 'built-in' : 'custom' })), ['id', 'name', 'kind', 'description']));
+    print(templates, opts.json === true, (t: TemplateSummary[]) =>
+      table(
+        t.map((x) => ({ ...x, kind: x.builtin ? 'built-in' : 'custom' })),
+        ['id', 'name', 'kind', 'description'],
+      ),
+    );
   });
 }
 

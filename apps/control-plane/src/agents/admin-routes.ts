@@ -11,21 +11,33 @@ export function mountAgentAdmin(r: Router, agents: AgentsService): void {
     if (!node) throw new ApiError('not_found', `No agent node ${idOrName}.`);
     return node;
   };
-  r.post('/agents/tokens', asyncRoute(async (req, res) => {
-    const raw = (req.body as { name?: unknown } | undefined)?.name;
-    res.status(201).json(await agents.createToken(typeof raw === 'string' ? raw.slice(0, 100) : null));
-  }));
-  r.get('/nodes', asyncRoute(async (_req, res) => {
-    res.json({ nodes: await agents.listNodes() });
-  }));
-  r.get('/nodes/:id', asyncRoute(async (req, res) => {
-    res.json(await findNode(String(req.params.id)));
-  }));
+  r.post(
+    '/agents/tokens',
+    asyncRoute(async (req, res) => {
+      const raw = (req.body as { name?: unknown } | undefined)?.name;
+      res.status(201).json(await agents.createToken(typeof raw === 'string' ? raw.slice(0, 100) : null));
+    }),
+  );
+  r.get(
+    '/nodes',
+    asyncRoute(async (_req, res) => {
+      res.json({ nodes: await agents.listNodes() });
+    }),
+  );
+  r.get(
+    '/nodes/:id',
+    asyncRoute(async (req, res) => {
+      res.json(await findNode(String(req.params.id)));
+    }),
+  );
   for (const action of ['drain', 'undrain'] as const) {
-    r.post(`/nodes/:id/${action}`, asyncRoute(async (req, res) => {
-      const node = await findNode(String(req.params.id));
-      await agents.setDrain(node.id, action === 'drain');
-      res.json({ id: node.id, name: node.name, drain: action === 'drain' });
-    }));
+    r.post(
+      `/nodes/:id/${action}`,
+      asyncRoute(async (req, res) => {
+        const node = await findNode(String(req.params.id));
+        await agents.setDrain(node.id, action === 'drain');
+        res.json({ id: node.id, name: node.name, drain: action === 'drain' });
+      }),
+    );
   }
 }

@@ -12,7 +12,10 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
     async createToken(name: string | null) {
       const token = generateAgentToken();
       const id = randomUUID();
-      await db.insertInto('agent_tokens').values({ id, hash: hashSecret(token), prefix: token.slice(0, 13), name, created_at: now().toISOString(), revoked_at: null }).execute();
+      await db
+        .insertInto('agent_tokens')
+        .values({ id, hash: hashSecret(token), prefix: token.slice(0, 13), name, created_at: now().toISOString(), revoked_at: null })
+        .execute();
       return { id, token, name };
     },
     async authenticate(token: string): Promise<{ tokenId: string } | null> {
@@ -24,12 +27,28 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
       const t = now().toISOString();
       const existing = await db.selectFrom('agent_nodes').selectAll().where('token_id', '=', tokenId).where('name', '=', nodeName).executeTakeFirst();
       if (existing) {
-        await db.updateTable('agent_nodes').set({ capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t }).where('id', '=', existing.id).execute();
+        await db
+          .updateTable('agent_nodes')
+          .set({ capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t })
+          .where('id', '=', existing.id)
+          .execute();
         deps.onRegistered(existing.id);
         return { nodeId: existing.id, drain: existing.drain === 1, leaseMs: timings.leaseMs };
       }
       const id = randomUUID();
-      await db.insertInto('agent_nodes').values({ id, name: nodeName, token_id: tokenId, capabilities: JSON.stringify(capabilities), state: 'online', connected_at: t, last_heartbeat_at: t, created_at: t }).execute();
+      await db
+        .insertInto('agent_nodes')
+        .values({
+          id,
+          name: nodeName,
+          token_id: tokenId,
+          capabilities: JSON.stringify(capabilities),
+          state: 'online',
+          connected_at: t,
+          last_heartbeat_at: t,
+          created_at: t,
+        })
+        .execute();
       deps.onRegistered(id);
       return { nodeId: id, drain: false, leaseMs: timings.leaseMs };
     },
@@ -38,7 +57,12 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
     },
     /** Marks the node alive (a heartbeat) and answers whether it is drained. */
     async touch(nodeId: string): Promise<{ drain: boolean }> {
-      const row = await db.updateTable('agent_nodes').set({ last_heartbeat_at: now().toISOString(), state: 'online' }).where('id', '=', nodeId).returning('drain').executeTakeFirst();
+      const row = await db
+        .updateTable('agent_nodes')
+        .set({ last_heartbeat_at: now().toISOString(), state: 'online' })
+        .where('id', '=', nodeId)
+        .returning('drain')
+        .executeTakeFirst();
       return { drain: row?.drain === 1 };
     },
     async isDrained(nodeId: string): Promise<boolean> {
@@ -47,7 +71,11 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
     },
 
     async setDrain(nodeId: string, drain: boolean) {
-      const res = await db.updateTable('agent_nodes').set({ drain: drain ? 1 : 0 }).where('id', '=', nodeId).executeTakeFirst();
+      const res = await db
+        .updateTable('agent_nodes')
+        .set({ drain: drain ? 1 : 0 })
+        .where('id', '=', nodeId)
+        .executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) return false;
       hub.push(nodeId, { type: drain ? 'drain' : 'undrain' });
       return true;

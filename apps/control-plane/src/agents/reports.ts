@@ -23,7 +23,14 @@ type Holder = { nodeId: string; jobId: string; leaseId: string };
  * What a lease holder reports: progress, the measured source, the output, the end. Every write is
  * guarded by the lease: its id (one per attempt) and its owner, on a job still running.
  */
-export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void; onMinutesFreed?: (accountId: string) => void }) {
+export function createAgentReports(deps: {
+  db: Db;
+  store: ObjectStore;
+  timings: AgentTimings;
+  now: () => Date;
+  onEnded: (job: Job) => void;
+  onMinutesFreed?: (accountId: string) => void;
+}) {
   const { db, store, timings, now } = deps;
 
   async function end(job: Job, ending: Ending, guard?: { leaseId: string }): Promise<Job | null> {
@@ -56,7 +63,12 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
       const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
       const plan = PLANS[account.plan as PlanId];
       const seconds = Math.ceil(input.durationSeconds);
-      await db.updateTable('jobs').set({ quoted_seconds: seconds, updated_at: now().toISOString() }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      await db
+        .updateTable('jobs')
+        .set({ quoted_seconds: seconds, updated_at: now().toISOString() })
+        .where('id', '=', job.id)
+        .where('lease_id', '=', input.leaseId)
+        .execute();
       const fail = async (failureCode: AgentFailInput['failureCode'], failureReason: string): Promise<LeaseCheck> => {
         const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
         await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
@@ -66,7 +78,10 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
         return fail('source-too-long', `The video is ${seconds} s long; the ${plan.id} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`);
       }
       if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
-        return fail('output-larger-than-source', `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`);
+        return fail(
+          'output-larger-than-source',
+          `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`,
+        );
       }
       const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
       if (outOfRange) return fail('transcript-out-of-range', outOfRange);
@@ -79,9 +94,12 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
         await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'true_up', minutes: held - needed, note: `${seconds} s`, now: now() });
         return false;
       });
-      if (exhausted) return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      if (exhausted)
+        return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
       deps.onMinutesFreed?.(job.account_id);
-      const deadline = new Date(Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000).toISOString();
+      const deadline = new Date(
+        Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000,
+      ).toISOString();
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
       return { ok: true };
     },
@@ -97,7 +115,12 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
     async outputUploadUrl(input: Holder & { sizeBytes: number }): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
-      const url = await store.presignPut({ key: `outputs/${job.id}.${job.format}`, contentLength: input.sizeBytes, contentType: CONTENT_TYPES[job.format] ?? 'application/octet-stream', expiresInSeconds: 3600 });
+      const url = await store.presignPut({
+        key: `outputs/${job.id}.${job.format}`,
+        contentLength: input.sizeBytes,
+        contentType: CONTENT_TYPES[job.format] ?? 'application/octet-stream',
+        expiresInSeconds: 3600,
+      });
       return { ok: true, url };
     },
 
@@ -108,7 +131,11 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
       const key = `outputs/${job.id}.${job.format}`;
       const head = await store.head(key);
       if (!head || head.sizeBytes !== input.outputBytes) {
-        await end(job, { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' }, { leaseId: input.leaseId });
+        await end(
+          job,
+          { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' },
+          { leaseId: input.leaseId },
+        );
         return { ok: false, reason: 'job-ended' };
       }
       const t = now();
@@ -116,7 +143,15 @@ export function createAgentReports(deps: { db: Db; store: ObjectStore; timings: 
       const downloadUrl = await store.presignGet({ key, expiresInSeconds: OUTPUT_TTL_SECONDS, downloadName: `captioned-${job.id}.${job.format}` });
       const ended = await end(
         job,
-        { status: 'succeeded', outputKey: key, outputBytes: input.outputBytes, width: input.resolution.width, height: input.resolution.height, downloadUrl, outputExpiresAt: expires.toISOString() },
+        {
+          status: 'succeeded',
+          outputKey: key,
+          outputBytes: input.outputBytes,
+          width: input.resolution.width,
+          height: input.resolution.height,
+          downloadUrl,
+          outputExpiresAt: expires.toISOString(),
+        },
         { leaseId: input.leaseId },
       );
       return ended ? { ok: true } : (await owned(input)).check;

@@ -33,7 +33,12 @@ const t = initTRPC.context<AgentContext>().create({
  * The internal agent protocol (its type, AgentRouter, is in @captionfarm/contracts). Every mutation
  * is idempotent: wsLink re-sends after a reconnect.
  */
-export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; presence?: AgentPresence; onCompleted?: (input: AgentCompleteInput & { nodeId: string }) => void }): AgentRouter {
+export function createAgentRouter(deps: {
+  agents: AgentsService;
+  hub: AgentHub;
+  presence?: AgentPresence;
+  onCompleted?: (input: AgentCompleteInput & { nodeId: string }) => void;
+}): AgentRouter {
   const { agents, hub, presence } = deps;
   const seen = (conn: object | undefined, nodeId: string) => {
     if (conn) presence?.seen(conn, nodeId);
@@ -54,18 +59,12 @@ export function createAgentRouter(deps: { agents: AgentsService; hub: AgentHub; 
       seen(ctx.conn, reg.nodeId);
       return reg;
     }),
-    lease: nodeProc
-      .input(AgentLeaseInputSchema)
-      .mutation(({ ctx, input }) => agents.lease(ctx.nodeId, input.slots, input.requestId)),
-    heartbeat: nodeProc
-      .input(AgentHeartbeatInputSchema)
-      .mutation(({ ctx, input }) => agents.heartbeat(ctx.nodeId, input.leases)),
+    lease: nodeProc.input(AgentLeaseInputSchema).mutation(({ ctx, input }) => agents.lease(ctx.nodeId, input.slots, input.requestId)),
+    heartbeat: nodeProc.input(AgentHeartbeatInputSchema).mutation(({ ctx, input }) => agents.heartbeat(ctx.nodeId, input.leases)),
     progress: nodeProc.input(AgentNodeProgressInputSchema).mutation(({ input }) => agents.progress(input)),
     ingested: nodeProc.input(AgentNodeIngestedInputSchema).mutation(({ input }) => agents.ingested(input)),
     transcribed: nodeProc.input(AgentNodeTranscribedInputSchema).mutation(({ input }) => agents.transcribed(input)),
-    outputUploadUrl: nodeProc
-      .input(AgentOutputUploadUrlInputSchema)
-      .mutation(({ input }) => agents.outputUploadUrl(input)),
+    outputUploadUrl: nodeProc.input(AgentOutputUploadUrlInputSchema).mutation(({ input }) => agents.outputUploadUrl(input)),
     complete: nodeProc.input(AgentNodeCompleteInputSchema).mutation(async ({ input }) => {
       const r = await agents.complete(input);
       if (r.ok) deps.onCompleted?.(input);

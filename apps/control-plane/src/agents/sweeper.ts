@@ -13,7 +13,16 @@ import type { AgentTimings } from './timings.ts';
  * - jobs past their deadline fail with `timed-out` (the node that held one is told to stop);
  * - outputs past their 7 days are deleted; silent nodes go offline.
  */
-export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: AgentHub; jobs: JobsService; nodes: AgentNodes; timings: AgentTimings; now: () => Date; onEnded: (job: Job) => void }) {
+export function createAgentSweeper(deps: {
+  db: Db;
+  store: ObjectStore;
+  hub: AgentHub;
+  jobs: JobsService;
+  nodes: AgentNodes;
+  timings: AgentTimings;
+  now: () => Date;
+  onEnded: (job: Job) => void;
+}) {
   const { db, store, hub, timings, now } = deps;
 
   async function failAll(sweep: FailSweep, failureCode: string, failureReason: string): Promise<Job[]> {
@@ -31,7 +40,11 @@ export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: Agen
   async function requeueOrFail(owner?: string): Promise<void> {
     const iso = now().toISOString();
     for (const id of await requeueExpiredLeases(db, { now: iso, maxAttempts: timings.maxAttempts, owner })) deps.jobs.events.emit('queued', id);
-    await failAll({ kind: 'leases-exhausted', maxAttempts: timings.maxAttempts, owner }, 'internal', `The job lost its agent ${timings.maxAttempts} times; retry it.`);
+    await failAll(
+      { kind: 'leases-exhausted', maxAttempts: timings.maxAttempts, owner },
+      'internal',
+      `The job lost its agent ${timings.maxAttempts} times; retry it.`,
+    );
   }
 
   async function sweep(): Promise<void> {
@@ -40,9 +53,24 @@ export function createAgentSweeper(deps: { db: Db; store: ObjectStore; hub: Agen
     const late = await failAll({ kind: 'past-deadline' }, 'timed-out', 'Processing took longer than the deadline (15 min + 3x the video duration).');
     for (const job of late) if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
 
-    const stale = await db.selectFrom('jobs').select(['id', 'output_key']).where('status', '=', 'succeeded').where('output_key', 'is not', null).where('output_expires_at', '<', iso).execute();
+    const stale = await db
+      .selectFrom('jobs')
+      .select(['id', 'output_key'])
+      .where('status', '=', 'succeeded')
+      .where('output_key', 'is not', null)
+      .where('output_expires_at', '<', iso)
+      .execute();
     for (const job of stale) await store.delete(job.output_key ?? '');
-    if (stale.length > 0) await db.updateTable('jobs').set({ output_key: null }).where('id', 'in', stale.map((j) => j.id)).execute();
+    if (stale.length > 0)
+      await db
+        .updateTable('jobs')
+        .set({ output_key: null })
+        .where(
+          'id',
+          'in',
+          stale.map((j) => j.id),
+        )
+        .execute();
     await deps.nodes.sweepSilent();
   }
 

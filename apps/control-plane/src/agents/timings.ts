@@ -10,7 +10,13 @@ export interface AgentTimings {
   disconnectGraceMs: number;
 }
 
-export const DEFAULT_AGENT_TIMINGS: AgentTimings = { leaseMs: 30_000, maxAttempts: 3, deadlineBaseMs: 15 * 60_000, deadlinePerInputSecond: 3, disconnectGraceMs: 5_000 };
+export const DEFAULT_AGENT_TIMINGS: AgentTimings = {
+  leaseMs: 30_000,
+  maxAttempts: 3,
+  deadlineBaseMs: 15 * 60_000,
+  deadlinePerInputSecond: 3,
+  disconnectGraceMs: 5_000,
+};
 
 /** Answer to a write by a lease holder. */
 export type { LeaseCheck } from '@captionfarm/contracts';

@@ -81,15 +81,22 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
 
   const cookieToken = (req: Request) => parseCookies(req.headers.cookie)[SESSION_COOKIE];
 
-  r.get('/session', asyncRoute(async (req, res) => {
-    const auth = authOf(res);
-    if (!auth) {
-      res.json({ user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) });
-      return;
-    }
-    const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
-    res.json({ user: toUserView(auth.user), account: account && { id: account.id, name: account.name, plan: account.plan }, csrfToken: auth.session.csrf_token });
-  }));
+  r.get(
+    '/session',
+    asyncRoute(async (req, res) => {
+      const auth = authOf(res);
+      if (!auth) {
+        res.json({ user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) });
+        return;
+      }
+      const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
+      res.json({
+        user: toUserView(auth.user),
+        account: account && { id: account.id, name: account.name, plan: account.plan },
+        csrfToken: auth.session.csrf_token,
+      });
+    }),
+  );
 
   async function startSession(req: Request, res: import('express').Response, userId: string) {
     const old = cookieToken(req);
@@ -99,38 +106,50 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     return s;
   }
 
-  r.post('/sign-in', asyncRoute(async (req, res) => {
-    const body = parse(SignIn, req.body);
-    limiter.check(clientIp(req), body.email);
-    const user = await users.checkPassword(body.email, body.password);
-    if (!user) {
-      limiter.failed(body.email);
-      throw new ApiError('unauthenticated', 'The email or password is wrong.');
-    }
-    limiter.succeeded(body.email);
-    const s = await startSession(req, res, user.id);
-    res.json({ user: toUserView(user), csrfToken: s.csrfToken });
-  }));
+  r.post(
+    '/sign-in',
+    asyncRoute(async (req, res) => {
+      const body = parse(SignIn, req.body);
+      limiter.check(clientIp(req), body.email);
+      const user = await users.checkPassword(body.email, body.password);
+      if (!user) {
+        limiter.failed(body.email);
+        throw new ApiError('unauthenticated', 'The email or password is wrong.');
+      }
+      limiter.succeeded(body.email);
+      const s = await startSession(req, res, user.id);
+      res.json({ user: toUserView(user), csrfToken: s.csrfToken });
+    }),
+  );
 
-  r.post('/sign-out', asyncRoute(async (req, res) => {
-    const token = cookieToken(req);
-    if (token) await users.endSession(token);
-    setCookie(res, req, { name: SESSION_COOKIE, value: '', maxAgeMs: 0, publicUrl: deps.publicUrl });
-    res.status(204).end();
-  }));
+  r.post(
+    '/sign-out',
+    asyncRoute(async (req, res) => {
+      const token = cookieToken(req);
+      if (token) await users.endSession(token);
+      setCookie(res, req, { name: SESSION_COOKIE, value: '', maxAgeMs: 0, publicUrl: deps.publicUrl });
+      res.status(204).end();
+    }),
+  );
 
-  r.post('/invite/info', asyncRoute(async (req, res) => {
-    const info = await users.inviteInfo(parse(InviteToken, req.body).token);
-    if (!info) throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
-    res.json(info);
-  }));
+  r.post(
+    '/invite/info',
+    asyncRoute(async (req, res) => {
+      const info = await users.inviteInfo(parse(InviteToken, req.body).token);
+      if (!info) throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+      res.json(info);
+    }),
+  );
 
-  r.post('/invite/accept', asyncRoute(async (req, res) => {
-    const body = parse(AcceptInvite, req.body);
-    const user = await users.acceptInvite(body.token, body.password);
-    const s = await startSession(req, res, user.id);
-    res.json({ user: toUserView(user), csrfToken: s.csrfToken });
-  }));
+  r.post(
+    '/invite/accept',
+    asyncRoute(async (req, res) => {
+      const body = parse(AcceptInvite, req.body);
+      const user = await users.acceptInvite(body.token, body.password);
+      const s = await startSession(req, res, user.id);
+      res.json({ user: toUserView(user), csrfToken: s.csrfToken });
+    }),
+  );
 
   // --- operator console -------------------------------------------------------------------
   const admin = Router();
@@ -142,84 +161,130 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   const member = Router();
   member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan as PlanId));
 
-  member.get('/overview', asyncRoute(async (_req, res) => {
-    const { accountId, plan } = callerOf(res);
-    const t = now();
-    const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
-    const ledger = await db.selectFrom('minutes_ledger').select(['kind', 'minutes', 'created_at']).where('account_id', '=', accountId).where('created_at', '>=', monthStart).orderBy('id').execute();
-    // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
-    // monthly top-up are not use.
-    const days = new Map<string, number>();
-    for (const l of ledger) {
-      if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
-      const day = l.created_at.slice(0, 10);
-      days.set(day, (days.get(day) ?? 0) - l.minutes);
-    }
-    const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
-    const usage = Array.from({ length: daysInMonth }, (_, i) => {
-      const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
-      return { day, minutes: Math.max(0, days.get(day) ?? 0) };
-    });
-    const counts = await db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('account_id', '=', accountId).groupBy('status').execute();
-    const byStatus = Object.fromEntries(JobStatusSchema.options.map((s) => [s, Number(counts.find((c) => c.status === s)?.n ?? 0)]));
-    res.json({
-      plan: PLANS[plan],
-      balance: await minutesBalance(db, accountId),
-      usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
-      usage,
-      jobsByStatus: byStatus,
-    });
-  }));
+  member.get(
+    '/overview',
+    asyncRoute(async (_req, res) => {
+      const { accountId, plan } = callerOf(res);
+      const t = now();
+      const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
+      const ledger = await db
+        .selectFrom('minutes_ledger')
+        .select(['kind', 'minutes', 'created_at'])
+        .where('account_id', '=', accountId)
+        .where('created_at', '>=', monthStart)
+        .orderBy('id')
+        .execute();
+      // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
+      // monthly top-up are not use.
+      const days = new Map<string, number>();
+      for (const l of ledger) {
+        if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
+        const day = l.created_at.slice(0, 10);
+        days.set(day, (days.get(day) ?? 0) - l.minutes);
+      }
+      const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
+      const usage = Array.from({ length: daysInMonth }, (_, i) => {
+        const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
+        return { day, minutes: Math.max(0, days.get(day) ?? 0) };
+      });
+      const counts = await db
+        .selectFrom('jobs')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('account_id', '=', accountId)
+        .groupBy('status')
+        .execute();
+      const byStatus = Object.fromEntries(JobStatusSchema.options.map((s) => [s, Number(counts.find((c) => c.status === s)?.n ?? 0)]));
+      res.json({
+        plan: PLANS[plan],
+        balance: await minutesBalance(db, accountId),
+        usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
+        usage,
+        jobsByStatus: byStatus,
+      });
+    }),
+  );
 
-  member.get('/keys', asyncRoute(async (_req, res) => {
-    res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
-  }));
-  member.post('/keys', asyncRoute(async (req, res) => {
-    const body = parse(z.strictObject({ name: z.string().trim().min(1, 'give the key a name').max(100) }), req.body);
-    res.status(201).json(await accounts.createKey(callerOf(res).accountId, body.name));
-  }));
-  member.post('/keys/:id/revoke', asyncRoute(async (req, res) => {
-    res.json(await accounts.revokeKey(String(req.params.id), callerOf(res).accountId));
-  }));
-  member.get('/webhook-secret', asyncRoute(async (_req, res) => {
-    res.json(await accounts.showWebhookSecret(callerOf(res).accountId));
-  }));
-  member.post('/webhook-secret/rotate', asyncRoute(async (_req, res) => {
-    res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
-  }));
-  member.get('/jobs', asyncRoute(async (req, res) => {
-    const q = parse(ListQuery, req.query);
-    const { status, ...page } = q;
-    res.json(await jobs.list(callerOf(res), page, status ? { status } : {}));
-  }));
-  member.post('/jobs/:id/webhook-deliveries/:deliveryId/redeliver', asyncRoute(async (req, res) => {
-    const job = await jobs.get(callerOf(res), String(req.params.id));
-    const delivery = await webhooks.deliveries.get(String(req.params.deliveryId)).catch(() => null);
-    if (!delivery || delivery.jobId !== job.id) throw new ApiError('not_found', `No webhook delivery ${String(req.params.deliveryId)} for job ${job.id}.`);
-    const { accountId: _a, ...view } = await webhooks.deliveries.redeliver(delivery.id);
-    webhooks.wake();
-    res.json(view);
-  }));
-  member.put('/templates/:id', asyncRoute(async (req, res) => {
-    res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
-  }));
+  member.get(
+    '/keys',
+    asyncRoute(async (_req, res) => {
+      res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
+    }),
+  );
+  member.post(
+    '/keys',
+    asyncRoute(async (req, res) => {
+      const body = parse(z.strictObject({ name: z.string().trim().min(1, 'give the key a name').max(100) }), req.body);
+      res.status(201).json(await accounts.createKey(callerOf(res).accountId, body.name));
+    }),
+  );
+  member.post(
+    '/keys/:id/revoke',
+    asyncRoute(async (req, res) => {
+      res.json(await accounts.revokeKey(String(req.params.id), callerOf(res).accountId));
+    }),
+  );
+  member.get(
+    '/webhook-secret',
+    asyncRoute(async (_req, res) => {
+      res.json(await accounts.showWebhookSecret(callerOf(res).accountId));
+    }),
+  );
+  member.post(
+    '/webhook-secret/rotate',
+    asyncRoute(async (_req, res) => {
+      res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
+    }),
+  );
+  member.get(
+    '/jobs',
+    asyncRoute(async (req, res) => {
+      const q = parse(ListQuery, req.query);
+      const { status, ...page } = q;
+      res.json(await jobs.list(callerOf(res), page, status ? { status } : {}));
+    }),
+  );
+  member.post(
+    '/jobs/:id/webhook-deliveries/:deliveryId/redeliver',
+    asyncRoute(async (req, res) => {
+      const job = await jobs.get(callerOf(res), String(req.params.id));
+      const delivery = await webhooks.deliveries.get(String(req.params.deliveryId)).catch(() => null);
+      if (!delivery || delivery.jobId !== job.id) throw new ApiError('not_found', `No webhook delivery ${String(req.params.deliveryId)} for job ${job.id}.`);
+      const { accountId: _a, ...view } = await webhooks.deliveries.redeliver(delivery.id);
+      webhooks.wake();
+      res.json(view);
+    }),
+  );
+  member.put(
+    '/templates/:id',
+    asyncRoute(async (req, res) => {
+      res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
+    }),
+  );
   // The editor's live preview: a template that is not saved yet.
-  member.post('/template-preview', asyncRoute(async (req, res) => {
-    const body = parse(PreviewBody, req.body);
-    const template = TemplateSchema.safeParse(body.template);
-    if (!template.success) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
-    // Same worker pool and per-account cap as the public preview endpoint.
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const caller = callerOf(res);
-    const fontIds = fontIdsOf(template.data);
-    await deps.fonts.requireReady(caller.accountId, fontIds, 'font.fontId');
-    const fonts = await deps.fonts.files(caller.accountId, fontIds);
-    const png = await previews.render(caller, { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at, fonts }, gone.signal);
-    res.type('image/png').send(png);
-  }));
+  member.post(
+    '/template-preview',
+    asyncRoute(async (req, res) => {
+      const body = parse(PreviewBody, req.body);
+      const template = TemplateSchema.safeParse(body.template);
+      if (!template.success)
+        throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
+      // Same worker pool and per-account cap as the public preview endpoint.
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const caller = callerOf(res);
+      const fontIds = fontIdsOf(template.data);
+      await deps.fonts.requireReady(caller.accountId, fontIds, 'font.fontId');
+      const fonts = await deps.fonts.files(caller.accountId, fontIds);
+      const png = await previews.render(
+        caller,
+        { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at, fonts },
+        gone.signal,
+      );
+      res.type('image/png').send(png);
+    }),
+  );
   member.use('/v1', deps.publicRoutes());
   r.use(member);
   return r;

@@ -160,4 +160,3 @@ export function createSignInLimiter(o: { now: () => Date; perAccount?: number; p
     },
   };
 }
-

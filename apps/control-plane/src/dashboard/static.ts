@@ -48,10 +48,8 @@ export function dashboardPages(o: { dir?: string; storeOrigin?: string }): Route
   };
   r.use((req, _res, next) => (NOT_PAGES.test(req.path) ? next('router') : next()));
   r.use(headers);
-  r.use(
-    '/assets',
-    express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }),
-    (req, _res, next) => next(new ApiError('not_found', `No asset ${req.path}: the dashboard was rebuilt; reload the page.`)),
+  r.use('/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }), (req, _res, next) =>
+    next(new ApiError('not_found', `No asset ${req.path}: the dashboard was rebuilt; reload the page.`)),
   );
   r.use(express.static(dir, { index: false, maxAge: 0 }));
   r.get(/.*/, (req, res, next) => {

@@ -16,7 +16,9 @@ const MIN_PASSWORD_LENGTH = 10;
 const SCRYPT = { N: 2 ** 15, r: 8, p: 3 };
 
 function scrypt(password: string, salt: Buffer, keylen: number, o: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCb(password, salt, keylen, { ...o, maxmem: 128 * o.N! * o.r! * 2 }, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scryptCb(password, salt, keylen, { ...o, maxmem: 128 * o.N! * o.r! * 2 }, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 async function hashPassword(password: string): Promise<string> {
@@ -47,7 +49,15 @@ export interface UserView {
 }
 
 export function toUserView(u: User): UserView {
-  return { id: u.id, email: u.email, accountId: u.account_id, admin: u.is_admin === 1, active: u.password_hash !== null, createdAt: u.created_at, lastSignInAt: u.last_sign_in_at };
+  return {
+    id: u.id,
+    email: u.email,
+    accountId: u.account_id,
+    admin: u.is_admin === 1,
+    active: u.password_hash !== null,
+    createdAt: u.created_at,
+    lastSignInAt: u.last_sign_in_at,
+  };
 }
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -67,8 +77,12 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
      */
     async invite(input: { email: string; accountId: string | null; admin: boolean }): Promise<{ user: UserView; token: string; expiresAt: string }> {
       const email = input.email.trim().toLowerCase();
-      if (!EMAIL_RE.test(email) || email.length > 254) throw new ApiError('invalid_request', `"${input.email}" is not an email address.`, { details: [{ path: 'email', message: 'not an email address' }] });
-      if (!input.accountId && !input.admin) throw new ApiError('invalid_request', 'A member needs an account: pass the account id (only administrators may have none).', { details: [{ path: 'accountId', message: 'required for members' }] });
+      if (!EMAIL_RE.test(email) || email.length > 254)
+        throw new ApiError('invalid_request', `"${input.email}" is not an email address.`, { details: [{ path: 'email', message: 'not an email address' }] });
+      if (!input.accountId && !input.admin)
+        throw new ApiError('invalid_request', 'A member needs an account: pass the account id (only administrators may have none).', {
+          details: [{ path: 'accountId', message: 'required for members' }],
+        });
       if (input.accountId) {
         const acc = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
         if (!acc) throw new ApiError('not_found', `No account ${input.accountId}.`);
@@ -80,13 +94,31 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
         let u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
         if (u?.password_hash) throw new ApiError('conflict', `${email} already has a password; remove the user first to invite again.`);
         if (u) {
-          await trx.updateTable('users').set({ account_id: input.accountId, is_admin: input.admin ? 1 : 0 }).where('id', '=', u.id).execute();
+          await trx
+            .updateTable('users')
+            .set({ account_id: input.accountId, is_admin: input.admin ? 1 : 0 })
+            .where('id', '=', u.id)
+            .execute();
           await trx.updateTable('user_invites').set({ used_at: t.toISOString() }).where('user_id', '=', u.id).where('used_at', 'is', null).execute();
         } else {
-          await trx.insertInto('users').values({ id: randomUUID(), account_id: input.accountId, email, is_admin: input.admin ? 1 : 0, password_hash: null, created_at: t.toISOString(), last_sign_in_at: null }).execute();
+          await trx
+            .insertInto('users')
+            .values({
+              id: randomUUID(),
+              account_id: input.accountId,
+              email,
+              is_admin: input.admin ? 1 : 0,
+              password_hash: null,
+              created_at: t.toISOString(),
+              last_sign_in_at: null,
+            })
+            .execute();
         }
         u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
-        await trx.insertInto('user_invites').values({ id: randomUUID(), user_id: u.id, token_hash: hashSecret(token), created_at: t.toISOString(), expires_at: expiresAt, used_at: null }).execute();
+        await trx
+          .insertInto('user_invites')
+          .values({ id: randomUUID(), user_id: u.id, token_hash: hashSecret(token), created_at: t.toISOString(), expires_at: expiresAt, used_at: null })
+          .execute();
         return u;
       });
       return { user: toUserView(user), token, expiresAt };
@@ -100,7 +132,10 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
 
     /** Removes a user by id or email: their sessions end at once. */
     async remove(idOrEmail: string, filter: { accountId?: string } = {}): Promise<UserView> {
-      let q = db.selectFrom('users').selectAll().where((eb) => eb.or([eb('id', '=', idOrEmail), eb('email', '=', idOrEmail.trim().toLowerCase())]));
+      let q = db
+        .selectFrom('users')
+        .selectAll()
+        .where((eb) => eb.or([eb('id', '=', idOrEmail), eb('email', '=', idOrEmail.trim().toLowerCase())]));
       if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
       const u = await q.executeTakeFirst();
       if (!u) throw new ApiError('not_found', `No user ${idOrEmail}.`);
@@ -127,13 +162,16 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
     /** Sets the password of an invite's user (once) and returns the user. */
     async acceptInvite(token: string, password: string): Promise<User> {
       if (password.length < MIN_PASSWORD_LENGTH || password.length > 200) {
-        throw new ApiError('invalid_request', `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`, { details: [{ path: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` }] });
+        throw new ApiError('invalid_request', `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`, {
+          details: [{ path: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` }],
+        });
       }
       const hash = await hashPassword(password);
       const t = now().toISOString();
       return db.transaction().execute(async (trx) => {
         const inv = await trx.selectFrom('user_invites').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
-        if (!inv || inv.used_at !== null || inv.expires_at <= t) throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+        if (!inv || inv.used_at !== null || inv.expires_at <= t)
+          throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
         const used = await trx.updateTable('user_invites').set({ used_at: t }).where('id', '=', inv.id).where('used_at', 'is', null).executeTakeFirst();
         if (Number(used.numUpdatedRows) !== 1) throw new ApiError('not_found', 'This invite link was already used; ask an administrator for a new one.');
         await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', inv.user_id).execute();
@@ -158,13 +196,30 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
       const token = randomBytes(32).toString('base64url');
       const csrfToken = randomBytes(32).toString('base64url');
       const expiresAt = new Date(t.getTime() + SESSION_ABSOLUTE_MS).toISOString();
-      await db.insertInto('sessions').values({ id: hashSecret(token), user_id: userId, csrf_token: csrfToken, created_at: t.toISOString(), last_seen_at: t.toISOString(), expires_at: expiresAt, revoked_at: null }).execute();
+      await db
+        .insertInto('sessions')
+        .values({
+          id: hashSecret(token),
+          user_id: userId,
+          csrf_token: csrfToken,
+          created_at: t.toISOString(),
+          last_seen_at: t.toISOString(),
+          expires_at: expiresAt,
+          revoked_at: null,
+        })
+        .execute();
       await db.updateTable('users').set({ last_sign_in_at: t.toISOString() }).where('id', '=', userId).execute();
       // Expired and revoked sessions of this user go now, so the table does not grow.
       await db
         .deleteFrom('sessions')
         .where('user_id', '=', userId)
-        .where((eb) => eb.or([eb('revoked_at', 'is not', null), eb('expires_at', '<=', t.toISOString()), eb('last_seen_at', '<=', new Date(t.getTime() - SESSION_IDLE_MS).toISOString())]))
+        .where((eb) =>
+          eb.or([
+            eb('revoked_at', 'is not', null),
+            eb('expires_at', '<=', t.toISOString()),
+            eb('last_seen_at', '<=', new Date(t.getTime() - SESSION_IDLE_MS).toISOString()),
+          ]),
+        )
         .execute();
       return { token, csrfToken, expiresAt };
     },

@@ -27,9 +27,13 @@ export function createAuthFailureLimiter(o: { perMinute: number; now: () => Date
       const t = o.now().getTime();
       const w = windowOf(ip, t);
       if (!w || w.count < o.perMinute) return null;
-      return new ApiError('rate_limited', `Too many failed authentications from this address (more than ${o.perMinute} a minute); check the credential and retry after the Retry-After delay.`, {
-        retryAfterSeconds: Math.max(1, Math.ceil((w.start + WINDOW_MS - t) / 1000)),
-      });
+      return new ApiError(
+        'rate_limited',
+        `Too many failed authentications from this address (more than ${o.perMinute} a minute); check the credential and retry after the Retry-After delay.`,
+        {
+          retryAfterSeconds: Math.max(1, Math.ceil((w.start + WINDOW_MS - t) / 1000)),
+        },
+      );
     },
     failed(ip, what) {
       const t = o.now().getTime();

@@ -33,7 +33,8 @@ export function errorHandler(log: (msg: string, extra?: unknown) => void): Error
     else if (type === 'encoding.unsupported' || type === 'charset.unsupported') apiErr = new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.');
     else if (type === 'request.aborted') apiErr = new ApiError('invalid_request', 'The request was aborted.');
     // The router decodes path parameters; malformed percent-encoding (`%E0%A4%A`) is the client's.
-    else if (err instanceof URIError) apiErr = new ApiError('invalid_request', 'The URL path has malformed percent-encoding; encode path segments with encodeURIComponent.');
+    else if (err instanceof URIError)
+      apiErr = new ApiError('invalid_request', 'The URL path has malformed percent-encoding; encode path segments with encodeURIComponent.');
     else if (diskFull(err)) {
       log('disk full', err);
       apiErr = new ApiError('unavailable', `The server's disk is full (${diskFull(err)}); retry later.`, { retryAfterSeconds: 30 });

@@ -70,7 +70,11 @@ export function rateLimit(db: Db, now: () => Date): RequestHandler {
       res.setHeader('X-RateLimit-Limit', String(limit));
       res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - count)));
       if (count > limit) {
-        return next(new ApiError('rate_limited', `More than ${limit} requests in a minute; slow down and retry after the Retry-After delay.`, { retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)) }));
+        return next(
+          new ApiError('rate_limited', `More than ${limit} requests in a minute; slow down and retry after the Retry-After delay.`, {
+            retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)),
+          }),
+        );
       }
       next();
     }, next);
@@ -139,7 +143,10 @@ export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: Rou
     (req: Request, res: Response, next: NextFunction) => {
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return next();
-      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = String(req.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
         return next(new ApiError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".'));
       }

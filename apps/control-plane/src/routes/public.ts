@@ -20,7 +20,6 @@ const PreviewRequestSchema = z.strictObject({
   style: z.record(z.string(), z.unknown()).optional(),
 });
 
-
 function noBody(req: Request): void {
   if (req.body !== undefined && req.body !== null && !(typeof req.body === 'object' && Object.keys(req.body as object).length === 0)) {
     throw new ApiError('invalid_request', 'This endpoint takes no request body.');
@@ -41,92 +40,143 @@ export interface PublicRoutesDeps {
 /** The spec's five endpoints, plus templates. Auth, rate limit and body parsing run before. */
 export function publicRoutes(deps: PublicRoutesDeps): Router {
   const r = Router();
-  r.post('/automation-jobs/uploads', asyncRoute(async (req, res) => {
-    res.status(201).json(await deps.uploads.create(callerOf(res), req.body));
-  }));
-  r.post('/automation-jobs', asyncRoute(async (req, res) => {
-    const job = await deps.jobs.create(callerOf(res), req.body);
-    res.locals.jobId = job.id; // for the request's log line
-    res.status(202).json(job);
-  }));
-  r.get('/automation-jobs', asyncRoute(async (req, res) => {
-    res.status(200).json(await deps.jobs.list(callerOf(res), req.query));
-  }));
-  r.get('/automation-jobs/:id', asyncRoute(async (req, res) => {
-    res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
-  }));
-  r.get('/automation-jobs/:id/style', asyncRoute(async (req, res) => {
-    res.status(200).json(await deps.jobs.style(callerOf(res), String(req.params.id)));
-  }));
-  r.get('/automation-jobs/:id/transcript', asyncRoute(async (req, res) => {
-    const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
-    if (out.kind === 'json') {
-      res.status(200).json(out.body);
-      return;
-    }
-    res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);
-  }));
-  r.post('/automation-jobs/:id/cancel', asyncRoute(async (req, res) => {
-    noBody(req);
-    res.status(200).json(await deps.jobs.cancel(callerOf(res), String(req.params.id)));
-  }));
-
-  r.get('/templates', asyncRoute(async (_req, res) => {
-    res.json({ templates: await deps.templates.list(callerOf(res).accountId) });
-  }));
-  r.post('/templates', asyncRoute(async (req, res) => {
-    res.status(201).json(await deps.templates.create(callerOf(res).accountId, req.body));
-  }));
-  r.get('/templates/:id', asyncRoute(async (req, res) => {
-    res.json(await deps.templates.get(callerOf(res).accountId, String(req.params.id)));
-  }));
-  r.delete('/templates/:id', asyncRoute(async (req, res) => {
-    await deps.templates.remove(callerOf(res).accountId, String(req.params.id));
-    res.status(204).end();
-  }));
-  r.post('/templates/:id/preview', asyncRoute(async (req, res) => {
-    const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
-    if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
-    const caller = callerOf(res);
-    const { style, ...opts } = parsed.data;
-    let { template } = await deps.templates.get(caller.accountId, String(req.params.id));
-    if (style) {
-      const styled = deps.templates.catalog.applyStyle(template, style);
-      if (!styled.ok) {
-        throw new ApiError('invalid_request', 'style is not valid: see details.', {
-          details: issuesToDetails(styled.issues).map((d) => ({ ...d, path: d.path ? `style.${d.path}` : 'style' })),
-        });
+  r.post(
+    '/automation-jobs/uploads',
+    asyncRoute(async (req, res) => {
+      res.status(201).json(await deps.uploads.create(callerOf(res), req.body));
+    }),
+  );
+  r.post(
+    '/automation-jobs',
+    asyncRoute(async (req, res) => {
+      const job = await deps.jobs.create(callerOf(res), req.body);
+      res.locals.jobId = job.id; // for the request's log line
+      res.status(202).json(job);
+    }),
+  );
+  r.get(
+    '/automation-jobs',
+    asyncRoute(async (req, res) => {
+      res.status(200).json(await deps.jobs.list(callerOf(res), req.query));
+    }),
+  );
+  r.get(
+    '/automation-jobs/:id',
+    asyncRoute(async (req, res) => {
+      res.status(200).json(await deps.jobs.get(callerOf(res), String(req.params.id)));
+    }),
+  );
+  r.get(
+    '/automation-jobs/:id/style',
+    asyncRoute(async (req, res) => {
+      res.status(200).json(await deps.jobs.style(callerOf(res), String(req.params.id)));
+    }),
+  );
+  r.get(
+    '/automation-jobs/:id/transcript',
+    asyncRoute(async (req, res) => {
+      const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
+      if (out.kind === 'json') {
+        res.status(200).json(out.body);
+        return;
       }
-      template = styled.template;
-    }
-    const fontIds = fontIdsOf(template);
-    await deps.fonts.requireReady(caller.accountId, fontIds, style ? 'style.font.fontId' : 'font.fontId');
-    const fonts = await deps.fonts.files(caller.accountId, fontIds);
-    // A client that goes away stops its render (its worker turn goes to someone else).
-    const gone = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const png = await deps.previews.render(caller, { template, ...opts, fonts }, gone.signal);
-    res.status(200).type('image/png').send(png);
-  }));
-  r.post('/fonts', asyncRoute(async (req, res) => {
-    res.status(201).json(await deps.fonts.create(callerOf(res), req.body));
-  }));
-  r.get('/fonts', asyncRoute(async (_req, res) => {
-    res.json({ fonts: await deps.fonts.list(callerOf(res)) });
-  }));
-  r.get('/fonts/:id', asyncRoute(async (req, res) => {
-    res.json(await deps.fonts.get(callerOf(res), String(req.params.id)));
-  }));
-  r.post('/fonts/:id/complete', asyncRoute(async (req, res) => {
-    noBody(req);
-    res.status(200).json(await deps.fonts.complete(callerOf(res), String(req.params.id)));
-  }));
-  r.delete('/fonts/:id', asyncRoute(async (req, res) => {
-    await deps.fonts.remove(callerOf(res), String(req.params.id));
-    res.status(204).end();
-  }));
+      res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);
+    }),
+  );
+  r.post(
+    '/automation-jobs/:id/cancel',
+    asyncRoute(async (req, res) => {
+      noBody(req);
+      res.status(200).json(await deps.jobs.cancel(callerOf(res), String(req.params.id)));
+    }),
+  );
+
+  r.get(
+    '/templates',
+    asyncRoute(async (_req, res) => {
+      res.json({ templates: await deps.templates.list(callerOf(res).accountId) });
+    }),
+  );
+  r.post(
+    '/templates',
+    asyncRoute(async (req, res) => {
+      res.status(201).json(await deps.templates.create(callerOf(res).accountId, req.body));
+    }),
+  );
+  r.get(
+    '/templates/:id',
+    asyncRoute(async (req, res) => {
+      res.json(await deps.templates.get(callerOf(res).accountId, String(req.params.id)));
+    }),
+  );
+  r.delete(
+    '/templates/:id',
+    asyncRoute(async (req, res) => {
+      await deps.templates.remove(callerOf(res).accountId, String(req.params.id));
+      res.status(204).end();
+    }),
+  );
+  r.post(
+    '/templates/:id/preview',
+    asyncRoute(async (req, res) => {
+      const parsed = PreviewRequestSchema.safeParse(req.body ?? {});
+      if (!parsed.success) throw new ApiError('invalid_request', 'Invalid preview request: see details.', { details: issuesToDetails(parsed.error.issues) });
+      const caller = callerOf(res);
+      const { style, ...opts } = parsed.data;
+      let { template } = await deps.templates.get(caller.accountId, String(req.params.id));
+      if (style) {
+        const styled = deps.templates.catalog.applyStyle(template, style);
+        if (!styled.ok) {
+          throw new ApiError('invalid_request', 'style is not valid: see details.', {
+            details: issuesToDetails(styled.issues).map((d) => ({ ...d, path: d.path ? `style.${d.path}` : 'style' })),
+          });
+        }
+        template = styled.template;
+      }
+      const fontIds = fontIdsOf(template);
+      await deps.fonts.requireReady(caller.accountId, fontIds, style ? 'style.font.fontId' : 'font.fontId');
+      const fonts = await deps.fonts.files(caller.accountId, fontIds);
+      // A client that goes away stops its render (its worker turn goes to someone else).
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const png = await deps.previews.render(caller, { template, ...opts, fonts }, gone.signal);
+      res.status(200).type('image/png').send(png);
+    }),
+  );
+  r.post(
+    '/fonts',
+    asyncRoute(async (req, res) => {
+      res.status(201).json(await deps.fonts.create(callerOf(res), req.body));
+    }),
+  );
+  r.get(
+    '/fonts',
+    asyncRoute(async (_req, res) => {
+      res.json({ fonts: await deps.fonts.list(callerOf(res)) });
+    }),
+  );
+  r.get(
+    '/fonts/:id',
+    asyncRoute(async (req, res) => {
+      res.json(await deps.fonts.get(callerOf(res), String(req.params.id)));
+    }),
+  );
+  r.post(
+    '/fonts/:id/complete',
+    asyncRoute(async (req, res) => {
+      noBody(req);
+      res.status(200).json(await deps.fonts.complete(callerOf(res), String(req.params.id)));
+    }),
+  );
+  r.delete(
+    '/fonts/:id',
+    asyncRoute(async (req, res) => {
+      await deps.fonts.remove(callerOf(res), String(req.params.id));
+      res.status(204).end();
+    }),
+  );
   deps.extend?.(r);
   return r;
 }

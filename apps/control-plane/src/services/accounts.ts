@@ -49,7 +49,15 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       await db.transaction().execute(async (trx) => {
         await trx
           .insertInto('accounts')
-          .values({ id, name: input.name, plan: input.plan, webhook_secret: generateWebhookSecret(), webhook_secret_prev: null, webhook_secret_prev_expires_at: null, created_at: t.toISOString() })
+          .values({
+            id,
+            name: input.name,
+            plan: input.plan,
+            webhook_secret: generateWebhookSecret(),
+            webhook_secret_prev: null,
+            webhook_secret_prev_expires_at: null,
+            created_at: t.toISOString(),
+          })
           .execute();
         await ensureMonthlyAllowance(trx, id, input.plan, t);
       });
@@ -57,7 +65,9 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
     },
     async list() {
       const rows = await db.selectFrom('accounts').selectAll().orderBy('created_at').execute();
-      return Promise.all(rows.map(async (a) => ({ id: a.id, name: a.name, plan: a.plan, createdAt: a.created_at, minutesBalance: await minutesBalance(db, a.id) })));
+      return Promise.all(
+        rows.map(async (a) => ({ id: a.id, name: a.name, plan: a.plan, createdAt: a.created_at, minutesBalance: await minutesBalance(db, a.id) })),
+      );
     },
     async setPlan(accountId: string, plan: PlanId) {
       PlanIdSchema.parse(plan);
@@ -94,7 +104,16 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       const id = randomUUID();
       await db
         .insertInto('api_keys')
-        .values({ id, account_id: accountId, prefix: key.slice(0, 12), hash: hashSecret(key), created_at: now().toISOString(), revoked_at: null, last_used_at: null, name })
+        .values({
+          id,
+          account_id: accountId,
+          prefix: key.slice(0, 12),
+          hash: hashSecret(key),
+          created_at: now().toISOString(),
+          revoked_at: null,
+          last_used_at: null,
+          name,
+        })
         .execute();
       return { id, accountId, name, key };
     },
@@ -126,7 +145,12 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
     async showWebhookSecret(accountId: string) {
       const a = await get(accountId);
       const prevValid = a.webhook_secret_prev_expires_at !== null && a.webhook_secret_prev_expires_at > now().toISOString();
-      return { accountId, secret: a.webhook_secret, previous: prevValid ? a.webhook_secret_prev : null, previousExpiresAt: prevValid ? a.webhook_secret_prev_expires_at : null };
+      return {
+        accountId,
+        secret: a.webhook_secret,
+        previous: prevValid ? a.webhook_secret_prev : null,
+        previousExpiresAt: prevValid ? a.webhook_secret_prev_expires_at : null,
+      };
     },
     async rotateWebhookSecret(accountId: string) {
       const a = await get(accountId);
@@ -134,7 +158,11 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       const secret = generateWebhookSecret();
       await db
         .updateTable('accounts')
-        .set({ webhook_secret: secret, webhook_secret_prev: a.webhook_secret, webhook_secret_prev_expires_at: new Date(t.getTime() + WEBHOOK_SECRET_OVERLAP_MS).toISOString() })
+        .set({
+          webhook_secret: secret,
+          webhook_secret_prev: a.webhook_secret,
+          webhook_secret_prev_expires_at: new Date(t.getTime() + WEBHOOK_SECRET_OVERLAP_MS).toISOString(),
+        })
         .where('id', '=', accountId)
         .execute();
       return { accountId, secret, previous: a.webhook_secret, previousExpiresAt: new Date(t.getTime() + WEBHOOK_SECRET_OVERLAP_MS).toISOString() };

@@ -29,7 +29,14 @@ function waitingJobs(trx: Trx, accountId: string) {
     .where('account_id', '=', accountId)
     .where('status', '=', 'queued')
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve'))),
+      not(
+        exists(
+          selectFrom('minutes_ledger')
+            .select('minutes_ledger.id')
+            .whereRef('minutes_ledger.job_id', '=', 'jobs.id')
+            .where('minutes_ledger.kind', '=', 'reserve'),
+        ),
+      ),
     )
     .orderBy('created_at')
     .orderBy('id')
@@ -44,7 +51,9 @@ async function holders(trx: Trx, accountId: string): Promise<number> {
     .where('account_id', '=', accountId)
     .where('status', 'in', ['queued', 'running'])
     .where(({ exists, selectFrom }) =>
-      exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve')),
+      exists(
+        selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve'),
+      ),
     )
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -56,7 +65,13 @@ async function holders(trx: Trx, accountId: string): Promise<number> {
  * be covered stays `queued` (agents skip it) while another job of the account holds minutes that
  * may come back; `failExhausted` then fails it, which only admit() does, never a create.
  */
-export async function reserveWaiting(trx: Trx, accountId: string, plan: PlanId, now: Date, failExhausted: boolean): Promise<{ reserved: string[]; ended: Job[] }> {
+export async function reserveWaiting(
+  trx: Trx,
+  accountId: string,
+  plan: PlanId,
+  now: Date,
+  failExhausted: boolean,
+): Promise<{ reserved: string[]; ended: Job[] }> {
   const reserved: string[] = [];
   const ended: Job[] = [];
   // Before the read: two passes for one account (two control planes) must not both see a job
@@ -123,7 +138,14 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
         .distinct()
         .where('status', '=', 'queued')
         .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('minutes_ledger').select('minutes_ledger.id').whereRef('minutes_ledger.job_id', '=', 'jobs.id').where('minutes_ledger.kind', '=', 'reserve'))),
+          not(
+            exists(
+              selectFrom('minutes_ledger')
+                .select('minutes_ledger.id')
+                .whereRef('minutes_ledger.job_id', '=', 'jobs.id')
+                .where('minutes_ledger.kind', '=', 'reserve'),
+            ),
+          ),
         )
         .execute();
       for (const a of accounts) await admit(a.account_id);

@@ -59,7 +59,12 @@ export interface LocalFont {
   path: string;
 }
 
-export function createFontsService(deps: { db: Db; store: ObjectStore; now: () => Date; /** Where checked fonts are cached for previews, by sha256. */ cacheDir: string }) {
+export function createFontsService(deps: {
+  db: Db;
+  store: ObjectStore;
+  now: () => Date /** Where checked fonts are cached for previews, by sha256. */;
+  cacheDir: string;
+}) {
   const { db, store, now } = deps;
 
   async function getOwned(accountId: string, id: string): Promise<FontRow> {
@@ -86,12 +91,21 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
   const service = {
     async create(caller: Caller, body: unknown): Promise<FontUploadRecord> {
       const parsed = CreateFontRequestSchema.safeParse(body);
-      if (!parsed.success) throw new ApiError('invalid_request', 'The request body is not a valid font upload request: see details.', { details: issuesToDetails(parsed.error.issues) });
+      if (!parsed.success)
+        throw new ApiError('invalid_request', 'The request body is not a valid font upload request: see details.', {
+          details: issuesToDetails(parsed.error.issues),
+        });
       const { fileName, sizeBytes } = parsed.data;
       const contentType = fontContentTypeForFileName(fileName);
-      if (!contentType) throw new ApiError('unsupported_media_type', `"${fileName}" is not an accepted font file; accepted extensions: ${Object.keys(FONT_CONTENT_TYPES).join(', ')}.`);
+      if (!contentType)
+        throw new ApiError(
+          'unsupported_media_type',
+          `"${fileName}" is not an accepted font file; accepted extensions: ${Object.keys(FONT_CONTENT_TYPES).join(', ')}.`,
+        );
       if (sizeBytes > MAX_FONT_BYTES) {
-        throw new ApiError('limit_exceeded', `A font file may be at most ${MAX_FONT_BYTES} bytes; this one is ${sizeBytes} bytes.`, { details: [{ path: 'sizeBytes', message: `at most ${MAX_FONT_BYTES}` }] });
+        throw new ApiError('limit_exceeded', `A font file may be at most ${MAX_FONT_BYTES} bytes; this one is ${sizeBytes} bytes.`, {
+          details: [{ path: 'sizeBytes', message: `at most ${MAX_FONT_BYTES}` }],
+        });
       }
       const id = randomUUID();
       const ext = fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase();
@@ -99,11 +113,26 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
       const t = now();
       const expiresAt = new Date(t.getTime() + FONT_UPLOAD_URL_TTL_SECONDS * 1000);
       await db.transaction().execute(async (trx) => {
-        const n = await trx.selectFrom('fonts').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', caller.accountId).executeTakeFirstOrThrow();
-        if (Number(n.n) >= MAX_FONTS_PER_ACCOUNT) throw new ApiError('limit_exceeded', `An account can keep at most ${MAX_FONTS_PER_ACCOUNT} fonts; delete some with DELETE /v1/fonts/:id first.`);
+        const n = await trx
+          .selectFrom('fonts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('account_id', '=', caller.accountId)
+          .executeTakeFirstOrThrow();
+        if (Number(n.n) >= MAX_FONTS_PER_ACCOUNT)
+          throw new ApiError('limit_exceeded', `An account can keep at most ${MAX_FONTS_PER_ACCOUNT} fonts; delete some with DELETE /v1/fonts/:id first.`);
         await trx
           .insertInto('fonts')
-          .values({ id, account_id: caller.accountId, file_name: fileName, object_key: key, content_type: contentType, size_bytes: sizeBytes, status: 'pending', created_at: t.toISOString(), url_expires_at: expiresAt.toISOString() })
+          .values({
+            id,
+            account_id: caller.accountId,
+            file_name: fileName,
+            object_key: key,
+            content_type: contentType,
+            size_bytes: sizeBytes,
+            status: 'pending',
+            created_at: t.toISOString(),
+            url_expires_at: expiresAt.toISOString(),
+          })
           .execute();
       });
       const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: FONT_UPLOAD_URL_TTL_SECONDS });
@@ -202,9 +231,17 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
      */
     async requireReady(accountId: string, fontIds: readonly string[], path: string): Promise<void> {
       for (const id of fontIds) {
-        const row = UUID_RE.test(id) ? await db.selectFrom('fonts').select(['status']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst() : undefined;
-        if (!row) throw new ApiError('invalid_request', `Unknown font ${id}: upload it with POST /v1/fonts, or list yours with GET /v1/fonts.`, { details: [{ path, message: 'unknown font' }] });
-        if (row.status !== 'ready') throw new ApiError('invalid_request', `Font ${id} is not ready: complete its upload with POST /v1/fonts/${id}/complete.`, { details: [{ path, message: 'font not ready' }] });
+        const row = UUID_RE.test(id)
+          ? await db.selectFrom('fonts').select(['status']).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst()
+          : undefined;
+        if (!row)
+          throw new ApiError('invalid_request', `Unknown font ${id}: upload it with POST /v1/fonts, or list yours with GET /v1/fonts.`, {
+            details: [{ path, message: 'unknown font' }],
+          });
+        if (row.status !== 'ready')
+          throw new ApiError('invalid_request', `Font ${id} is not ready: complete its upload with POST /v1/fonts/${id}/complete.`, {
+            details: [{ path, message: 'font not ready' }],
+          });
       }
     },
 
@@ -212,9 +249,21 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
     async leasedFonts(accountId: string, fontIds: readonly string[]): Promise<LeasedFont[]> {
       const out: LeasedFont[] = [];
       for (const id of fontIds) {
-        const row = await db.selectFrom('fonts').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('status', '=', 'ready').executeTakeFirst();
+        const row = await db
+          .selectFrom('fonts')
+          .selectAll()
+          .where('id', '=', id)
+          .where('account_id', '=', accountId)
+          .where('status', '=', 'ready')
+          .executeTakeFirst();
         if (!row?.sfnt_key || !row.sha256 || !row.sfnt_bytes) continue;
-        out.push({ id: row.id, sha256: row.sha256, sizeBytes: row.sfnt_bytes, weight: row.weight ?? 400, url: await store.presignGet({ key: row.sfnt_key, expiresInSeconds: 6 * 3600 }) });
+        out.push({
+          id: row.id,
+          sha256: row.sha256,
+          sizeBytes: row.sfnt_bytes,
+          weight: row.weight ?? 400,
+          url: await store.presignGet({ key: row.sfnt_key, expiresInSeconds: 6 * 3600 }),
+        });
       }
       return out;
     },
@@ -224,7 +273,10 @@ export function createFontsService(deps: { db: Db; store: ObjectStore; now: () =
       const out: LocalFont[] = [];
       for (const f of await service.leasedFonts(accountId, fontIds)) {
         const file = join(deps.cacheDir, `${f.sha256}.sfnt`);
-        const cached = await stat(file).then((s) => s.size === f.sizeBytes, () => false);
+        const cached = await stat(file).then(
+          (s) => s.size === f.sizeBytes,
+          () => false,
+        );
         if (!cached) {
           const res = await fetch(f.url);
           if (!res.ok) throw new Error(`font ${f.id}: object store answered ${res.status}`);

@@ -116,14 +116,23 @@ export function createJobsService(deps: {
     // Probed before the transaction (ffprobe takes 50-300 ms; a transaction holds the database).
     let probe: Awaited<ReturnType<UploadProbe>> = null;
     if (input.uploadId && deps.probeUpload) {
-      const upload = await db.selectFrom('uploads').select(['object_key', 'claimed_by_job_id']).where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
+      const upload = await db
+        .selectFrom('uploads')
+        .select(['object_key', 'claimed_by_job_id'])
+        .where('id', '=', input.uploadId)
+        .where('account_id', '=', caller.accountId)
+        .executeTakeFirst();
       if (upload && upload.claimed_by_job_id === null && (await store.head(upload.object_key))) probe = await deps.probeUpload(upload.object_key);
     }
     const probeEnding: Ending | null =
       probe && 'unreadable' in probe
         ? { status: 'failed', failureCode: 'source-unreadable', failureReason: probe.unreadable }
         : probe && probe.durationSeconds > plan.maxInputSeconds
-          ? { status: 'failed', failureCode: 'source-too-long', failureReason: `The video is ${Math.ceil(probe.durationSeconds)} s long; the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.` }
+          ? {
+              status: 'failed',
+              failureCode: 'source-too-long',
+              failureReason: `The video is ${Math.ceil(probe.durationSeconds)} s long; the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`,
+            }
           : null;
 
     const id = randomUUID();
@@ -134,13 +143,23 @@ export function createJobsService(deps: {
       // Another control plane's create for this account waits here: the balance cannot be spent twice.
       await lockAccount(trx, caller.accountId);
       if (input.uploadId) {
-        const upload = await trx.selectFrom('uploads').selectAll().where('id', '=', input.uploadId).where('account_id', '=', caller.accountId).executeTakeFirst();
+        const upload = await trx
+          .selectFrom('uploads')
+          .selectAll()
+          .where('id', '=', input.uploadId)
+          .where('account_id', '=', caller.accountId)
+          .executeTakeFirst();
         // A used upload stays "already used" after its job ended and its file was removed.
-        if (upload?.claimed_by_job_id) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
-        if (!upload || upload.deleted_at !== null) throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);
+        if (upload?.claimed_by_job_id)
+          throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
+        if (!upload || upload.deleted_at !== null)
+          throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);
         const head = await store.head(upload.object_key);
         if (!head || head.sizeBytes !== upload.size_bytes) {
-          throw new ApiError('upload_not_completed', `Upload ${input.uploadId} has not been completed: PUT the ${upload.size_bytes} bytes to its uploadUrl first.`);
+          throw new ApiError(
+            'upload_not_completed',
+            `Upload ${input.uploadId} has not been completed: PUT the ${upload.size_bytes} bytes to its uploadUrl first.`,
+          );
         }
         const claimed = await trx
           .updateTable('uploads')
@@ -149,10 +168,15 @@ export function createJobsService(deps: {
           .where('claimed_by_job_id', 'is', null)
           .executeTakeFirst();
         if (Number(claimed.numUpdatedRows) !== 1) throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used; create a new upload.`);
-        if (probe && 'durationSeconds' in probe) await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
+        if (probe && 'durationSeconds' in probe)
+          await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
       }
       // The account's creation order (the list's order): under the account lock, so no two jobs share a place.
-      const last = await trx.selectFrom('jobs').select((eb) => eb.fn.max('seq').as('seq')).where('account_id', '=', caller.accountId).executeTakeFirst();
+      const last = await trx
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .where('account_id', '=', caller.accountId)
+        .executeTakeFirst();
       await trx
         .insertInto('jobs')
         .values({
@@ -207,7 +231,12 @@ export function createJobsService(deps: {
     if (probeEnding) {
       const ended = await db.transaction().execute(async (trx) => {
         // What the probe measured, as ingest would have reported it.
-        if (probe && 'durationSeconds' in probe) await trx.updateTable('jobs').set({ quoted_seconds: Math.ceil(probe.durationSeconds) }).where('id', '=', id).execute();
+        if (probe && 'durationSeconds' in probe)
+          await trx
+            .updateTable('jobs')
+            .set({ quoted_seconds: Math.ceil(probe.durationSeconds) })
+            .where('id', '=', id)
+            .execute();
         return finishJob(trx, row, probeEnding, now());
       });
       if (ended) events.emit('ended', ended);
@@ -254,7 +283,10 @@ export function createJobsService(deps: {
     let q = db.selectFrom('jobs').selectAll().where('account_id', '=', caller.accountId);
     if (filter.status) q = q.where('status', '=', filter.status);
     if (after !== undefined) q = q.where('seq', '<', after);
-    const rows = await q.orderBy('seq', 'desc').limit(limit + 1).execute();
+    const rows = await q
+      .orderBy('seq', 'desc')
+      .limit(limit + 1)
+      .execute();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

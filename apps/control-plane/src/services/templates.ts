@@ -6,9 +6,16 @@ export interface TemplateCatalog {
   builtins(): readonly { id: string; name: string; description: string }[];
   builtin(id: string): unknown | undefined;
   /** `style` applied over `base` and validated by the template schema, or the issues. */
-  applyStyle(base: unknown, style: unknown): { ok: true; template: Record<string, unknown> } | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
+  applyStyle(
+    base: unknown,
+    style: unknown,
+  ): { ok: true; template: Record<string, unknown> } | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
   /** Validates a custom template body (defaults applied) or returns the issues. */
-  validate(body: unknown): { ok: true; template: { id: string; name: string; description?: string } & Record<string, unknown> } | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
+  validate(
+    body: unknown,
+  ):
+    | { ok: true; template: { id: string; name: string; description?: string } & Record<string, unknown> }
+    | { ok: false; issues: { path: readonly PropertyKey[]; message: string }[] };
 }
 
 export interface TemplateSummary {
@@ -58,15 +65,23 @@ export function createTemplatesService(deps: {
     async create(accountId: string, body: unknown) {
       const checked = catalog.validate(body);
       if (!checked.ok) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(checked.issues) });
-      const count = await db.selectFrom('templates').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
-      if (Number(count.n) >= MAX_CUSTOM_TEMPLATES) throw new ApiError('limit_exceeded', `An account can keep at most ${MAX_CUSTOM_TEMPLATES} custom templates; delete some first.`);
+      const count = await db
+        .selectFrom('templates')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
+      if (Number(count.n) >= MAX_CUSTOM_TEMPLATES)
+        throw new ApiError('limit_exceeded', `An account can keep at most ${MAX_CUSTOM_TEMPLATES} custom templates; delete some first.`);
       const id = String(checked.template.id);
       if (catalog.builtin(id)) throw new ApiError('conflict', `"${id}" is a built-in template id; choose another id.`);
       const taken = await db.selectFrom('templates').select('id').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
       if (taken) throw new ApiError('conflict', `This account already has a template "${id}"; delete it first or choose another id.`);
       await deps.requireFonts(accountId, checked.template, 'font.fontId');
       const createdAt = now().toISOString();
-      await db.insertInto('templates').values({ id, account_id: accountId, name: checked.template.name, body: JSON.stringify(checked.template), created_at: createdAt }).execute();
+      await db
+        .insertInto('templates')
+        .values({ id, account_id: accountId, name: checked.template.name, body: JSON.stringify(checked.template), created_at: createdAt })
+        .execute();
       return { id, builtin: false, createdAt, template: checked.template };
     },
     /** Replaces a custom template's body (its id stays; a new `name` renames it). */
@@ -74,10 +89,18 @@ export function createTemplatesService(deps: {
       if (catalog.builtin(id)) throw new ApiError('forbidden', `Template ${id} is built in and cannot be changed; save a copy under another id.`);
       const checked = catalog.validate(body);
       if (!checked.ok) throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(checked.issues) });
-      if (checked.template.id !== id) throw new ApiError('invalid_request', `The body's id "${checked.template.id}" differs from ${id}; a template's id cannot change.`, { details: [{ path: 'id', message: 'must equal the template being updated' }] });
+      if (checked.template.id !== id)
+        throw new ApiError('invalid_request', `The body's id "${checked.template.id}" differs from ${id}; a template's id cannot change.`, {
+          details: [{ path: 'id', message: 'must equal the template being updated' }],
+        });
       // Like a create: only a ready font of this account can be named.
       await deps.requireFonts(accountId, checked.template, 'font.fontId');
-      const res = await db.updateTable('templates').set({ name: checked.template.name, body: JSON.stringify(checked.template) }).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+      const res = await db
+        .updateTable('templates')
+        .set({ name: checked.template.name, body: JSON.stringify(checked.template) })
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) throw new ApiError('not_found', `No template ${id} in this account.`);
       const row = await db.selectFrom('templates').select('created_at').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirstOrThrow();
       return { id, builtin: false, createdAt: row.created_at, template: checked.template };

@@ -53,8 +53,10 @@ export async function givenTranscriptOutOfRange(db: Db, jobId: string, durationS
   const i = given.words.findIndex((w) => w.end > durationSeconds + 0.001);
   if (i === -1) return null;
   const w = given.words[i]!;
-  return `Word ${i} ("${w.text.slice(0, 64)}") of the given transcript ends at ${w.end} s, after the end of ` +
-    `the ${Math.round(durationSeconds * 1000) / 1000} s video; fix its times and create the job again.`;
+  return (
+    `Word ${i} ("${w.text.slice(0, 64)}") of the given transcript ends at ${w.end} s, after the end of ` +
+    `the ${Math.round(durationSeconds * 1000) / 1000} s video; fix its times and create the job again.`
+  );
 }
 
 /** The agent's recognized words (idempotent: a re-sent or retried attempt replaces them; a given transcript is never replaced). */

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, CreateUploadRequestSchema, PLANS, UPLOAD_CONTENT_TYPES, contentTypeForFileName, issuesToDetails, type UploadRecord } from '@captionfarm/contracts';
+import {
+  ApiError,
+  CreateUploadRequestSchema,
+  PLANS,
+  UPLOAD_CONTENT_TYPES,
+  contentTypeForFileName,
+  issuesToDetails,
+  type UploadRecord,
+} from '@captionfarm/contracts';
 import { lockAccount, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { Caller } from './jobs.ts';
@@ -14,11 +22,17 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
   return {
     async create(caller: Caller, body: unknown): Promise<UploadRecord> {
       const parsed = CreateUploadRequestSchema.safeParse(body);
-      if (!parsed.success) throw new ApiError('invalid_request', 'The request body is not a valid upload request: see details.', { details: issuesToDetails(parsed.error.issues) });
+      if (!parsed.success)
+        throw new ApiError('invalid_request', 'The request body is not a valid upload request: see details.', {
+          details: issuesToDetails(parsed.error.issues),
+        });
       const { fileName, sizeBytes } = parsed.data;
       const contentType = contentTypeForFileName(fileName);
       if (!contentType) {
-        throw new ApiError('unsupported_media_type', `"${fileName}" is not an accepted video file; accepted extensions: ${Object.keys(UPLOAD_CONTENT_TYPES).join(', ')}.`);
+        throw new ApiError(
+          'unsupported_media_type',
+          `"${fileName}" is not an accepted video file; accepted extensions: ${Object.keys(UPLOAD_CONTENT_TYPES).join(', ')}.`,
+        );
       }
       const plan = PLANS[caller.plan];
       if (sizeBytes > plan.maxUploadBytes) {
@@ -43,13 +57,29 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
           .where('created_at', '>=', dayStart.toISOString())
           .executeTakeFirstOrThrow();
         if (Number(used.n) >= plan.uploadsPerDay) {
-          throw new ApiError('quota_exceeded', `The ${caller.plan} plan allows ${plan.uploadsPerDay} upload URLs per day (UTC); try again tomorrow or upgrade.`, {
-            retryAfterSeconds: Math.max(1, Math.ceil((dayStart.getTime() + DAY_MS - t.getTime()) / 1000)),
-          });
+          throw new ApiError(
+            'quota_exceeded',
+            `The ${caller.plan} plan allows ${plan.uploadsPerDay} upload URLs per day (UTC); try again tomorrow or upgrade.`,
+            {
+              retryAfterSeconds: Math.max(1, Math.ceil((dayStart.getTime() + DAY_MS - t.getTime()) / 1000)),
+            },
+          );
         }
         await trx
           .insertInto('uploads')
-          .values({ id, account_id: caller.accountId, object_key: key, file_name: fileName, content_type: contentType, size_bytes: sizeBytes, created_at: t.toISOString(), url_expires_at: expiresAt.toISOString(), completed_at: null, claimed_by_job_id: null, deleted_at: null })
+          .values({
+            id,
+            account_id: caller.accountId,
+            object_key: key,
+            file_name: fileName,
+            content_type: contentType,
+            size_bytes: sizeBytes,
+            created_at: t.toISOString(),
+            url_expires_at: expiresAt.toISOString(),
+            completed_at: null,
+            claimed_by_job_id: null,
+            deleted_at: null,
+          })
           .execute();
       });
       const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: UPLOAD_URL_TTL_SECONDS });
@@ -90,11 +120,22 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
     /** Removes uploaded files not turned into a job within 24 hours. Returns how many were removed. */
     async sweepUnclaimed(): Promise<number> {
       const cutoff = new Date(now().getTime() - UNCLAIMED_UPLOAD_TTL_MS).toISOString();
-      const stale = await db.selectFrom('uploads').select(['id', 'object_key']).where('claimed_by_job_id', 'is', null).where('deleted_at', 'is', null).where('created_at', '<', cutoff).execute();
+      const stale = await db
+        .selectFrom('uploads')
+        .select(['id', 'object_key'])
+        .where('claimed_by_job_id', 'is', null)
+        .where('deleted_at', 'is', null)
+        .where('created_at', '<', cutoff)
+        .execute();
       let removed = 0;
       for (const u of stale) {
         // Mark first, guarded: a job that claimed it meanwhile keeps its file.
-        const res = await db.updateTable('uploads').set({ deleted_at: now().toISOString() }).where('id', '=', u.id).where('claimed_by_job_id', 'is', null).executeTakeFirst();
+        const res = await db
+          .updateTable('uploads')
+          .set({ deleted_at: now().toISOString() })
+          .where('id', '=', u.id)
+          .where('claimed_by_job_id', 'is', null)
+          .executeTakeFirst();
         if (Number(res.numUpdatedRows) === 1) {
           await store.delete(u.object_key);
           removed++;

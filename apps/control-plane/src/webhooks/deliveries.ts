@@ -58,7 +58,11 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
     if (filter.jobId !== undefined) q = q.where('job_id', '=', filter.jobId);
     if (filter.accountId !== undefined) q = q.where('account_id', '=', filter.accountId);
     if (filter.state !== undefined) q = q.where('status', '=', filter.state);
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 100)
+      .execute();
     if (rows.length === 0) return [];
     const attempts = await wdb
       .selectFrom('webhook_attempts')

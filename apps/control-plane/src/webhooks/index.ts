@@ -73,7 +73,9 @@ export function createWebhooks(deps: {
     if (e.type === 'error') deps.log(`webhook ${e.stage} error${e.deliveryId ? ` (${e.deliveryId})` : ''}`, e.error);
     else deps.onAttempt?.(e);
     if (e.type === 'attempt' && config.log === 'debug') {
-      deps.log(`webhook ${e.deliveryId} attempt ${e.attemptNumber}: ${e.result.outcome} ${e.result.statusCode ?? e.result.error?.code ?? ''} -> ${e.state}${e.applied ? '' : ' (lease lost)'}`);
+      deps.log(
+        `webhook ${e.deliveryId} attempt ${e.attemptNumber}: ${e.result.outcome} ${e.result.statusCode ?? e.result.error?.code ?? ''} -> ${e.state}${e.applied ? '' : ' (lease lost)'}`,
+      );
     }
   };
   const dispatcher = createWebhookDispatcher({

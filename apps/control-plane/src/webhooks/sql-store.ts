@@ -101,8 +101,7 @@ export function createSqlWebhookStore(db: Db): WebhookStore {
   return {
     claimDue,
     recordAttempt: (rec) => guardedWrite(rec, { next_attempt_at: iso(rec.nextAttemptAt) }),
-    markDelivered: (rec) =>
-      guardedWrite(rec, { status: 'delivered', next_attempt_at: null, delivered_at: iso(rec.startedAt + rec.durationMs) }),
+    markDelivered: (rec) => guardedWrite(rec, { status: 'delivered', next_attempt_at: null, delivered_at: iso(rec.startedAt + rec.durationMs) }),
     markExhausted: (rec) => guardedWrite(rec, { status: 'exhausted', next_attempt_at: null, exhausted_reason: rec.reason }),
   };
 }

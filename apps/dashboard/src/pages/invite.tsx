@@ -52,9 +52,22 @@ export function InvitePage() {
           Choose a password for <strong>{info.data.email}</strong>. This link works once, until {when(info.data.expiresAt)}.
         </p>
         <Field label="New password" hint="At least 10 characters." error={fieldError(error, 'password')}>
-          {(id, d) => <input id={id} aria-describedby={d} type="password" autoComplete="new-password" required minLength={10} value={password} onChange={(e) => setPassword(e.target.value)} />}
+          {(id, d) => (
+            <input
+              id={id}
+              aria-describedby={d}
+              type="password"
+              autoComplete="new-password"
+              required
+              minLength={10}
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
         </Field>
-        <Field label="Repeat the password">{(id) => <input id={id} type="password" autoComplete="new-password" required value={confirm} onChange={(e) => setConfirm(e.target.value)} />}</Field>
+        <Field label="Repeat the password">
+          {(id) => <input id={id} type="password" autoComplete="new-password" required value={confirm} onChange={(e) => setConfirm(e.target.value)} />}
+        </Field>
         <FormError error={error} />
         <button type="submit" className="btn primary" disabled={busy}>
           {busy ? 'Saving…' : 'Set password and sign in'}

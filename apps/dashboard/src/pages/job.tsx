@@ -82,14 +82,42 @@ export function JobPage() {
         )}
         <Card title="Record" className="span-2">
           <dl className="record">
-            <div><dt>Id</dt><dd><code>{j.id}</code></dd></div>
-            <div><dt>Template</dt><dd>{j.templateId}</dd></div>
-            <div><dt>Format</dt><dd>{j.format}, {j.quality} quality</dd></div>
-            <div><dt>Resolution</dt><dd>{j.resolution ? `${j.resolution.width}×${j.resolution.height}` : 'as the source'}</dd></div>
-            <div><dt>Input length</dt><dd>{duration(j.quotedSeconds)}</dd></div>
-            <div><dt>Created</dt><dd>{when(j.createdAt)}</dd></div>
-            <div><dt>Settled</dt><dd>{when(j.settledAt)}</dd></div>
-            <div><dt>Output expires</dt><dd>{when(j.outputExpiresAt)}</dd></div>
+            <div>
+              <dt>Id</dt>
+              <dd>
+                <code>{j.id}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Template</dt>
+              <dd>{j.templateId}</dd>
+            </div>
+            <div>
+              <dt>Format</dt>
+              <dd>
+                {j.format}, {j.quality} quality
+              </dd>
+            </div>
+            <div>
+              <dt>Resolution</dt>
+              <dd>{j.resolution ? `${j.resolution.width}×${j.resolution.height}` : 'as the source'}</dd>
+            </div>
+            <div>
+              <dt>Input length</dt>
+              <dd>{duration(j.quotedSeconds)}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>{when(j.createdAt)}</dd>
+            </div>
+            <div>
+              <dt>Settled</dt>
+              <dd>{when(j.settledAt)}</dd>
+            </div>
+            <div>
+              <dt>Output expires</dt>
+              <dd>{when(j.outputExpiresAt)}</dd>
+            </div>
           </dl>
         </Card>
         <Deliveries jobId={j.id} ended={!active} />
@@ -188,4 +216,3 @@ function Deliveries({ jobId, ended }: { jobId: string; ended: boolean }) {
     </Card>
   );
 }
-

@@ -28,7 +28,15 @@ export function JobsPage() {
   });
   return (
     <>
-      <PageHeader title="Jobs" subtitle="Updates live." actions={<Link className="btn primary" to="/jobs/new">New job</Link>} />
+      <PageHeader
+        title="Jobs"
+        subtitle="Updates live."
+        actions={
+          <Link className="btn primary" to="/jobs/new">
+            New job
+          </Link>
+        }
+      />
       <Card>
         <div className="toolbar">
           <Field label="Status">
@@ -96,7 +104,12 @@ export function JobsPage() {
             Newer
           </button>
           <span className="muted small">Page {cursors.length + 1}</span>
-          <button type="button" className="btn small" disabled={!q.data?.nextCursor} onClick={() => q.data?.nextCursor && setCursors([...cursors, q.data.nextCursor])}>
+          <button
+            type="button"
+            className="btn small"
+            disabled={!q.data?.nextCursor}
+            onClick={() => q.data?.nextCursor && setCursors([...cursors, q.data.nextCursor])}
+          >
             Older
           </button>
         </div>

@@ -66,14 +66,18 @@ export function KeysPage() {
                   <th scope="col">Prefix</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
-                  <th scope="col"><span className="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {keys.data.keys.map((k) => (
                   <tr key={k.id} data-key-prefix={k.prefix}>
                     <td>{k.name ?? <span className="muted">unnamed</span>}</td>
-                    <td><code>{k.prefix}…</code></td>
+                    <td>
+                      <code>{k.prefix}…</code>
+                    </td>
                     <td>{when(k.createdAt)}</td>
                     <td>{ago(k.lastUsedAt)}</td>
                     <td className="right">

@@ -120,7 +120,17 @@ export function NewJobPage() {
             </div>
           ) : (
             <Field label="Video URL" hint="A public https:// address of the video file." error={fe('videoUrl')}>
-              {(id, d) => <input id={id} aria-describedby={d} type="url" inputMode="url" placeholder="https://cdn.example.com/talk.mp4" value={videoUrl} onChange={(e) => setVideoUrl(e.target.value)} />}
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  type="url"
+                  inputMode="url"
+                  placeholder="https://cdn.example.com/talk.mp4"
+                  value={videoUrl}
+                  onChange={(e) => setVideoUrl(e.target.value)}
+                />
+              )}
             </Field>
           )}
         </Card>
@@ -149,9 +159,13 @@ export function NewJobPage() {
             <Field label="Format">
               {(id) => (
                 <select id={id} value={format} onChange={(e) => setFormat(e.target.value)}>
-                  <option value="mp4" disabled={overlay}>MP4 (H.264)</option>
+                  <option value="mp4" disabled={overlay}>
+                    MP4 (H.264)
+                  </option>
                   <option value="webm">{overlay ? 'WebM (VP9 with alpha)' : 'WebM (VP9)'}</option>
-                  <option value="mov" disabled={!overlay}>MOV (ProRes 4444 with alpha, overlay only)</option>
+                  <option value="mov" disabled={!overlay}>
+                    MOV (ProRes 4444 with alpha, overlay only)
+                  </option>
                 </select>
               )}
             </Field>
@@ -185,7 +199,9 @@ export function NewJobPage() {
               {(id, d) => <FontPicker id={id} describedBy={d} value={fontId} onChange={setFontId} />}
             </Field>
             <Field label="Keywords" hint="Always emphasised, comma-separated (whole words, any case)." error={fe('style.keywords')}>
-              {(id, d) => <input id={id} aria-describedby={d} placeholder="launch, free trial" value={keywords} onChange={(e) => setKeywords(e.target.value)} />}
+              {(id, d) => (
+                <input id={id} aria-describedby={d} placeholder="launch, free trial" value={keywords} onChange={(e) => setKeywords(e.target.value)} />
+              )}
             </Field>
             <label className="check">
               <input type="checkbox" checked={emoji} onChange={(e) => setEmoji(e.target.checked)} /> Emoji: one per caption page, picked from its words

@@ -16,7 +16,14 @@ export function OverviewPage() {
   const q = useQuery({ queryKey: ['overview'], queryFn: () => api<Overview>('GET', '/overview'), refetchInterval: 10_000 });
   return (
     <>
-      <PageHeader title="Overview" actions={<Link className="btn primary" to="/jobs/new">New job</Link>} />
+      <PageHeader
+        title="Overview"
+        actions={
+          <Link className="btn primary" to="/jobs/new">
+            New job
+          </Link>
+        }
+      />
       {q.isPending ? <Loading /> : q.isError ? <ErrorState error={q.error} retry={() => void q.refetch()} /> : <OverviewBody o={q.data} />}
     </>
   );
@@ -30,7 +37,9 @@ function OverviewBody({ o }: { o: Overview }) {
         <div className="stat">
           <span className="muted">Minutes left</span>
           <strong data-testid="balance">{o.balance}</strong>
-          <span className="muted small">{o.plan.minutesPerMonth} a month on the {o.plan.id} plan</span>
+          <span className="muted small">
+            {o.plan.minutesPerMonth} a month on the {o.plan.id} plan
+          </span>
         </div>
       </Card>
       <Card>
@@ -64,13 +73,34 @@ function OverviewBody({ o }: { o: Overview }) {
       </Card>
       <Card title="Plan limits" className="span-3">
         <dl className="limits">
-          <div><dt>Minutes per month</dt><dd>{o.plan.minutesPerMonth}</dd></div>
-          <div><dt>Longest input</dt><dd>{o.plan.maxInputSeconds / 60} min</dd></div>
-          <div><dt>Uploads per day</dt><dd>{o.plan.uploadsPerDay}</dd></div>
-          <div><dt>Largest upload</dt><dd>{bytes(o.plan.maxUploadBytes)}</dd></div>
-          <div><dt>Frame budget</dt><dd>{o.plan.frameBudget.toLocaleString()} px</dd></div>
-          <div><dt>Concurrent jobs</dt><dd>{o.plan.concurrentJobs}</dd></div>
-          <div><dt>API requests per minute</dt><dd>{o.plan.requestsPerMinute}</dd></div>
+          <div>
+            <dt>Minutes per month</dt>
+            <dd>{o.plan.minutesPerMonth}</dd>
+          </div>
+          <div>
+            <dt>Longest input</dt>
+            <dd>{o.plan.maxInputSeconds / 60} min</dd>
+          </div>
+          <div>
+            <dt>Uploads per day</dt>
+            <dd>{o.plan.uploadsPerDay}</dd>
+          </div>
+          <div>
+            <dt>Largest upload</dt>
+            <dd>{bytes(o.plan.maxUploadBytes)}</dd>
+          </div>
+          <div>
+            <dt>Frame budget</dt>
+            <dd>{o.plan.frameBudget.toLocaleString()} px</dd>
+          </div>
+          <div>
+            <dt>Concurrent jobs</dt>
+            <dd>{o.plan.concurrentJobs}</dd>
+          </div>
+          <div>
+            <dt>API requests per minute</dt>
+            <dd>{o.plan.requestsPerMinute}</dd>
+          </div>
         </dl>
       </Card>
     </div>

@@ -31,8 +31,12 @@ export function SignInPage() {
           Captionfarm
         </span>
         <h1 id="signin-title">Sign in</h1>
-        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
-        <Field label="Password">{(id) => <input id={id} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+        <Field label="Email">
+          {(id) => <input id={id} type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
+        <Field label="Password">
+          {(id) => <input id={id} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+        </Field>
         <FormError error={error} />
         <button type="submit" className="btn primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

@@ -31,7 +31,10 @@ export function TemplateEditorPage() {
   const { id: editId } = useParams();
   const [params] = useSearchParams();
   const from = editId ?? params.get('from') ?? 'karaoke';
-  const base = useQuery({ queryKey: ['template', from], queryFn: () => api<{ template: Template; builtin: boolean }>('GET', `/v1/templates/${encodeURIComponent(from)}`) });
+  const base = useQuery({
+    queryKey: ['template', from],
+    queryFn: () => api<{ template: Template; builtin: boolean }>('GET', `/v1/templates/${encodeURIComponent(from)}`),
+  });
   if (base.isPending) return <Loading />;
   if (base.isError) return <ErrorState error={base.error} retry={() => void base.refetch()} />;
   const start = editId ? base.data.template : { ...base.data.template, id: `my-${base.data.template.id}`, name: `My ${base.data.template.name}` };
@@ -86,48 +89,133 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
           }}
         >
           <div className="form-grid">
-            <Field label="Name" error={fe('name')}>{(id, d) => <input id={id} aria-describedby={d} required maxLength={80} value={t.name} onChange={(e) => set((x) => ({ ...x, name: e.target.value }))} />}</Field>
+            <Field label="Name" error={fe('name')}>
+              {(id, d) => (
+                <input id={id} aria-describedby={d} required maxLength={80} value={t.name} onChange={(e) => set((x) => ({ ...x, name: e.target.value }))} />
+              )}
+            </Field>
             <Field label="Id" hint={editing ? 'An id cannot change.' : 'kebab-case, used as templateId in the API.'} error={fe('id')}>
-              {(id, d) => <input id={id} aria-describedby={d} required readOnly={editing} value={t.id} onChange={(e) => set((x) => ({ ...x, id: e.target.value }))} />}
+              {(id, d) => (
+                <input id={id} aria-describedby={d} required readOnly={editing} value={t.id} onChange={(e) => set((x) => ({ ...x, id: e.target.value }))} />
+              )}
             </Field>
             <Field label="Font">
               {(id) => (
                 <select id={id} value={t.font.family} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, family: e.target.value } }))}>
-                  {FONTS.map((f) => <option key={f}>{f}</option>)}
+                  {FONTS.map((f) => (
+                    <option key={f}>{f}</option>
+                  ))}
                 </select>
               )}
             </Field>
             <Field label="Uploaded font" hint="Replaces the font and weight above." error={fe('font.fontId')}>
-              {(id, d) => <FontPicker id={id} describedBy={d} value={t.font.fontId ?? null} onChange={(fontId) => set((x) => ({ ...x, font: { ...x.font, fontId } }))} />}
+              {(id, d) => (
+                <FontPicker id={id} describedBy={d} value={t.font.fontId ?? null} onChange={(fontId) => set((x) => ({ ...x, font: { ...x.font, fontId } }))} />
+              )}
             </Field>
             <Field label="Weight">
               {(id) => (
                 <select id={id} value={t.font.weight} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, weight: Number(e.target.value) } }))}>
-                  {[400, 500, 600, 700, 800, 900].map((w) => <option key={w} value={w}>{w}</option>)}
+                  {[400, 500, 600, 700, 800, 900].map((w) => (
+                    <option key={w} value={w}>
+                      {w}
+                    </option>
+                  ))}
                 </select>
               )}
             </Field>
             <Field label={`Size: ${t.font.size}% of the short side`} error={fe('font.size')}>
-              {(id) => <input id={id} type="range" min={2} max={14} step={0.5} value={t.font.size} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, size: Number(e.target.value) } }))} />}
+              {(id) => (
+                <input
+                  id={id}
+                  type="range"
+                  min={2}
+                  max={14}
+                  step={0.5}
+                  value={t.font.size}
+                  onChange={(e) => set((x) => ({ ...x, font: { ...x.font, size: Number(e.target.value) } }))}
+                />
+              )}
             </Field>
             <Field label={`Position: ${Math.round(t.position.y * 100)}% from the top`}>
-              {(id) => <input id={id} type="range" min={0} max={1} step={0.01} value={t.position.y} onChange={(e) => set((x) => ({ ...x, position: { ...x.position, y: Number(e.target.value) } }))} />}
+              {(id) => (
+                <input
+                  id={id}
+                  type="range"
+                  min={0}
+                  max={1}
+                  step={0.01}
+                  value={t.position.y}
+                  onChange={(e) => set((x) => ({ ...x, position: { ...x.position, y: Number(e.target.value) } }))}
+                />
+              )}
             </Field>
-            <Field label="Text colour" error={fe('fill')}>{(id) => <input id={id} type="color" value={t.fill.slice(0, 7)} onChange={(e) => set((x) => ({ ...x, fill: e.target.value.toUpperCase() }))} />}</Field>
+            <Field label="Text colour" error={fe('fill')}>
+              {(id) => <input id={id} type="color" value={t.fill.slice(0, 7)} onChange={(e) => set((x) => ({ ...x, fill: e.target.value.toUpperCase() }))} />}
+            </Field>
             <Field label="Spoken word colour">
-              {(id) => <input id={id} type="color" value={(t.active.color ?? t.fill).slice(0, 7)} onChange={(e) => set((x) => ({ ...x, active: { ...x.active, color: e.target.value.toUpperCase() } }))} />}
+              {(id) => (
+                <input
+                  id={id}
+                  type="color"
+                  value={(t.active.color ?? t.fill).slice(0, 7)}
+                  onChange={(e) => set((x) => ({ ...x, active: { ...x.active, color: e.target.value.toUpperCase() } }))}
+                />
+              )}
             </Field>
             <Field label="Outline colour">
-              {(id) => <input id={id} type="color" value={(t.outline?.color ?? '#000000').slice(0, 7)} onChange={(e) => set((x) => ({ ...x, outline: { width: x.outline?.width ?? 0.08, color: e.target.value.toUpperCase() } }))} />}
+              {(id) => (
+                <input
+                  id={id}
+                  type="color"
+                  value={(t.outline?.color ?? '#000000').slice(0, 7)}
+                  onChange={(e) => set((x) => ({ ...x, outline: { width: x.outline?.width ?? 0.08, color: e.target.value.toUpperCase() } }))}
+                />
+              )}
             </Field>
             <Field label={`Outline width: ${t.outline?.width ?? 0} em`}>
-              {(id) => <input id={id} type="range" min={0} max={0.3} step={0.01} value={t.outline?.width ?? 0} onChange={(e) => set((x) => ({ ...x, outline: Number(e.target.value) === 0 ? null : { color: x.outline?.color ?? '#000000', width: Number(e.target.value) } }))} />}
+              {(id) => (
+                <input
+                  id={id}
+                  type="range"
+                  min={0}
+                  max={0.3}
+                  step={0.01}
+                  value={t.outline?.width ?? 0}
+                  onChange={(e) =>
+                    set((x) => ({
+                      ...x,
+                      outline: Number(e.target.value) === 0 ? null : { color: x.outline?.color ?? '#000000', width: Number(e.target.value) },
+                    }))
+                  }
+                />
+              )}
             </Field>
             <Field label="Words per line" error={fe('layout.maxWordsPerLine')}>
-              {(id, d) => <input id={id} aria-describedby={d} type="number" min={1} max={20} value={t.layout.maxWordsPerLine} onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxWordsPerLine: Number(e.target.value) } }))} />}
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  type="number"
+                  min={1}
+                  max={20}
+                  value={t.layout.maxWordsPerLine}
+                  onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxWordsPerLine: Number(e.target.value) } }))}
+                />
+              )}
             </Field>
             <Field label="Lines" error={fe('layout.maxLines')}>
-              {(id, d) => <input id={id} aria-describedby={d} type="number" min={1} max={4} value={t.layout.maxLines} onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: Number(e.target.value) } }))} />}
+              {(id, d) => (
+                <input
+                  id={id}
+                  aria-describedby={d}
+                  type="number"
+                  min={1}
+                  max={4}
+                  value={t.layout.maxLines}
+                  onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: Number(e.target.value) } }))}
+                />
+              )}
             </Field>
             <Field label="Keywords" hint="Always emphasised, comma-separated." error={fe('keywords')}>
               {(id, d) => (
@@ -143,26 +231,33 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
               )}
             </Field>
             <label className="check">
-              <input type="checkbox" checked={t.emoji === 'auto'} onChange={(e) => set((x) => ({ ...x, emoji: e.target.checked ? 'auto' : 'off' }))} /> Emoji: one per page, from its words
+              <input type="checkbox" checked={t.emoji === 'auto'} onChange={(e) => set((x) => ({ ...x, emoji: e.target.checked ? 'auto' : 'off' }))} /> Emoji:
+              one per page, from its words
             </label>
             <Field label="Word animation">
               {(id) => (
                 <select id={id} value={t.animation.word} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, word: e.target.value } }))}>
-                  {WORD_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                  {WORD_ANIMATIONS.map((a) => (
+                    <option key={a}>{a}</option>
+                  ))}
                 </select>
               )}
             </Field>
             <Field label="Spoken word animation">
               {(id) => (
                 <select id={id} value={t.animation.active} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, active: e.target.value } }))}>
-                  {ACTIVE_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                  {ACTIVE_ANIMATIONS.map((a) => (
+                    <option key={a}>{a}</option>
+                  ))}
                 </select>
               )}
             </Field>
             <Field label="Page animation">
               {(id) => (
                 <select id={id} value={t.animation.page} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, page: e.target.value } }))}>
-                  {PAGE_ANIMATIONS.map((a) => <option key={a}>{a}</option>)}
+                  {PAGE_ANIMATIONS.map((a) => (
+                    <option key={a}>{a}</option>
+                  ))}
                 </select>
               )}
             </Field>
@@ -187,7 +282,13 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
             </label>
           </div>
           <div className={`preview big ${aspect}`} aria-busy={preview.isFetching}>
-            {preview.data ? <img src={preview.data} alt="Live preview of the template" data-testid="live-preview" /> : preview.isError ? <ErrorState error={preview.error} /> : <Loading label="Rendering…" />}
+            {preview.data ? (
+              <img src={preview.data} alt="Live preview of the template" data-testid="live-preview" />
+            ) : preview.isError ? (
+              <ErrorState error={preview.error} />
+            ) : (
+              <Loading label="Rendering…" />
+            )}
           </div>
           {preview.isError && preview.data && <p className="field-error small">The last change is not valid: {preview.error.message}</p>}
         </section>

@@ -17,7 +17,15 @@ export function TemplatesPage() {
   const own = templates.data.templates.filter((t) => !t.builtin);
   return (
     <>
-      <PageHeader title="Templates" subtitle="Each look previewed at 9:16 and 16:9." actions={<Link className="btn primary" to="/templates/new">New template</Link>} />
+      <PageHeader
+        title="Templates"
+        subtitle="Each look previewed at 9:16 and 16:9."
+        actions={
+          <Link className="btn primary" to="/templates/new">
+            New template
+          </Link>
+        }
+      />
       <Card title="Your templates">
         {own.length === 0 ? (
           <Empty title="No custom templates yet">

@@ -45,14 +45,18 @@ export function WebhookSecretPage() {
             </div>
             {secret.data.previous && (
               <p className="notice" data-testid="previous-secret">
-                The previous secret still signs webhooks (next to the new one) until <strong>{when(secret.data.previousExpiresAt)}</strong>. Update your receivers before then.
+                The previous secret still signs webhooks (next to the new one) until <strong>{when(secret.data.previousExpiresAt)}</strong>. Update your
+                receivers before then.
               </p>
             )}
           </>
         )}
       </Card>
       <Card title="Rotate">
-        <p className="muted">A new secret is made at once. The old one stays valid for 24 hours, and every webhook is signed with both meanwhile, so receivers can switch without missing one.</p>
+        <p className="muted">
+          A new secret is made at once. The old one stays valid for 24 hours, and every webhook is signed with both meanwhile, so receivers can switch without
+          missing one.
+        </p>
         <button
           type="button"
           className="btn danger"

@@ -15,7 +15,10 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('webhook_deliveries').addColumn('lease_owner', 'text').execute();
   await db.schema.alterTable('webhook_deliveries').addColumn('exhausted_reason', 'text').execute();
-  await db.schema.alterTable('webhook_deliveries').addColumn('attempt_base', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('webhook_deliveries')
+    .addColumn('attempt_base', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('webhook_deliveries').addColumn('requeued_at', 'text').execute();
   await db.schema.alterTable('webhook_attempts').addColumn('error_code', 'text').execute();
   await db.schema.createIndex('webhook_attempts_delivery_attempt').on('webhook_attempts').columns(['delivery_id', 'attempt']).unique().execute();

@@ -13,7 +13,9 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('seq', 'integer').execute();
   // Existing jobs: their rank in the account by (created_at, id), the order the list had.
-  await sql`update jobs set seq = (select count(*) from jobs j2 where j2.account_id = jobs.account_id and (j2.created_at < jobs.created_at or (j2.created_at = jobs.created_at and j2.id <= jobs.id)))`.execute(db);
+  await sql`update jobs set seq = (select count(*) from jobs j2 where j2.account_id = jobs.account_id and (j2.created_at < jobs.created_at or (j2.created_at = jobs.created_at and j2.id <= jobs.id)))`.execute(
+    db,
+  );
   await db.schema.createIndex('jobs_account_seq').on('jobs').columns(['account_id', 'seq']).unique().execute();
 
   await db.schema

@@ -33,6 +33,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('completed_at', 'text')
     .execute();
   await db.schema.createIndex('fonts_account_created').on('fonts').columns(['account_id', 'created_at']).execute();
-  await db.schema.alterTable('jobs').addColumn('overlay', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('jobs')
+    .addColumn('overlay', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('jobs').addColumn('style_json', 'text').execute();
 }

@@ -24,11 +24,26 @@ export function createTestCertificates(): TestCertificates {
   const openssl = (args: string[]): void => {
     execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   };
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('ca.key'), '-out', p('ca.pem'),
-    '-days', '2', '-subj', '/CN=Captionfarm Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'),
-    '-subj', `/CN=${TEST_HOSTNAME}`]);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Captionfarm Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', `/CN=${TEST_HOSTNAME}`]);
   writeFileSync(
     p('server.ext'),
     [
@@ -39,8 +54,23 @@ export function createTestCertificates(): TestCertificates {
       '',
     ].join('\n'),
   );
-  openssl(['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'),
-    '-CAcreateserial', '-out', p('server.pem'), '-days', '2', '-extfile', p('server.ext')]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    p('server.ext'),
+  ]);
   return {
     ca: readFileSync(p('ca.pem'), 'utf8'),
     key: readFileSync(p('server.key'), 'utf8'),

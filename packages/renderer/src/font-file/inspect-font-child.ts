@@ -20,7 +20,12 @@ async function main(): Promise<void> {
   // against the table's declared length: it would follow a lie into the next table. It reads a copy
   // whose outline table is moved to the very end of the buffer, so any read past that table's
   // declared end falls off the buffer and throws.
-  const parsed = fontkit.create(withTableAtEnd(buf, info.tables.find((t) => t.tag === 'CFF ' || t.tag === 'CFF2')));
+  const parsed = fontkit.create(
+    withTableAtEnd(
+      buf,
+      info.tables.find((t) => t.tag === 'CFF ' || t.tag === 'CFF2'),
+    ),
+  );
   if ('fonts' in parsed) throw new FontProblem('font collections are not accepted: upload one font');
   const font = parsed;
   if (font.numGlyphs !== info.numGlyphs) throw new FontProblem('the font engine counts a different number of glyphs than the font declares');
@@ -93,7 +98,8 @@ function withTableAtEnd(b: Buffer, table: SfntTable | undefined): Buffer {
 }
 
 main().catch((err: unknown) => {
-  const reason = err instanceof FontProblem ? err.message : `the font could not be read (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
+  const reason =
+    err instanceof FontProblem ? err.message : `the font could not be read (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`;
   process.stdout.write(`${JSON.stringify({ ok: false, reason })}\n`);
   process.exitCode = 0;
 });

@@ -127,7 +127,11 @@ function runChild(opts: InspectFontOptions): Promise<FontReport> {
       // No verdict: the checker crashed or ran out of memory on this font.
       const why = sig ? `signal ${sig}` : `exit ${code}`;
       const oom = /heap out of memory|Allocation failed/i.test(stderr);
-      reject(new FontRejectedError(oom ? 'the font needs too much memory to read (refused as a possible attack)' : `the font crashed the font reader (${why}); it is damaged or hostile`));
+      reject(
+        new FontRejectedError(
+          oom ? 'the font needs too much memory to read (refused as a possible attack)' : `the font crashed the font reader (${why}); it is damaged or hostile`,
+        ),
+      );
     });
   });
 }

@@ -166,7 +166,8 @@ export function checkWoff2Header(b: Uint8Array): Woff2Header {
   if (totalCompressedSize > b.length) throw new FontProblem('the compressed data is larger than the file (truncated file)');
   if (totalSfntSize > MAX_SFNT_BYTES) throw new FontProblem(`the font would decompress to ${totalSfntSize} bytes; at most ${MAX_SFNT_BYTES} are accepted`);
   // Brotli on font tables gets about 3-5x; 100x is what only a bomb claims.
-  if (totalSfntSize > 100 * Math.max(1, totalCompressedSize) + 65536) throw new FontProblem('implausible compression ratio (refused as a possible decompression bomb)');
+  if (totalSfntSize > 100 * Math.max(1, totalCompressedSize) + 65536)
+    throw new FontProblem('implausible compression ratio (refused as a possible decompression bomb)');
   return { flavor, numTables, totalSfntSize, totalCompressedSize };
 }
 

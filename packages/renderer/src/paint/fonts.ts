@@ -60,8 +60,10 @@ export function missingFallbackFonts(): string[] {
 
 /** The CSS font shorthand for a unit of text: the template family, then per-script fallbacks. */
 export function cssFont(spec: FontSpec, _text: string): string {
-  return `${spec.weight} ${round(spec.sizePx)}px "${spec.family}", "Noto Sans Arabic", "Noto Sans Hebrew", ` +
-    `"Noto Sans CJK JP", "Noto Sans", "Noto Color Emoji", "Noto Sans Symbols", "Noto Sans Symbols2"`;
+  return (
+    `${spec.weight} ${round(spec.sizePx)}px "${spec.family}", "Noto Sans Arabic", "Noto Sans Hebrew", ` +
+    `"Noto Sans CJK JP", "Noto Sans", "Noto Color Emoji", "Noto Sans Symbols", "Noto Sans Symbols2"`
+  );
 }
 
 /**

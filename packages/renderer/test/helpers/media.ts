@@ -50,9 +50,20 @@ export async function makeVideo(dir: string, name: string, v: TestVideo): Promis
   const vf = v.vfr ? ['-vf', "select='not(eq(mod(n\\,3)\\,1))',setpts='PTS+0.004*mod(N\\,2)/TB'", '-fps_mode', 'vfr'] : [];
   const encoded = v.rotate ? join(dir, `unrotated-${name}`) : out;
   await ffmpeg([
-    ...inputs, ...vf,
-    '-map', '0:v', ...(v.audio ? ['-map', '1:a', '-c:a', 'aac', '-af', 'apad', '-t', String(v.seconds)] : []),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '12', '-pix_fmt', 'yuv420p', encoded,
+    ...inputs,
+    ...vf,
+    '-map',
+    '0:v',
+    ...(v.audio ? ['-map', '1:a', '-c:a', 'aac', '-af', 'apad', '-t', String(v.seconds)] : []),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '12',
+    '-pix_fmt',
+    'yuv420p',
+    encoded,
   ]);
   if (v.rotate) await ffmpeg(['-i', encoded, '-c', 'copy', '-metadata:s:v:0', `rotate=${v.rotate}`, out]);
   return out;
@@ -62,7 +73,11 @@ export async function makeVideo(dir: string, name: string, v: TestVideo): Promis
 export async function frameAt(path: string, t: number): Promise<{ width: number; height: number; rgb: (x: number, y: number) => [number, number, number] }> {
   const info = await ffprobeJson(path, ['-select_streams', 'v:0', '-show_entries', 'stream=width,height']);
   const { width, height } = info.streams[0];
-  const { stdout } = await promisify(execFile)(FFMPEG, ['-v', 'error', '-ss', String(t), '-i', path, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 64 << 20 });
+  const { stdout } = await promisify(execFile)(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(t), '-i', path, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    { encoding: 'buffer', maxBuffer: 64 << 20 },
+  );
   const buf = stdout as Buffer;
   return {
     width,
@@ -75,10 +90,27 @@ export async function frameAt(path: string, t: number): Promise<{ width: number;
 }
 
 /** Average PSNR (dB) between the same rectangle of two videos, frame by frame, over [from, to) seconds. */
-export async function psnr(a: string, b: string, rect: { x: number; y: number; width: number; height: number }, range?: { from: number; to: number }): Promise<number> {
+export async function psnr(
+  a: string,
+  b: string,
+  rect: { x: number; y: number; width: number; height: number },
+  range?: { from: number; to: number },
+): Promise<number> {
   const crop = `crop=${rect.width}:${rect.height}:${rect.x}:${rect.y}`;
   const trim = range ? `,trim=start=${range.from}:end=${range.to}` : '';
-  const stderr = await ffmpeg(['-loglevel', 'info', '-i', a, '-i', b, '-filter_complex', `[0:v]${crop}${trim}[a];[1:v]${crop}${trim}[b];[a][b]psnr`, '-f', 'null', '-']);
+  const stderr = await ffmpeg([
+    '-loglevel',
+    'info',
+    '-i',
+    a,
+    '-i',
+    b,
+    '-filter_complex',
+    `[0:v]${crop}${trim}[a];[1:v]${crop}${trim}[b];[a][b]psnr`,
+    '-f',
+    'null',
+    '-',
+  ]);
   const m = /PSNR .*average:(\S+)/.exec(stderr);
   if (!m) throw new Error(`no PSNR in ffmpeg output:\n${stderr}`);
   return m[1] === 'inf' ? Infinity : Number(m[1]);

@@ -1,9 +1,4 @@
-import type {
-  AttemptRecord,
-  ClaimDueArgs,
-  WebhookDelivery,
-  WebhookStore,
-} from '../../src/dispatcher.ts';
+import type { AttemptRecord, ClaimDueArgs, WebhookDelivery, WebhookStore } from '../../src/dispatcher.ts';
 
 /**
  * In-memory WebhookStore for this package's unit tests only. It follows the contract in the

@@ -37,11 +37,15 @@ export function AccountsPage() {
       <PageHeader title="Accounts" />
       <Card title="Create an account">
         <form className="inline-form" onSubmit={submit}>
-          <Field label="Name" error={fieldError(create.error, 'name')}>{(id, d) => <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <Field label="Name" error={fieldError(create.error, 'name')}>
+            {(id, d) => <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
           <Field label="Plan">
             {(id) => (
               <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
-                {PLANS.map((p) => <option key={p}>{p}</option>)}
+                {PLANS.map((p) => (
+                  <option key={p}>{p}</option>
+                ))}
               </select>
             )}
           </Field>
@@ -67,7 +71,9 @@ export function AccountsPage() {
                   <th scope="col">Plan</th>
                   <th scope="col">Minutes</th>
                   <th scope="col">Created</th>
-                  <th scope="col"><span className="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -75,13 +81,20 @@ export function AccountsPage() {
                   <tr key={a.id} className={selected === a.id ? 'selected' : ''}>
                     <td>
                       <strong>{a.name}</strong>
-                      <div className="muted small"><code>{a.id}</code></div>
+                      <div className="muted small">
+                        <code>{a.id}</code>
+                      </div>
                     </td>
                     <td>{a.plan}</td>
                     <td>{a.minutesBalance}</td>
                     <td>{when(a.createdAt)}</td>
                     <td className="right">
-                      <button type="button" className="btn small" aria-expanded={selected === a.id} onClick={() => setSelected(selected === a.id ? null : a.id)}>
+                      <button
+                        type="button"
+                        className="btn small"
+                        aria-expanded={selected === a.id}
+                        onClick={() => setSelected(selected === a.id ? null : a.id)}
+                      >
                         {selected === a.id ? 'Close' : 'Manage'}
                       </button>
                     </td>
@@ -100,7 +113,10 @@ export function AccountsPage() {
 function ManageAccount({ account }: { account: AccountRow }) {
   const qc = useQueryClient();
   const keys = useQuery({ queryKey: ['admin', 'keys', account.id], queryFn: () => api<{ keys: KeyView[] }>('GET', `/admin/accounts/${account.id}/keys`) });
-  const members = useQuery({ queryKey: ['admin', 'users', account.id], queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(account.id)}`) });
+  const members = useQuery({
+    queryKey: ['admin', 'users', account.id],
+    queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(account.id)}`),
+  });
   const [plan, setPlan] = useState(account.plan);
   const [minutes, setMinutes] = useState('');
   const [email, setEmail] = useState('');
@@ -135,7 +151,9 @@ function ManageAccount({ account }: { account: AccountRow }) {
           <Field label="Plan">
             {(id) => (
               <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
-                {PLANS.map((p) => <option key={p}>{p}</option>)}
+                {PLANS.map((p) => (
+                  <option key={p}>{p}</option>
+                ))}
               </select>
             )}
           </Field>
@@ -167,7 +185,17 @@ function ManageAccount({ account }: { account: AccountRow }) {
           }}
         >
           <Field label="Invite a member" error={fieldError(invite.error, 'email')}>
-            {(id, d) => <input id={id} aria-describedby={d} type="email" required placeholder="name@example.com" value={email} onChange={(e) => setEmail(e.target.value)} />}
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                type="email"
+                required
+                placeholder="name@example.com"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            )}
           </Field>
           <button type="submit" className="btn" disabled={invite.isPending}>
             Invite
@@ -185,22 +213,39 @@ function ManageAccount({ account }: { account: AccountRow }) {
         </div>
       )}
       <h3>Members</h3>
-      {members.isPending ? <Loading /> : members.isError ? <ErrorState error={members.error} /> : members.data.users.length === 0 ? <Empty title="No members yet" /> : (
+      {members.isPending ? (
+        <Loading />
+      ) : members.isError ? (
+        <ErrorState error={members.error} />
+      ) : members.data.users.length === 0 ? (
+        <Empty title="No members yet" />
+      ) : (
         <ul className="plain">
           {members.data.users.map((u) => (
             <li key={u.id} className="row-between">
-              <span>{u.email}{u.admin ? ' (administrator)' : ''}</span>
+              <span>
+                {u.email}
+                {u.admin ? ' (administrator)' : ''}
+              </span>
               <span className="muted small">{u.active ? `last sign-in ${ago(u.lastSignInAt)}` : 'invited'}</span>
             </li>
           ))}
         </ul>
       )}
       <h3>API keys</h3>
-      {keys.isPending ? <Loading /> : keys.isError ? <ErrorState error={keys.error} /> : keys.data.keys.length === 0 ? <Empty title="No keys" /> : (
+      {keys.isPending ? (
+        <Loading />
+      ) : keys.isError ? (
+        <ErrorState error={keys.error} />
+      ) : keys.data.keys.length === 0 ? (
+        <Empty title="No keys" />
+      ) : (
         <ul className="plain">
           {keys.data.keys.map((k) => (
             <li key={k.id} className="row-between">
-              <span><code>{k.prefix}…</code> {k.name}</span>
+              <span>
+                <code>{k.prefix}…</code> {k.name}
+              </span>
               <span className="muted small">{k.revokedAt ? 'revoked' : `last used ${ago(k.lastUsedAt)}`}</span>
             </li>
           ))}

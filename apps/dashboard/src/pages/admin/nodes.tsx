@@ -35,7 +35,9 @@ export function NodesPage() {
                   <th scope="col">Capabilities</th>
                   <th scope="col">Current jobs</th>
                   <th scope="col">Last heartbeat</th>
-                  <th scope="col"><span className="sr-only">Actions</span></th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -43,7 +45,9 @@ export function NodesPage() {
                   <tr key={n.id} data-node={n.name}>
                     <td>
                       <strong>{n.name}</strong>
-                      <div className="muted small"><code>{shortId(n.id)}</code></div>
+                      <div className="muted small">
+                        <code>{shortId(n.id)}</code>
+                      </div>
                     </td>
                     <td>
                       <span className={`badge ${n.drain ? 'queued' : n.state === 'online' ? 'succeeded' : 'cancelled'}`} data-testid="node-state">
@@ -51,7 +55,18 @@ export function NodesPage() {
                       </span>
                     </td>
                     <td>{capabilityList(n.capabilities).join(' · ')}</td>
-                    <td>{n.currentJobs.length === 0 ? <span className="muted">idle</span> : n.currentJobs.map((j) => <div key={j.id}><code>{shortId(j.id)}</code> {j.phase}{j.percent != null ? ` ${j.percent}%` : ''}</div>)}</td>
+                    <td>
+                      {n.currentJobs.length === 0 ? (
+                        <span className="muted">idle</span>
+                      ) : (
+                        n.currentJobs.map((j) => (
+                          <div key={j.id}>
+                            <code>{shortId(j.id)}</code> {j.phase}
+                            {j.percent != null ? ` ${j.percent}%` : ''}
+                          </div>
+                        ))
+                      )}
+                    </td>
                     <td>{ago(n.lastHeartbeatAt)}</td>
                     <td className="right">
                       <button type="button" className={`btn small ${n.drain ? '' : 'danger'}`} disabled={toggle.isPending} onClick={() => toggle.mutate(n)}>

@@ -46,7 +46,9 @@ export function QueuePage() {
           <Card title="Webhook backlog">
             <div className="stat">
               <strong>{q.data.webhookBacklog.pending}</strong>
-              <span className="muted small">{q.data.webhookBacklog.pending ? `pending since ${when(q.data.webhookBacklog.oldestCreatedAt)}` : 'all delivered'}</span>
+              <span className="muted small">
+                {q.data.webhookBacklog.pending ? `pending since ${when(q.data.webhookBacklog.oldestCreatedAt)}` : 'all delivered'}
+              </span>
             </div>
           </Card>
           <Card title="Running per node" className="span-3">

@@ -14,9 +14,17 @@ export type FailSweep =
  * the node that held a timed-out job to stop.
  */
 export async function failJobsWhere(db: Kysely<Database>, a: { sweep: FailSweep; now: string; failureCode: string; failureReason: string }): Promise<Job[]> {
-  let q = db
-    .updateTable('jobs')
-    .set({ status: 'failed', phase: 'failed', percent: null, failure_code: a.failureCode, failure_reason: a.failureReason, lease_id: null, lease_expires_at: null, updated_at: a.now, finished_at: a.now });
+  let q = db.updateTable('jobs').set({
+    status: 'failed',
+    phase: 'failed',
+    percent: null,
+    failure_code: a.failureCode,
+    failure_reason: a.failureReason,
+    lease_id: null,
+    lease_expires_at: null,
+    updated_at: a.now,
+    finished_at: a.now,
+  });
   if (a.sweep.kind === 'leases-exhausted') {
     const owner = a.sweep.owner;
     q = q.where('status', '=', 'running').where('attempts', '>=', a.sweep.maxAttempts);

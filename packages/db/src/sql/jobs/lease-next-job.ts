@@ -85,7 +85,9 @@ async function statement(db: Kysely<Database>, a: LeaseNextJobArgs, postgres: bo
         .innerJoin('accounts as a', 'a.id', 'j.account_id')
         .select('j.id')
         .where('j.status', '=', 'queued')
-        .where(({ exists, selectFrom }) => exists(selectFrom('minutes_ledger as l').select('l.id').whereRef('l.job_id', '=', 'j.id').where('l.kind', '=', 'reserve')))
+        .where(({ exists, selectFrom }) =>
+          exists(selectFrom('minutes_ledger as l').select('l.id').whereRef('l.job_id', '=', 'j.id').where('l.kind', '=', 'reserve')),
+        )
         .where(
           (w) =>
             w

@@ -18,7 +18,10 @@ export async function reportProgress(
       phase: a.phase,
       percent:
         a.phase === 'rendering'
-          ? eb.fn<number>(greatest, [eb.fn.coalesce(eb.case().when('phase', '=', 'rendering').then(eb.ref('percent')).end(), sql.lit(0)), eb.val(a.percent ?? 0)])
+          ? eb.fn<number>(greatest, [
+              eb.fn.coalesce(eb.case().when('phase', '=', 'rendering').then(eb.ref('percent')).end(), sql.lit(0)),
+              eb.val(a.percent ?? 0),
+            ])
           : null,
       updated_at: a.now,
     }))
