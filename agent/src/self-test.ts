@@ -15,6 +15,8 @@ import { createSafeFetch } from '@captionfarm/net';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
+const REBUILD_HINT = 'rebuild with scripts/build-whisper where nvcc is installed';
+
 export interface WhisperBuild {
   /** Directory of whisper-server, or null when there is no build. */
   binDir: string | null;
@@ -100,7 +102,7 @@ export async function selfTest(o: {
         ? gpu
           ? `GPU 0: ${gpu.name} (${Math.round(gpu.memoryMiB / 1024)} GiB)`
           : 'CPU: built with CUDA but no NVIDIA GPU answers nvidia-smi, whisper falls back to the CPU'
-        : `CPU (${hw.cores} cores)${gpu ? `; ${gpu.name} is present but this build has no CUDA: rebuild with scripts/build-whisper where nvcc is installed` : ''}`;
+        : `CPU (${hw.cores} cores)${gpu ? `; ${gpu.name} is present but this build has no CUDA: ${REBUILD_HINT}` : ''}`;
   const nvenc = await nvencStatus();
   const report: SelfTestReport = {
     whisper: { build, device, threads: plan.whisperThreads, detail: whisper.detail },

@@ -36,11 +36,13 @@ const idParam = {
 const common = {
   '401': errorResponse('Missing, unknown or revoked API key (unauthenticated); each failure counts against the client address'),
   '408': errorResponse(
-    'request_timeout: the body stalled longer than CAPTIONFARM_BODY_IDLE_SECONDS (10 s) or took longer than CAPTIONFARM_BODY_TOTAL_SECONDS (30 s); the connection is closed',
+    'request_timeout: the body stalled longer than CAPTIONFARM_BODY_IDLE_SECONDS (10 s) ' +
+      'or took longer than CAPTIONFARM_BODY_TOTAL_SECONDS (30 s); the connection is closed',
   ),
   '413': errorResponse('payload_too_large: decided from the declared Content-Length alone, before the body is read; the connection is closed'),
   '429': errorResponse(
-    "rate_limited (the account's requests per minute, or more than CAPTIONFARM_AUTH_FAILURES_PER_MINUTE failed authentications from this address this minute); see Retry-After",
+    "rate_limited (the account's requests per minute, or more than CAPTIONFARM_AUTH_FAILURES_PER_MINUTE " +
+      'failed authentications from this address this minute); see Retry-After',
   ),
   '500': errorResponse('internal'),
 };

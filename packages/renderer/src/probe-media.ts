@@ -121,7 +121,10 @@ function rate(value: string | undefined): number | undefined {
   return Number.isFinite(r) && r > 0 ? r : undefined;
 }
 
-/** Probes a local file (or an http(s) URL) with ffprobe. Rejects with RenderError 'source-unreadable' (not media) or 'ingest-failed' (the probe itself failed). */
+/**
+ * Probes a local file (or an http(s) URL) with ffprobe. Rejects with RenderError 'source-unreadable'
+ * (not media) or 'ingest-failed' (the probe itself failed).
+ */
 export async function probeMedia(path: string, opts: { signal?: AbortSignal } = {}): Promise<MediaInfo> {
   let result;
   try {

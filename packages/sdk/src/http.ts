@@ -112,7 +112,8 @@ export function createTransport(opts: TransportOptions) {
     if (!parsed.success) {
       throw new InvalidResponseError(
         res.status,
-        `${args.method} ${args.path} answered ${res.status} with a body that does not match the API contract (${parsed.error.issues[0]?.path.join('.') || 'body'}: ${parsed.error.issues[0]?.message}); ${ERROR_BODY_HINT}`,
+        `${args.method} ${args.path} answered ${res.status} with a body that does not match the API contract ` +
+          `(${parsed.error.issues[0]?.path.join('.') || 'body'}: ${parsed.error.issues[0]?.message}); ${ERROR_BODY_HINT}`,
       );
     }
     return args.binary ? ({ kind: 'json', body: parsed.data } as T) : parsed.data;

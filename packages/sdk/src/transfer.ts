@@ -115,7 +115,9 @@ export async function putUpload(
     throw new UploadRejectedError({
       status: res.status,
       storageCode,
-      message: `the object store refused the upload with HTTP ${res.status}${storageCode ? ` ${storageCode}` : ''}${storageMessage ? ` (${storageMessage})` : ''}${sizeHint}`,
+      message:
+        `the object store refused the upload with HTTP ${res.status}` +
+        `${storageCode ? ` ${storageCode}` : ''}${storageMessage ? ` (${storageMessage})` : ''}${sizeHint}`,
     });
   }
   opts.onProgress?.({ bytes: length, totalBytes: length });

@@ -76,7 +76,9 @@ export async function deliverWebhook(args: DeliverWebhookArgs): Promise<Delivery
         durationMs,
         error: {
           code: 'redirect',
-          message: `The receiver answered HTTP ${statusCode}${location ? ` (to ${location.slice(0, 200)})` : ''}; redirects are not followed, configure the final URL.`,
+          message:
+            `The receiver answered HTTP ${statusCode}${location ? ` (to ${location.slice(0, 200)})` : ''}; ` +
+            'redirects are not followed, configure the final URL.',
         },
       };
     }

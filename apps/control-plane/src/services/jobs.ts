@@ -131,7 +131,9 @@ export function createJobsService(deps: {
           ? {
               status: 'failed',
               failureCode: 'source-too-long',
-              failureReason: `The video is ${Math.ceil(probe.durationSeconds)} s long; the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`,
+              failureReason:
+                `The video is ${Math.ceil(probe.durationSeconds)} s long; ` +
+                `the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`,
             }
           : null;
 

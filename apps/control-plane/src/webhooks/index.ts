@@ -74,7 +74,8 @@ export function createWebhooks(deps: {
     else deps.onAttempt?.(e);
     if (e.type === 'attempt' && config.log === 'debug') {
       deps.log(
-        `webhook ${e.deliveryId} attempt ${e.attemptNumber}: ${e.result.outcome} ${e.result.statusCode ?? e.result.error?.code ?? ''} -> ${e.state}${e.applied ? '' : ' (lease lost)'}`,
+        `webhook ${e.deliveryId} attempt ${e.attemptNumber}: ${e.result.outcome} ${e.result.statusCode ?? e.result.error?.code ?? ''} ` +
+          `-> ${e.state}${e.applied ? '' : ' (lease lost)'}`,
       );
     }
   };
