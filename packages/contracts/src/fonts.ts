@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CreateUploadRequestSchema, contentTypeForFileName } from './upload.ts';
 
 /** Accepted font uploads by extension and the content type derived from each. */
 export const FONT_CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
@@ -14,19 +15,11 @@ export const MAX_FONTS_PER_ACCOUNT = 20;
 
 /** The content type for a font file name, or null when its extension is not accepted. */
 export function fontContentTypeForFileName(fileName: string): string | null {
-  const dot = fileName.lastIndexOf('.');
-  if (dot < 0) return null;
-  return FONT_CONTENT_TYPES[fileName.slice(dot + 1).toLowerCase()] ?? null;
+  return contentTypeForFileName(fileName, FONT_CONTENT_TYPES);
 }
 
-export const CreateFontRequestSchema = z.strictObject({
-  fileName: z
-    .string()
-    .min(1)
-    .max(255)
-    .refine((s) => !/[\u0000-\u001f/\\]/.test(s), 'a plain file name, without path separators or control characters'),
-  sizeBytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-});
+/** POST /v1/fonts body: the same file-name and size rules as POST /v1/uploads. */
+export const CreateFontRequestSchema = CreateUploadRequestSchema;
 export type CreateFontRequest = z.infer<typeof CreateFontRequestSchema>;
 
 /** POST /v1/fonts answer: PUT the bytes to uploadUrl, then POST /v1/fonts/:id/complete. */

@@ -11,10 +11,10 @@ export const UPLOAD_CONTENT_TYPES: Readonly<Record<string, string>> = Object.fre
 });
 
 /** The content type for a file name, or null when its extension is not accepted. */
-export function contentTypeForFileName(fileName: string): string | null {
+export function contentTypeForFileName(fileName: string, table: Readonly<Record<string, string>> = UPLOAD_CONTENT_TYPES): string | null {
   const dot = fileName.lastIndexOf('.');
   if (dot < 0) return null;
-  return UPLOAD_CONTENT_TYPES[fileName.slice(dot + 1).toLowerCase()] ?? null;
+  return table[fileName.slice(dot + 1).toLowerCase()] ?? null;
 }
 
 export const CreateUploadRequestSchema = z.strictObject({
