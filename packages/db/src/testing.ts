@@ -28,7 +28,7 @@ export async function freshTestDatabase(): Promise<TestDatabase> {
   return {
     env: { CAPTIONFARM_DATABASE_URL: url.toString() },
     url: url.toString(),
-    drop: () => adminQuery(server, `drop database if exists ${name} with (force)`),
+    drop: () => dropDatabase(server, name),
   };
 }
 
@@ -39,5 +39,22 @@ async function adminQuery(server: string, text: string): Promise<void> {
     await client.query(text);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Drops a test database, ending its connections. A backend that is neither ours nor one we may
+ * signal (an autovacuum worker, on a role without pg_signal_backend) makes the forced drop fail;
+ * such workers finish in moments, so the drop is tried again before it gives up.
+ */
+async function dropDatabase(server: string, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(server, `drop database if exists ${name} with (force)`);
+      return;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
   }
 }
