@@ -12,7 +12,7 @@ import {
   type JobStatus,
   type PlanId,
 } from '@captionfarm/contracts';
-import { lockAccount, type Db, type Job } from '@captionfarm/db';
+import { lockAccount, prepared, type Db, type Job } from '@captionfarm/db';
 import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
@@ -42,6 +42,11 @@ export type UrlPolicy = (url: string) => Promise<string | null>;
  */
 export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: number } | { unreadable: string } | null>;
 
+// GET /v1/automation-jobs/:id (and cancel, style, transcript) reads the job this way: compiled once (prepared).
+const ownedJob = prepared((db, a: { id: string; accountId: string }) =>
+  db.selectFrom('jobs').selectAll().where('id', '=', a.id).where('account_id', '=', a.accountId),
+);
+
 export function createJobsService(deps: {
   db: Db;
   store: ObjectStore;
@@ -62,9 +67,7 @@ export function createJobsService(deps: {
 
   async function getOwned(caller: Caller, id: string): Promise<Job> {
     // Another account's job answers exactly like a missing one: existence never leaks.
-    const row = /^[0-9a-f-]{36}$/i.test(id)
-      ? await db.selectFrom('jobs').selectAll().where('id', '=', id.toLowerCase()).where('account_id', '=', caller.accountId).executeTakeFirst()
-      : undefined;
+    const row = /^[0-9a-f-]{36}$/i.test(id) ? (await ownedJob(db, { id: id.toLowerCase(), accountId: caller.accountId }))[0] : undefined;
     if (!row) throw new ApiError('not_found', `No job ${id} in this account.`);
     return row;
   }
