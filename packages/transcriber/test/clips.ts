@@ -73,7 +73,7 @@ export const CLIPS: ClipSpec[] = [
   { name: 'en-read', language: 'en', voice: EN_VOICE, parts: said(EN_READ) },
   { name: 'en-pauses', language: 'en', voice: EN_VOICE, parts: said(EN_READ, { 1: 2.5, 2: 2.5, 3: 2.5 }) },
   { name: 'es-pause-6s', language: 'es', voice: { name: 'es+f3', rate: 140, pitch: 60 }, parts: said(ES_READ, { 1: 6 }) },
-  { name: 'de-music', language: 'de', voice: { name: 'de+f4', rate: 175, pitch: 55 }, parts: said(DE_READ), bed: 'music' },
+  { name: 'de-music', language: 'de', voice: { name: 'de+m7', rate: 160, pitch: 45 }, parts: said(DE_READ), bed: 'music' },
   { name: 'fr-noise', language: 'fr', voice: { name: 'fr+m3', rate: 185, pitch: 45 }, parts: said(FR_READ, { 2: 2.5 }), bed: 'noise' },
 ];
 
