@@ -45,7 +45,7 @@ export interface OnsetWindow {
   after: number;
 }
 
-export const DEFAULT_ONSET_WINDOW: OnsetWindow = { before: 0.3, after: 0.3 };
+const DEFAULT_ONSET_WINDOW: OnsetWindow = { before: 0.3, after: 0.3 };
 
 // ---- signal processing (pure) ----
 
@@ -185,7 +185,7 @@ export function dtwFirstMatch(a: Float64Array[], b: Float64Array[]): Int32Array 
 }
 
 /** Linear resampling (for espeak-ng's 22,050 Hz to 16 kHz; MFCCs above 7.6 kHz are not used). */
-export function resampleLinear(x: Float32Array, from: number, to: number): Float32Array {
+function resampleLinear(x: Float32Array, from: number, to: number): Float32Array {
   if (from === to) return x;
   const y = new Float32Array(Math.floor((x.length * to) / from));
   for (let i = 0; i < y.length; i++) {
@@ -302,7 +302,7 @@ export function espeakArgs(opts: { voice: string; texts: string[]; out: string }
   return ['-m', '-v', opts.voice, '-w', opts.out, '--', ssml];
 }
 
-export interface RefineOnsetsOptions {
+interface RefineOnsetsOptions {
   /** Words on the source timeline, starts ascending. */
   words: Word[];
   /** The 16 kHz mono WAV the times refer to. */
