@@ -1,7 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../schema.ts';
-
-export type LedgerKind = 'grant' | 'monthly_reset' | 'reserve' | 'true_up' | 'settle' | 'refund';
+import type { Database, LedgerKind } from '../schema.ts';
 
 export async function appendLedger(
   db: Kysely<Database> | Transaction<Database>,
