@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
 import {
-  captionfarmCacheDir,
+  cachedBaseModelPath,
   createTranscriber,
   defaultModelsDir,
   readWhisperBuildInfo,
@@ -28,7 +28,7 @@ import { selfTest, type WhisperBuild } from './self-test.ts';
  * that says to run `captionfarm models pull base`).
  */
 export function defaultWhisperModel(): string {
-  for (const candidate of [path.join(defaultModelsDir(), 'ggml-base.bin'), path.join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin')]) {
+  for (const candidate of [path.join(defaultModelsDir(), 'ggml-base.bin'), cachedBaseModelPath()]) {
     if (existsSync(candidate)) return candidate;
   }
   return 'base';
