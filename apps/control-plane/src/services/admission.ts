@@ -21,13 +21,18 @@ async function needOf(trx: Trx, job: Job, plan: PlanId): Promise<{ need: number;
   return { need: max, floor: 1 };
 }
 
-/** Queued jobs of an account that hold no reservation yet, oldest first. */
+/**
+ * Queued jobs of an account that hold no reservation yet, oldest first. `reserved_at` (index
+ * jobs_account_waiting) leads to them without reading the account's other jobs; the ledger, the
+ * record of reservations, is checked too.
+ */
 function waitingJobs(trx: Trx, accountId: string) {
   return trx
     .selectFrom('jobs')
     .selectAll()
     .where('account_id', '=', accountId)
     .where('status', '=', 'queued')
+    .where('reserved_at', 'is', null)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -86,6 +91,7 @@ export async function reserveWaiting(
     if (balance >= floor) {
       const minutes = Math.min(need, balance);
       await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now });
+      await trx.updateTable('jobs').set({ reserved_at: now.toISOString() }).where('id', '=', job.id).execute();
       balance -= minutes;
       reserved.push(job.id);
       continue;
@@ -137,6 +143,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
         .select('account_id')
         .distinct()
         .where('status', '=', 'queued')
+        .where('reserved_at', 'is', null)
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(

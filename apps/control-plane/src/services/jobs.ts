@@ -236,6 +236,7 @@ export function createJobsService(deps: {
           lease_owner: null,
           seq: (last?.seq ?? 0) + 1,
           lease_expires_at: null,
+          reserved_at: null,
         })
         .execute();
       await insertGivenTranscript(trx, id, input, iso);
