@@ -118,15 +118,15 @@ let usedEncoder = '';
 let current: Template = template;
 const countingPainter = (frame: { width: number; height: number; fps: number }): BandPainter => {
   const painter = createBandPainter({ words, template: current, width: frame.width, height: frame.height, fps: frame.fps });
-  const paint = painter.paint.bind(painter);
   captionFrames = 0;
   return {
     band: painter.band,
     keyAt: (t) => painter.keyAt(t),
     changed: (from, to) => painter.changed!(from, to),
-    paint: (ctx, t) => {
+    paint: (ctx, t) => painter.paint(ctx, t),
+    paintPart: (ctx, t, rect) => {
       captionFrames++;
-      return paint(ctx, t);
+      return painter.paintPart!(ctx, t, rect);
     },
   };
 };
