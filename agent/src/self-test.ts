@@ -61,12 +61,19 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
 }
 
 /**
- * ffmpeg args for a 1080x1920 30 fps test clip: testsrc2 under `audio` (input args: a speech file
+ * ffmpeg args for a 30 fps test clip (default 1080x1920): testsrc2 under `audio` (input args: a speech file
  * looped, or a lavfi source), cut to `seconds`, H.264 + AAC in mp4. The self-test and the benches
- * (bench:gpu, bench:e2e) make their clips with it. Default preset ultrafast (the self-test times
+ * (bench:gpu, bench:e2e, bench:render) make their clips with it. Default preset ultrafast (the self-test times
  * the job, not the clip); the benches ask for veryfast at CRF 20, closer to a real upload.
  */
-export function testClipArgs(o: { seconds: number; audio: readonly string[]; output: string; preset?: string; crf?: number }): string[] {
+export function testClipArgs(o: {
+  seconds: number;
+  audio: readonly string[];
+  output: string;
+  size?: { width: number; height: number };
+  preset?: string;
+  crf?: number;
+}): string[] {
   return [
     '-y',
     '-hide_banner',
@@ -75,7 +82,7 @@ export function testClipArgs(o: { seconds: number; audio: readonly string[]; out
     '-f',
     'lavfi',
     '-i',
-    `testsrc2=s=1080x1920:r=30:d=${o.seconds}`,
+    `testsrc2=s=${o.size?.width ?? 1080}x${o.size?.height ?? 1920}:r=30:d=${o.seconds}`,
     ...o.audio,
     '-map',
     '0:v',
