@@ -79,6 +79,7 @@ const EXPECTED: SchemaSpec = {
     attempts: 'integer default',
     overlay: 'integer default',
     style_json: 'text null',
+    reserved_at: 'text null',
   },
   uploads: {
     id: 'text',
