@@ -14,6 +14,7 @@ import {
   UploadRejectedError,
   createClient,
   isApiError,
+  type CaptionStyle,
   type CaptionfarmClient,
 } from '../src/index.ts';
 
@@ -367,7 +368,7 @@ describe('brand: fonts, per-job style, overlay', () => {
     expect((await client.listFonts()).map((f) => f.id)).toEqual([font.id]);
     expect((await client.getFont(font.id)).sha256).toBe(font.sha256);
 
-    const style = { font: { fontId: font.id, size: 8 }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] };
+    const style: CaptionStyle = { font: { fontId: font.id, size: 8 }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] };
     const job = await client.createJob({ videoUrl: 'https://v.example.com/a.mp4', templateId: 'karaoke', format: 'mov', overlay: true, style });
     expect(job.format).toBe('mov');
     const effective = await client.getJobStyle(job.id);
