@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A real small file system for the disk-full suites (renderer and control plane). */
-export type TinyDisk = { path: string; missing?: undefined; unmount(): void } | { path?: undefined; missing: string; unmount(): void };
+type TinyDisk = { path: string; missing?: undefined; unmount(): void } | { path?: undefined; missing: string; unmount(): void };
 
 /**
  * Mounts a tmpfs of `size` (mount's syntax: `64k`, `6m`) on a fresh temp directory. Mounting needs
