@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
-import { fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
+import { CONTENT_TYPES, fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
 import type { SafeFetchFn } from '@captionfarm/net';
 import { JobAborted, JobFailure } from './errors.ts';
@@ -53,8 +53,6 @@ interface PhaseSeconds {
   render: number;
   upload: number;
 }
-
-const CONTENT_TYPES = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' } as const;
 
 /**
  * ingest -> transcribe -> render -> upload for one leased job, under one AbortSignal (cancel,

@@ -1,8 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createS3Store } from '@captionfarm/storage';
+import { startTestS3Server, type TestS3Server } from '@captionfarm/storage/testing';
 import { openDatabase, type Db } from '../../packages/db/src/index.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
 import { readAdminToken } from '../../apps/control-plane/src/secrets.ts';
@@ -13,11 +16,12 @@ import { makeClip, submitUpload, testModelPath } from './e2e-harness.ts';
 
 /**
  * The issue 13 fault test: two control-plane processes and two agent processes (2 slots each) on
- * one PostgreSQL, `jobs` short upload jobs (every `webhookEvery`-th with a webhook to an HTTPS
- * receiver on loopback); one control plane is killed with SIGKILL while a job renders and
- * started again; optionally PostgreSQL itself restarts once. Run in full by `npm run bench:farm`
- * and in a shortened form by the test suite (fault-farm.e2e.test.ts). Storage: the built-in
- * store in the data dir both control planes share (a shared filesystem).
+ * one PostgreSQL and one real S3 server (MinIO, @captionfarm/storage/testing), `jobs` short
+ * upload jobs (every `webhookEvery`-th with a webhook to an HTTPS receiver on loopback, test CA);
+ * one control plane is killed with SIGKILL while a job renders and started again; optionally
+ * PostgreSQL itself restarts once. Run in full by `npm run bench:farm` and in a shortened form by
+ * the test suite (fault-farm.e2e.test.ts). Video goes straight between clients, agents and S3;
+ * the control planes share the bucket and the database (the data dir only for their secrets).
  */
 export interface FaultFarmOptions {
   jobs: number;
@@ -41,6 +45,13 @@ export interface FaultFarmResult {
   webhooksMissing: string[];
   killedAt: string | null;
   postgresRestartedAt: string | null;
+  /** Rendered outputs in the bucket, and jobs whose downloadUrl is not on the S3 server. */
+  bucketOutputs: number;
+  downloadsNotOnS3: string[];
+  /** Sources and upload objects still in the bucket once every job ended (their ends delete them). */
+  bucketSourcesLeft: string[];
+  /** Files the control planes stored on their own disk (the built-in store): none with S3. */
+  controlPlaneObjects: number;
 }
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -93,6 +104,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   const caFile = path.join(dir, 'ca.pem');
   await writeFile(caFile, certs.ca);
   const testDb = await freshTestDatabase();
+  let s3: TestS3Server | undefined;
   const procs: ChildProcess[] = [];
   const received = new Map<string, string>();
   let requests = 0;
@@ -113,6 +125,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       env: {
         ...process.env,
         ...testDb.env,
+        ...s3!.env,
         CAPTIONFARM_DATA_DIR: dataDir,
         CAPTIONFARM_LOG: 'silent',
         CAPTIONFARM_EMBEDDED_AGENT: '0',
@@ -137,6 +150,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   }
 
   try {
+    s3 = await startTestS3Server();
     for (const name of ['cp-a', 'cp-b']) {
       const port = await freePort();
       cps.push({ name, port, url: `http://127.0.0.1:${port}`, out: '' });
@@ -268,6 +282,29 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     for (const r of ledger) kindsOf.set(r.job_id!, { ...kindsOf.get(r.job_id!), [r.kind]: Number(r.n) });
     const badLedgers = jobIds.map((jobId) => ({ jobId, kinds: kindsOf.get(jobId) ?? {} })).filter(({ kinds }) => kinds.reserve !== 1 || kinds.settle !== 1);
     const bodies = [...received.values()];
+
+    // Storage, seen on the S3 server itself: every output there, every source gone with its job
+    // (the sealed copy and the upload's own key), and nothing on the control planes' disk.
+    const bucket = createS3Store(s3);
+    const sourcesLeft = async () => {
+      const left: string[] = [];
+      for (const u of await db!.selectFrom('uploads').select(['id', 'object_key']).execute())
+        for (const key of new Set([u.object_key, `uploads/${u.id}.mp4`])) if (await bucket.head(key)) left.push(key);
+      return left;
+    };
+    // A job's end deletes its source just after the job is marked ended (and each sweep again).
+    await until(async () => (await sourcesLeft()).length === 0, 30_000, 'the sources to leave the bucket').catch(() => undefined);
+    const bucketSourcesLeft = await sourcesLeft();
+    let bucketOutputs = 0;
+    for (const j of await db.selectFrom('jobs').select('output_key').execute()) if (j.output_key && (await bucket.head(j.output_key))) bucketOutputs++;
+    const s3Origin = new URL(s3.endpoint).origin;
+    const downloadsNotOnS3: string[] = [];
+    for (const [i, id] of jobIds.entries()) {
+      const job = (await api[i % 2]!('GET', `/v1/automation-jobs/${id}`)).body;
+      if (!job.downloadUrl || new URL(job.downloadUrl).origin !== s3Origin) downloadsNotOnS3.push(id);
+    }
+    const objectsDir = path.join(dataDir, 'objects');
+    const controlPlaneObjects = existsSync(objectsDir) ? (await readdir(objectsDir, { recursive: true })).length : 0;
     return {
       wallSeconds,
       jobsPerMinute: o.jobs / (wallSeconds / 60),
@@ -279,6 +316,10 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       webhooksMissing: [...webhookJobs].filter((id) => !bodies.some((b) => b.includes(id))),
       killedAt,
       postgresRestartedAt,
+      bucketOutputs,
+      downloadsNotOnS3,
+      bucketSourcesLeft,
+      controlPlaneObjects,
     };
   } finally {
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
@@ -286,6 +327,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     await db?.destroy();
     await receiver.close();
     await testDb.drop().catch(() => undefined);
+    await s3?.close();
     certs.cleanup();
     await rm(dir, { recursive: true, force: true });
   }

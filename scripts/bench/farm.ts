@@ -1,10 +1,12 @@
 /**
  * bench:farm — the issue 13 fault test in full: two control-plane processes, two agent processes
- * (2 slots each), one PostgreSQL, 30 short upload jobs (every third with a webhook to an HTTPS
- * receiver on loopback); one control plane is killed with SIGKILL mid-render and started again,
- * and PostgreSQL restarts once. Checks every job succeeded, one reserve and one settle per job,
- * every webhook-id received (after deduplication); prints wall time and jobs per minute.
- * Storage: the built-in store on the data dir the control planes share.
+ * (2 slots each), one PostgreSQL, one real S3 server (MinIO, started by the bench: `bash
+ * scripts/build-minio` first), 30 short upload jobs (every third with a webhook to an HTTPS
+ * receiver on loopback, test CA); one control plane is killed with SIGKILL mid-render and started
+ * again, and PostgreSQL restarts once. Checks every job succeeded, one reserve and one settle per
+ * job, every webhook-id received once after deduplication, every output in the bucket and served
+ * from it, every source deleted from it, nothing on the control planes' disk; prints wall time
+ * and jobs per minute. Agents move video straight to and from S3.
  *
  *   CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:farm [-- --jobs 30] [-- --no-postgres-restart]
  */
@@ -22,14 +24,25 @@ const jobs = Number(values.jobs);
 const t0 = Date.now();
 const log = (m: string) => process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${m}\n`);
 const r = await runFaultFarm({ jobs, webhookEvery: Number(values['webhook-every']), restartPostgres: !values['no-postgres-restart'], log });
-const ok = r.statuses.succeeded === jobs && r.badLedgers.length === 0 && r.webhooksMissing.length === 0 && r.webhookIds === r.webhookJobs;
+const ok =
+  r.statuses.succeeded === jobs &&
+  r.badLedgers.length === 0 &&
+  r.webhooksMissing.length === 0 &&
+  r.webhookIds === r.webhookJobs &&
+  r.bucketOutputs === jobs &&
+  r.downloadsNotOnS3.length === 0 &&
+  r.bucketSourcesLeft.length === 0 &&
+  r.controlPlaneObjects === 0;
 process.stdout.write(
   [
-    `bench:farm  ${jobs} jobs, 2 control planes, 2 agents x 2 slots, PostgreSQL, built-in store (shared data dir)`,
+    `bench:farm  ${jobs} jobs, 2 control planes, 2 agents x 2 slots, PostgreSQL, S3 (MinIO on loopback)`,
     `  kill -9 of a control plane mid-render at: ${r.killedAt}; PostgreSQL restart at: ${r.postgresRestartedAt ?? 'not done'}`,
     `  statuses: ${JSON.stringify(r.statuses)}`,
     `  ledger: ${jobs - r.badLedgers.length} of ${jobs} jobs with exactly one reserve and one settle${r.badLedgers.length ? ` (others: ${JSON.stringify(r.badLedgers)})` : ''}`,
     `  webhooks: ${r.webhookIds} distinct webhook-ids for ${r.webhookJobs} jobs with a webhook (${r.webhookRequests} requests in all)${r.webhooksMissing.length ? `; missing: ${r.webhooksMissing.join(', ')}` : ''}`,
+    `  S3: ${r.bucketOutputs} of ${jobs} outputs in the bucket; ${jobs - r.downloadsNotOnS3.length} downloadUrls on the S3 server; ` +
+      `${r.bucketSourcesLeft.length} sources left in the bucket${r.bucketSourcesLeft.length ? ` (${r.bucketSourcesLeft.join(', ')})` : ''}; ` +
+      `${r.controlPlaneObjects} files in the control planes' built-in store`,
     `  wall time ${r.wallSeconds.toFixed(1)} s, ${r.jobsPerMinute.toFixed(1)} jobs/min`,
     ok ? '  PASS' : '  FAIL',
     '',

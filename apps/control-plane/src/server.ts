@@ -144,6 +144,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
           presignGet: (o) => getBuiltin().presignGet(o),
           head: (k) => getBuiltin().head(k),
           delete: (k) => getBuiltin().delete(k),
+          seal: (k, to) => getBuiltin().seal(k, to),
         };
 
   const accounts = createAccountsService({ db, now });

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { JobRecordSchema, ErrorBodySchema, PLANS } from '@captionfarm/contracts';
+import { sql } from 'kysely';
+import { signToken } from '../src/crypto.ts';
+import { loadOrCreateSecrets } from '../src/secrets.ts';
 import { agentClient, agentToken, apiFor, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -305,6 +308,48 @@ describe('GET /v1/automation-jobs (list)', () => {
       cursor = page.body.nextCursor;
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('a cursor signed before jobs.seq (created_at + id) still pages on after the upgrade, neither skipping nor repeating a job', async () => {
+    // Jobs from before migration 0013, all in one millisecond: the old list ordered them by id,
+    // and 0013 numbered them in that order (its own statement, run again on these rows).
+    const frozen = new Date('2026-11-22T12:00:00.000Z');
+    const old = await startHarness({}, { now: () => new Date(frozen) });
+    onTestFinished(() => old.close());
+    const { api: pager, accountId: pagerId } = await old.account('pro', 'upgraded');
+    for (let i = 0; i < 7; i++) await pager('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    const db = old.cp.db;
+    await db.updateTable('jobs').set({ seq: null }).where('account_id', '=', pagerId).execute();
+    await sql`update jobs set seq = (select count(*) from jobs j2 where j2.account_id = jobs.account_id and (j2.created_at < jobs.created_at or (j2.created_at = jobs.created_at and j2.id <= jobs.id))) where account_id = ${pagerId}`.execute(
+      db,
+    );
+    const oldOrder = (await db.selectFrom('jobs').select(['id', 'created_at']).where('account_id', '=', pagerId).execute()).sort((a, b) =>
+      a.id < b.id ? 1 : -1,
+    );
+    // The cursor the old control plane handed out after its first page of 3.
+    const { cursorKey } = loadOrCreateSecrets(old.dataDir);
+    const third = oldOrder[2]!;
+    let cursor: string | null = signToken({ a: pagerId, c: third.created_at, i: third.id }, cursorKey);
+    const seen: string[] = [];
+    do {
+      const page = await pager('GET', `/v1/automation-jobs?limit=2&cursor=${encodeURIComponent(cursor)}`);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      seen.push(...page.body.jobs.map((j: { id: string }) => j.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(oldOrder.slice(3).map((j) => j.id));
+    // A job named by an old cursor may be gone since (this id, just above the third, names none):
+    // the walk goes on from its place, with the third job.
+    const gone = signToken({ a: pagerId, c: third.created_at, i: `${third.id}-gone` }, cursorKey);
+    const fromGone = await pager('GET', `/v1/automation-jobs?limit=10&cursor=${encodeURIComponent(gone)}`);
+    expect(fromGone.body.jobs.map((j: { id: string }) => j.id)).toEqual(oldOrder.slice(2).map((j) => j.id));
+    // Still signed and still the account's own: another account's old cursor is refused.
+    const { api: stranger } = await old.account('pro', 'stranger');
+    expectError(
+      await stranger('GET', `/v1/automation-jobs?cursor=${encodeURIComponent(signToken({ a: pagerId, c: third.created_at, i: third.id }, cursorKey))}`),
+      400,
+      'invalid_request',
+    );
   });
 
   it('defaults to 20 per page, caps limit at 100', async () => {

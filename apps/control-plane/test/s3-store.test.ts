@@ -75,6 +75,11 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     await s3?.close();
   });
 
+  /** Where a claimed upload's bytes are now: the job-owned key it was sealed to. */
+  async function sourceKey(uploadId: string): Promise<string> {
+    return (await h.cp.db.selectFrom('uploads').select('object_key').where('id', '=', uploadId).executeTakeFirstOrThrow()).object_key;
+  }
+
   async function upload(api: Api, bytes: Buffer) {
     const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length });
     expect(up.status).toBe(201);
@@ -123,8 +128,41 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
       clockOffsetMs = 0;
     }
     expect(await bucket.head(forgotten.key)).toBeNull();
-    expect(await bucket.head(used.key)).toEqual({ sizeBytes: clip.length });
+    // The claimed one lives on under its job's key (sealed on claim, see the PUT-after-claim test).
+    expect(await bucket.head(await sourceKey(used.uploadId))).toEqual({ sizeBytes: clip.length });
     expect((await api('POST', '/v1/automation-jobs', { uploadId: forgotten.uploadId, templateId: 'karaoke' })).status).toBe(404);
+  });
+
+  it('a PUT to the upload URL after a job claimed it changes nothing the job reads: the source was copied to a key no URL names', async () => {
+    const { api } = await h.account('pro', 'second-put');
+    const up = await upload(api, clip);
+    expect(await put(up.url, clip)).toBe(200);
+    const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
+    const source = await sourceKey(up.uploadId);
+    expect(source).toBe(`sources/${job.id}.mp4`);
+    expect(await bucket.head(source)).toEqual({ sizeBytes: clip.length });
+    expect(await bucket.head(up.key)).toBeNull();
+    // S3 cannot revoke the URL: other bytes of the same size are accepted, under the upload's key.
+    const other = Buffer.alloc(clip.length, 0x5a);
+    expect(await put(up.url, other)).toBe(200);
+    expect(await bucket.head(up.key)).toEqual({ sizeBytes: clip.length });
+    // What an agent's lease points at is still the bytes the job was created with.
+    const c = agentClient(h.url, await agentToken(h, 'second-put'));
+    try {
+      const { nodeId } = await c.agent.register.mutate({ nodeName: 'second-put-node', capabilities: TEST_AGENT_CAPABILITIES });
+      const leases = await c.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });
+      const lease = leases.find((l) => l.jobId === job.id)!;
+      for (const l of leases) await c.agent.release.mutate({ nodeId, jobId: l.jobId, leaseId: l.leaseId });
+      expect(lease.source.kind).toBe('upload');
+      const got = await fetch(lease.source.url);
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(clip)).toBe(true);
+    } finally {
+      c.close();
+    }
+    // The job's end takes both keys: its source and what the late PUT left under the upload's key.
+    expect((await api('POST', `/v1/automation-jobs/${job.id}/cancel`)).body.status).toBe('cancelled');
+    await until(async () => (await bucket.head(source)) === null && (await bucket.head(up.key)) === null, 10_000, 'both keys to leave the bucket');
   });
 
   it('a cancelled job takes its uploaded source with it', async () => {
@@ -132,8 +170,10 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     const up = await upload(api, clip);
     expect(await put(up.url, clip)).toBe(200);
     const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
+    const source = await sourceKey(up.uploadId);
+    expect(await bucket.head(source)).toEqual({ sizeBytes: clip.length });
     expect((await api('POST', `/v1/automation-jobs/${job.id}/cancel`)).body.status).toBe('cancelled');
-    await until(async () => (await bucket.head(up.key)) === null, 10_000, 'the cancelled job source to leave the bucket');
+    await until(async () => (await bucket.head(source)) === null, 10_000, 'the cancelled job source to leave the bucket');
   });
 
   it('an output uploaded by the agent is served by a presigned GET from S3, and deleted from the bucket after its 7 days', async () => {
@@ -191,7 +231,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
             .executeTakeFirstOrThrow()
         ).n,
       ),
-    ).toBe(4);
+    ).toBe(5);
     const client = createS3Client(s3);
     try {
       const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));

@@ -1,12 +1,9 @@
 import { z } from 'zod';
+import { contentTypesFor } from './content-types.ts';
 import { CreateUploadRequestSchema, contentTypeForFileName } from './upload.ts';
 
 /** Accepted font uploads by extension and the content type derived from each. */
-export const FONT_CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  ttf: 'font/ttf',
-  otf: 'font/otf',
-  woff2: 'font/woff2',
-});
+export const FONT_CONTENT_TYPES: Readonly<Record<string, string>> = contentTypesFor(['ttf', 'otf', 'woff2']);
 
 /** Largest font file accepted. */
 export const MAX_FONT_BYTES = 10 * 1024 * 1024;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { contentTypesFor } from './content-types.ts';
 
 /** Limits of a transcript given at job creation (issue 10). */
 export const TRANSCRIPT_MAX_WORDS = 20_000;
@@ -86,7 +87,7 @@ export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 export const TranscriptQuerySchema = z.strictObject({ format: z.enum(TRANSCRIPT_FORMATS).default('json') });
 
 /** Content types of the subtitle exports. */
-export const TRANSCRIPT_CONTENT_TYPES = { srt: 'application/x-subrip; charset=utf-8', vtt: 'text/vtt; charset=utf-8' } as const;
+export const TRANSCRIPT_CONTENT_TYPES = contentTypesFor(['srt', 'vtt']);
 
 /**
  * Recognized words made fit to be given back as a transcript: starts non-decreasing, every word at

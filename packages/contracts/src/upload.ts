@@ -1,20 +1,14 @@
 import { z } from 'zod';
+import { contentTypeForExtension, contentTypesFor } from './content-types.ts';
 
 /** Accepted upload extensions and the content type derived from each (ARCHITECTURE.md). */
-export const UPLOAD_CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  mp4: 'video/mp4',
-  m4v: 'video/x-m4v',
-  mov: 'video/quicktime',
-  webm: 'video/webm',
-  mkv: 'video/x-matroska',
-  avi: 'video/x-msvideo',
-});
+export const UPLOAD_CONTENT_TYPES: Readonly<Record<string, string>> = contentTypesFor(['mp4', 'm4v', 'mov', 'webm', 'mkv', 'avi']);
 
 /** The content type for a file name, or null when its extension is not accepted. */
 export function contentTypeForFileName(fileName: string, table: Readonly<Record<string, string>> = UPLOAD_CONTENT_TYPES): string | null {
   const dot = fileName.lastIndexOf('.');
   if (dot < 0) return null;
-  return table[fileName.slice(dot + 1).toLowerCase()] ?? null;
+  return contentTypeForExtension(fileName.slice(dot + 1), table);
 }
 
 export const CreateUploadRequestSchema = z.strictObject({

@@ -1,5 +1,5 @@
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Driver, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Driver, type Migration, type MigrationProvider, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
@@ -20,6 +20,33 @@ const migrations: Record<string, Migration> = {
   '0016-fonts': fonts,
 };
 
+/** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */
+const STATEMENT_CACHE_SIZE = 1000;
+
+/**
+ * kysely's SQLite driver prepares every statement it runs, and compiling the SQL cost more than
+ * running it (the request path's lookups: most of their database time, measured with bench:api).
+ * The same SQL text gets the same prepared statement back (least recently used ones are dropped):
+ * kysely runs a statement to completion (all/run) before the next one, and SQLite re-prepares a
+ * statement by itself when a migration changes the schema under it.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (stmt) cache.delete(text);
+      else {
+        stmt = sqlite.prepare(text);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(text, stmt);
+      return stmt;
+    },
+  };
+}
+
 /**
  * On SQLITE_FULL (a full disk) and some I/O errors SQLite rolls the transaction back itself;
  * kysely's ROLLBACK then fails with "cannot rollback - no transaction is active", and that error
@@ -28,7 +55,7 @@ const migrations: Record<string, Migration> = {
  */
 class KeepCauseSqliteDialect extends SqliteDialect {
   constructor(private readonly sqlite: SQLite.Database) {
-    super({ database: sqlite });
+    super({ database: withStatementCache(sqlite) });
   }
   override createDriver(): Driver {
     const driver = super.createDriver();

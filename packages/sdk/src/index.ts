@@ -38,7 +38,14 @@ export {
 } from './job.ts';
 export type { DownloadOptions, PutUploadOptions, TransferProgress, UploadBody } from './transfer.ts';
 export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
-export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type HeadersLike, type VerifiedWebhook, type VerifyWebhookOptions } from './webhooks.ts';
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  verifyWebhook,
+  type HeadersLike,
+  type VerifiedWebhook,
+  type VerifiedWebhookSignature,
+  type VerifyWebhookOptions,
+} from './webhooks.ts';
 export {
   FAILURE_CODES,
   type ApiErrorCode,

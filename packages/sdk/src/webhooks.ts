@@ -18,13 +18,9 @@ export interface VerifyWebhookOptions {
   now?: Date | number;
 }
 
-export interface VerifiedWebhook {
+export interface VerifiedWebhook extends VerifiedWebhookSignature {
   /** The job record (the same shape GET /v1/automation-jobs/:id returns). Deduplicate by `job.id`. */
   job: Job;
-  /** `webhook-id`: stable across retries of one delivery. */
-  webhookId: string;
-  /** `webhook-timestamp` of this attempt. */
-  timestamp: Date;
 }
 
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -54,15 +50,20 @@ function expectedSignature(secret: string, id: string, timestamp: number, body: 
   return Buffer.from(new Webhook(secret).sign(id, new Date(timestamp * 1000), payload).slice('v1,'.length), 'base64');
 }
 
+/** What a checked signature vouches for: the delivery and the time of this attempt. */
+export interface VerifiedWebhookSignature {
+  /** `webhook-id`: stable across retries of one delivery. */
+  webhookId: string;
+  /** `webhook-timestamp` of this attempt. */
+  timestamp: Date;
+}
+
 /**
- * Verifies a webhook delivery per Standard Webhooks (HMAC-SHA256, `v1`, computed by the
- * `standardwebhooks` package): the signed content is
- * `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed by the base64-decoded secret; the
- * `webhook-signature` header lists space-separated `v1,<base64>` signatures (two while the
- * sender rotates secrets), any one matching is enough. Returns the parsed job record, or throws
- * WebhookVerificationError (answer 400 and do not act on the payload).
+ * The signature half of verifyWebhook, for any body (the sender's own tests sign bodies that are
+ * not job records): headers present, timestamp inside the tolerance, and one `v1` signature that
+ * matches the raw body under one of the secrets. Throws WebhookVerificationError otherwise.
  */
-export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
+export function verifyWebhookSignature(opts: VerifyWebhookOptions): VerifiedWebhookSignature {
   if (typeof opts.body !== 'string' && !(opts.body instanceof Uint8Array)) {
     throw new WebhookVerificationError(
       'invalid_payload',
@@ -95,6 +96,19 @@ export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
       'invalid_signature',
       'no webhook-signature matches the body and secret (was the raw body changed, e.g. parsed and re-serialized?)',
     );
+  return { webhookId: id, timestamp: new Date(timestamp * 1000) };
+}
+
+/**
+ * Verifies a webhook delivery per Standard Webhooks (HMAC-SHA256, `v1`, computed by the
+ * `standardwebhooks` package): the signed content is
+ * `${webhook-id}.${webhook-timestamp}.${raw body}`, keyed by the base64-decoded secret; the
+ * `webhook-signature` header lists space-separated `v1,<base64>` signatures (two while the
+ * sender rotates secrets), any one matching is enough. Returns the parsed job record, or throws
+ * WebhookVerificationError (answer 400 and do not act on the payload).
+ */
+export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
+  const signature = verifyWebhookSignature(opts);
   let json: unknown;
   try {
     json = JSON.parse(typeof opts.body === 'string' ? opts.body : Buffer.from(opts.body).toString('utf8'));
@@ -103,5 +117,5 @@ export function verifyWebhook(opts: VerifyWebhookOptions): VerifiedWebhook {
   }
   const job = ClientJobSchema.safeParse(json);
   if (!job.success) throw new WebhookVerificationError('invalid_payload', 'the signed body is not a job record');
-  return { job: job.data as Job, webhookId: id, timestamp: new Date(timestamp * 1000) };
+  return { job: job.data as Job, ...signature };
 }

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
 import { CaptionfarmApiError, CaptionfarmNetworkError, DEFAULT_POLL_POLICY, createClient, nextPollDelay, type Job, type PollPolicy } from '../src/index.ts';
 import { pollUntilTerminal } from '../src/wait.ts';
+import { jobRecord } from './job-record.ts';
 
 describe('nextPollDelay (pure)', () => {
   const P: PollPolicy = { initialDelayMs: 1000, maxDelayMs: 10_000, multiplier: 1.5, jitter: 0.2 };
@@ -35,27 +36,6 @@ describe('nextPollDelay (pure)', () => {
   });
 });
 
-function job(over: Partial<Job>): Job {
-  return {
-    id: '6f1d1c4e-8a55-4a55-9c1e-1d2b3c4d5e6f',
-    status: 'queued',
-    phase: 'queued',
-    templateId: 'karaoke',
-    quotedSeconds: null,
-    format: 'mp4',
-    quality: 'high',
-    resolution: null,
-    percent: null,
-    downloadUrl: null,
-    outputExpiresAt: null,
-    failureReason: null,
-    failureCode: null,
-    settledAt: null,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    ...over,
-  };
-}
-
 /**
  * Runs pollUntilTerminal over a script of answers on fake timers and records the gaps between
  * polls: exact virtual milliseconds, so the backoff is checked to the millisecond without a race
@@ -87,9 +67,9 @@ describe('pollUntilTerminal (scripted answers)', () => {
   });
 
   it('backs off while nothing changes, resets on progress, returns the terminal record', async () => {
-    const queued = job({});
-    const r = (percent: number) => job({ status: 'running', phase: 'rendering', percent });
-    const s = await script([queued, queued, queued, queued, r(10), r(10), r(20), job({ status: 'succeeded', phase: 'succeeded' })]);
+    const queued = jobRecord({});
+    const r = (percent: number) => jobRecord({ status: 'running', phase: 'rendering', percent });
+    const s = await script([queued, queued, queued, queued, r(10), r(10), r(20), jobRecord({ status: 'succeeded', phase: 'succeeded' })]);
     expect((await s.result).status).toBe('succeeded');
     expect(s.updates.map((u) => u.percent ?? u.phase)).toEqual(['queued', 'queued', 'queued', 'queued', 10, 10, 20, 'succeeded']);
     const g = s.gaps();
@@ -102,11 +82,11 @@ describe('pollUntilTerminal (scripted answers)', () => {
     const net = new CaptionfarmNetworkError('network_error', 'ECONNRESET');
     const busy = new CaptionfarmApiError({ status: 429, code: 'rate_limited', message: 'slow down', retryAfterSeconds: 0 });
     const s500 = new CaptionfarmApiError({ status: 500, code: 'internal', message: 'oops' });
-    const ok = await script([net, busy, s500, job({ status: 'cancelled', phase: 'cancelled' })]);
+    const ok = await script([net, busy, s500, jobRecord({ status: 'cancelled', phase: 'cancelled' })]);
     expect((await ok.result).status).toBe('cancelled');
 
     const gone = new CaptionfarmApiError({ status: 404, code: 'not_found', message: 'no job' });
-    const notFound = await script([job({}), gone]);
+    const notFound = await script([jobRecord({}), gone]);
     await expect(notFound.result).rejects.toBe(gone);
     expect(notFound.times).toHaveLength(2);
 

@@ -5,26 +5,19 @@ import { signWebhook } from '@captionfarm/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WebhookVerificationError, verifyWebhook, type Job } from '../src/index.ts';
+import { jobRecord } from './job-record.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const other = `whsec_${randomBytes(32).toString('base64')}`;
-const job: Job = {
+const job = jobRecord({
   id: '0b3c2a9e-4f1d-4b7a-9d5e-2c8f6a1b3e4d',
   status: 'failed',
   phase: 'failed',
-  templateId: 'karaoke',
   quotedSeconds: 42,
-  format: 'mp4',
-  quality: 'high',
-  resolution: null,
-  percent: null,
-  downloadUrl: null,
-  outputExpiresAt: null,
   failureReason: 'Unsere Quelle antwortete 404 — “nicht gefunden” ✓',
   failureCode: 'source-unreachable',
-  settledAt: null,
   createdAt: '2026-03-01T12:00:00.000Z',
-};
+});
 // The exact bytes a sender might emit: spacing and key order a re-serialization would not keep.
 const body = JSON.stringify(job, null, 1).replace('"id"', '"id" ');
 const id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';

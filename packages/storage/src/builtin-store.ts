@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { contentTypeForExtension, contentTypesFor } from '@captionfarm/contracts';
 import { createS3Store } from './s3-store.ts';
 import { verifyPresignedRequest } from './sigv4-verify.ts';
 import type { ObjectStore } from './types.ts';
@@ -53,16 +54,8 @@ export interface BuiltinStore extends ObjectStore {
 }
 
 const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
-const MIME: Record<string, string> = {
-  mp4: 'video/mp4',
-  m4v: 'video/x-m4v',
-  mov: 'video/quicktime',
-  webm: 'video/webm',
-  mkv: 'video/x-matroska',
-  avi: 'video/x-msvideo',
-  png: 'image/png',
-  json: 'application/json',
-};
+/** What GET answers with, by the key's extension (the ones jobs write; anything else is octet-stream). */
+const MIME = contentTypesFor(['mp4', 'm4v', 'mov', 'webm', 'mkv', 'avi', 'png', 'json']);
 
 /**
  * Answers with an S3 XML error and closes the connection without reading the rest of the request
@@ -230,7 +223,7 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
     const params = new URLSearchParams(rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '');
     const headers: Record<string, string | number> = {
-      'content-type': MIME[ext] ?? 'application/octet-stream',
+      'content-type': contentTypeForExtension(ext, MIME) ?? 'application/octet-stream',
       'accept-ranges': 'bytes',
     };
     const disposition = params.get('response-content-disposition');
@@ -289,5 +282,7 @@ export function createBuiltinStore(opts: BuiltinStoreOptions): BuiltinStore {
     async delete(key) {
       await rm(filePath(key), { force: true });
     },
+    // Its PUTs ask `beforePut` first, which refuses a claimed upload (409): the key stays as it is.
+    seal: async (key) => key,
   };
 }

@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ObjectStore, S3Location } from './types.ts';
 
@@ -54,6 +54,11 @@ export function createS3Store(
     },
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket: loc.bucket, Key: key }));
+    },
+    async seal(key, toKey) {
+      // Server-side: the bytes never leave the S3 server. CopySource is `bucket/key`, URL-encoded.
+      await client.send(new CopyObjectCommand({ Bucket: loc.bucket, Key: toKey, CopySource: encodeURI(`${loc.bucket}/${key}`) }));
+      return toKey;
     },
   };
 }

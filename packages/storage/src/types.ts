@@ -8,6 +8,14 @@ export interface ObjectStore {
   head(key: string): Promise<{ sizeBytes: number } | null>;
   /** Deletes an object; deleting a missing one is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Puts the object at `key` out of reach of the presigned PUT URLs that name it, and returns the
+   * key to read it from from now on. A presigned URL cannot be revoked on S3, so the S3 store
+   * copies the object server-side (CopyObject) to `toKey`, which no URL names; the caller deletes
+   * `key` once it no longer needs it. The built-in store refuses those PUTs itself (`beforePut`),
+   * so it returns `key` and copies nothing.
+   */
+  seal(key: string, toKey: string): Promise<string>;
 }
 
 export interface S3Location {

@@ -1,9 +1,8 @@
 /**
- * The one spawn wrapper for whisper.cpp's `whisper-server`: a child process that loads the model
- * once and transcribes WAV files posted to it over loopback HTTP. A crash or a bad model kills
+ * The one wrapper for whisper.cpp's `whisper-server` (started through runProcess, like every child):
+ * a child process that loads the model once and transcribes WAV files posted to it over loopback HTTP. A crash or a bad model kills
  * the child, never us: the caller gets a TranscriptionError with the end of its stderr.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -11,8 +10,8 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { dieWithParent, killOnExit } from './die-with-parent.ts';
 import { TranscriptionError } from './errors.ts';
+import { runProcess } from './process.ts';
 
 export interface WhisperServerConfig {
   /** Directory with the `whisper-server` binary. */
@@ -164,38 +163,36 @@ class PortTakenError extends Error {}
 
 async function startOnce(cfg: WhisperServerConfig, port: number): Promise<WhisperServer> {
   const binary = join(cfg.binDir, 'whisper-server');
-  const [command, args] = dieWithParent(binary, whisperServerArgs({ ...cfg, port }));
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(cfg.env ? { env: cfg.env } : {}) });
-  killOnExit(child);
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-STDERR_KEEP)));
+  const child = runProcess(binary, { args: whisperServerArgs({ ...cfg, port }), stdout: 'ignore', env: cfg.env, stderrTailChars: STDERR_KEEP });
   let exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null = null;
-  const exited = new Promise<void>((resolve) => {
-    child.on('error', (error) => {
+  const exited = child.done.then(
+    (r) => {
+      exit = { code: r.exitCode, signal: r.exitSignal };
+    },
+    (error: Error) => {
       exit = { code: null, signal: null, error };
-      resolve();
-    });
-    child.on('exit', (code, signal) => {
-      exit ??= { code, signal };
-      resolve();
-    });
-  });
+    },
+  );
+  const stderr = () => child.stderrTail();
   const describeExit = () => {
     const e = exit!;
     if (e.error) return `could not start ${binary}: ${e.error.message}`;
-    return `whisper.cpp exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`}): ${tail(stderr) || 'no output'}`;
+    return `whisper.cpp exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`}): ${tail(stderr()) || 'no output'}`;
   };
 
   // Model loading happens before the port is bound, so the first answer means "loaded".
   const deadline = Date.now() + (cfg.readyTimeoutMs ?? 120_000);
   while ((await get(port, '/health', 1000)) !== 200) {
     if (exit) {
-      if (/couldn't bind to server socket/.test(stderr)) throw new PortTakenError(stderr);
+      if (/couldn't bind to server socket/.test(stderr())) throw new PortTakenError(stderr());
       throw new TranscriptionError('transcription-failed', `whisper.cpp could not load model ${cfg.model}: ${describeExit()}`);
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new TranscriptionError('transcription-failed', `whisper.cpp did not load ${cfg.model} within ${cfg.readyTimeoutMs ?? 120_000} ms: ${tail(stderr)}`);
+      throw new TranscriptionError(
+        'transcription-failed',
+        `whisper.cpp did not load ${cfg.model} within ${cfg.readyTimeoutMs ?? 120_000} ms: ${tail(stderr())}`,
+      );
     }
     await delay(50);
   }

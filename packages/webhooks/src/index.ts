@@ -1,18 +1,13 @@
 export {
   signWebhook,
-  verifyWebhook,
   computeSignature,
   generateWebhookSecret,
   generateWebhookId,
   activeWebhookSecrets,
   WEBHOOK_SECRET_PREFIX,
   WEBHOOK_SECRET_ROTATION_OVERLAP_MS,
-  DEFAULT_TIMESTAMP_TOLERANCE_SECONDS,
   type WebhookHeaders,
   type SignWebhookArgs,
-  type VerifyWebhookArgs,
-  type VerifyResult,
-  type HeaderSource,
 } from './signing.ts';
 export {
   nextAttemptAt,

@@ -1,17 +1,22 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import {
-  activeWebhookSecrets,
-  generateWebhookId,
-  generateWebhookSecret,
-  signWebhook,
-  verifyWebhook,
-  WEBHOOK_SECRET_ROTATION_OVERLAP_MS,
-} from '../src/signing.ts';
+import { activeWebhookSecrets, generateWebhookId, generateWebhookSecret, signWebhook, WEBHOOK_SECRET_ROTATION_OVERLAP_MS } from '../src/signing.ts';
+// The one verifier is the SDK's; its signature half takes bodies that are not job records.
+import { verifyWebhookSignature, type VerifyWebhookOptions } from '../../sdk/src/webhooks.ts';
 
 const body = '{"id":"job_1","status":"succeeded","outputUrl":null,"n":1.50,"text":"ünïcødé ✓"}';
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** The SDK's verdict: 'ok', or the WebhookVerificationError's code. */
+function verdict(opts: VerifyWebhookOptions): string {
+  try {
+    verifyWebhookSignature(opts);
+    return 'ok';
+  } catch (err) {
+    return (err as { code: string }).code;
+  }
+}
 
 function handSignature(secret: string, id: string, timestamp: number, payload: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
@@ -55,7 +60,7 @@ describe('signWebhook', () => {
     expect(headers['webhook-timestamp']).toBe(String(ts));
     expect(headers['webhook-signature']).toBe(`v1,${handSignature(secret, 'msg_abc', ts, body)}`);
     expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
-    expect(verifyWebhook({ body, headers: { ...headers }, secrets: [secret] })).toEqual({ ok: true, id: 'msg_abc', timestamp: ts });
+    expect(verifyWebhookSignature({ body, headers: { ...headers }, secret })).toEqual({ webhookId: 'msg_abc', timestamp: new Date(ts * 1000) });
   });
 
   it('signs bytes and strings identically', () => {
@@ -74,7 +79,7 @@ describe('signWebhook', () => {
     expect(parts.every((p) => p.startsWith('v1,'))).toBe(true);
     for (const secret of [current, previous]) {
       expect(() => new Webhook(secret).verify(body, { ...headers })).not.toThrow();
-      expect(verifyWebhook({ body, headers: { ...headers }, secrets: [secret] }).ok).toBe(true);
+      expect(verdict({ body, headers: { ...headers }, secret })).toBe('ok');
     }
     expect(() => new Webhook(generateWebhookSecret()).verify(body, { ...headers })).toThrow();
   });
@@ -89,7 +94,7 @@ describe('signWebhook', () => {
   });
 });
 
-describe('verification rejects tampering (official library and verifyWebhook)', () => {
+describe('verification rejects tampering (official library and the SDK)', () => {
   const secret = generateWebhookSecret();
   const fresh = (): Record<string, string> => ({ ...signWebhook({ id: 'msg_t', timestamp: nowSeconds(), body, secrets: [secret] }) });
 
@@ -97,45 +102,43 @@ describe('verification rejects tampering (official library and verifyWebhook)', 
     const headers = fresh();
     const tampered = body.replace('succeeded', 'failed');
     expect(() => new Webhook(secret).verify(tampered, headers)).toThrow(/signature/i);
-    expect(verifyWebhook({ body: tampered, headers, secrets: [secret] })).toEqual({ ok: false, reason: 'no_matching_signature' });
+    expect(verdict({ body: tampered, headers, secret })).toBe('invalid_signature');
     // Re-serialised JSON (whitespace/key order) also fails: the raw body is what is signed.
     const reserialised = JSON.stringify(JSON.parse(body), null, 1);
-    expect(verifyWebhook({ body: reserialised, headers, secrets: [secret] }).ok).toBe(false);
+    expect(verdict({ body: reserialised, headers, secret })).not.toBe('ok');
   });
 
   it('tampered timestamp', () => {
     const headers = fresh();
     headers['webhook-timestamp'] = String(Number(headers['webhook-timestamp']) - 1);
     expect(() => new Webhook(secret).verify(body, headers)).toThrow(/signature/i);
-    expect(verifyWebhook({ body, headers, secrets: [secret] })).toEqual({ ok: false, reason: 'no_matching_signature' });
+    expect(verdict({ body, headers, secret })).toBe('invalid_signature');
   });
 
   it('tampered id', () => {
     const headers = fresh();
     headers['webhook-id'] = 'msg_other';
     expect(() => new Webhook(secret).verify(body, headers)).toThrow();
-    expect(verifyWebhook({ body, headers, secrets: [secret] }).ok).toBe(false);
+    expect(verdict({ body, headers, secret })).not.toBe('ok');
   });
 
   it('old and future timestamps (replay window 5 min)', () => {
     const old = { ...signWebhook({ id: 'msg_o', timestamp: nowSeconds() - 6 * 60, body, secrets: [secret] }) };
     expect(() => new Webhook(secret).verify(body, old)).toThrow(/too old/i);
-    expect(verifyWebhook({ body, headers: old, secrets: [secret] })).toEqual({ ok: false, reason: 'timestamp_too_old' });
+    expect(verdict({ body, headers: old, secret })).toBe('timestamp_out_of_tolerance');
     const future = { ...signWebhook({ id: 'msg_f', timestamp: nowSeconds() + 6 * 60, body, secrets: [secret] }) };
     expect(() => new Webhook(secret).verify(body, future)).toThrow(/too new/i);
-    expect(verifyWebhook({ body, headers: future, secrets: [secret] })).toEqual({ ok: false, reason: 'timestamp_too_new' });
+    expect(verdict({ body, headers: future, secret })).toBe('timestamp_out_of_tolerance');
     // With an injected clock, the same old delivery verifies at its own time.
-    expect(verifyWebhook({ body, headers: old, secrets: [secret], now: (nowSeconds() - 6 * 60) * 1000 }).ok).toBe(true);
+    expect(verdict({ body, headers: old, secret, now: (nowSeconds() - 6 * 60) * 1000 })).toBe('ok');
   });
 
   it('missing or malformed headers', () => {
     const headers = fresh();
-    expect(verifyWebhook({ body, headers: { ...headers, 'webhook-signature': '' }, secrets: [secret] }).ok).toBe(false);
-    expect(verifyWebhook({ body, headers: { 'webhook-id': 'x' }, secrets: [secret] })).toEqual({ ok: false, reason: 'missing_headers' });
-    expect(verifyWebhook({ body, headers: { ...headers, 'webhook-timestamp': '12e3' }, secrets: [secret] })).toEqual({ ok: false, reason: 'bad_timestamp' });
-    expect(
-      verifyWebhook({ body, headers: { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') }, secrets: [secret] }).ok,
-    ).toBe(false);
+    expect(verdict({ body, headers: { ...headers, 'webhook-signature': '' }, secret })).not.toBe('ok');
+    expect(verdict({ body, headers: { 'webhook-id': 'x' }, secret })).toBe('missing_headers');
+    expect(verdict({ body, headers: { ...headers, 'webhook-timestamp': '12e3' }, secret })).toBe('invalid_timestamp');
+    expect(verdict({ body, headers: { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') }, secret })).not.toBe('ok');
   });
 
   it('accepts signatures made by the official library, any header casing, Headers objects', () => {
@@ -143,9 +146,9 @@ describe('verification rejects tampering (official library and verifyWebhook)', 
     const ts = nowSeconds();
     const signature = wh.sign('msg_lib', new Date(ts * 1000), body);
     const raw = { 'Webhook-Id': 'msg_lib', 'WEBHOOK-TIMESTAMP': String(ts), 'webhook-signature': `v1,bogus ${signature}` };
-    expect(verifyWebhook({ body, headers: raw, secrets: [secret] }).ok).toBe(true);
+    expect(verdict({ body, headers: raw, secret })).toBe('ok');
     const h = new Headers(raw);
-    expect(verifyWebhook({ body: Buffer.from(body), headers: h, secrets: [generateWebhookSecret(), secret] }).ok).toBe(true);
+    expect(verdict({ body: Buffer.from(body), headers: h, secret: [generateWebhookSecret(), secret] })).toBe('ok');
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   PLANS,
   billableMinutes,
+  contentTypeForExtension,
   type AgentCompleteInput,
   type AgentFailInput,
   type AgentIngestedInput,
@@ -13,8 +14,6 @@ import type { ObjectStore } from '@captionfarm/storage';
 import { finishJob, type Ending } from '../services/finish-job.ts';
 import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
-
-const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime' };
 
 /** Who writes: the node (checked against the token by the router) and the lease it holds. */
 type Holder = { nodeId: string; jobId: string; leaseId: string };
@@ -118,7 +117,7 @@ export function createAgentReports(deps: {
       const url = await store.presignPut({
         key: `outputs/${job.id}.${job.format}`,
         contentLength: input.sizeBytes,
-        contentType: CONTENT_TYPES[job.format] ?? 'application/octet-stream',
+        contentType: contentTypeForExtension(job.format) ?? 'application/octet-stream',
         expiresInSeconds: 3600,
       });
       return { ok: true, url };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS, PlanIdSchema, type PlanId } from '@captionfarm/contracts';
-import { appendLedger, lockAccount, minutesBalance, type Db } from '@captionfarm/db';
+import { appendLedger, lockAccount, minutesBalance, prepared, type Db } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import type { Database } from '@captionfarm/db';
 import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts';
@@ -10,6 +10,15 @@ type Q = Db | Transaction<Database>;
 const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** lastUsedAt of an API key is exact to this much (one write per key and minute at most). */
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+// Every request of the public API looks its key up: compiled once (prepared).
+const keyByHash = prepared((db, a: { hash: string }) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['api_keys.id as keyId', 'api_keys.revoked_at', 'api_keys.last_used_at', 'accounts.id', 'accounts.plan'])
+    .where('api_keys.hash', '=', a.hash),
+);
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 
@@ -170,12 +179,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
     /** The account of a bearer API key, or null (unknown or revoked). */
     async authenticate(key: string) {
       if (!key.startsWith('cf_live_')) return null;
-      const row = await db
-        .selectFrom('api_keys')
-        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-        .select(['api_keys.id as keyId', 'api_keys.revoked_at', 'api_keys.last_used_at', 'accounts.id', 'accounts.plan'])
-        .where('api_keys.hash', '=', hashSecret(key))
-        .executeTakeFirst();
+      const [row] = await keyByHash(db, { hash: hashSecret(key) });
       if (!row || row.revoked_at !== null) return null;
       // lastUsedAt lets operators find stale keys; written at most once a minute per key, so a
       // busy key costs one small write a minute, not one per request.

@@ -12,12 +12,13 @@ import {
   type JobStatus,
   type PlanId,
 } from '@captionfarm/contracts';
-import { lockAccount, type Db, type Job } from '@captionfarm/db';
+import { lockAccount, prepared, type Db, type Job } from '@captionfarm/db';
 import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
 import { insertGivenTranscript } from './transcripts.ts';
+import { sourceKeyFor } from './uploads.ts';
 import type { TemplatesService } from './templates.ts';
 import type { ObjectStore } from '@captionfarm/storage';
 
@@ -41,6 +42,11 @@ export type UrlPolicy = (url: string) => Promise<string | null>;
  */
 export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: number } | { unreadable: string } | null>;
 
+// GET /v1/automation-jobs/:id (and cancel, style, transcript) reads the job this way: compiled once (prepared).
+const ownedJob = prepared((db, a: { id: string; accountId: string }) =>
+  db.selectFrom('jobs').selectAll().where('id', '=', a.id).where('account_id', '=', a.accountId),
+);
+
 export function createJobsService(deps: {
   db: Db;
   store: ObjectStore;
@@ -61,9 +67,7 @@ export function createJobsService(deps: {
 
   async function getOwned(caller: Caller, id: string): Promise<Job> {
     // Another account's job answers exactly like a missing one: existence never leaks.
-    const row = /^[0-9a-f-]{36}$/i.test(id)
-      ? await db.selectFrom('jobs').selectAll().where('id', '=', id.toLowerCase()).where('account_id', '=', caller.accountId).executeTakeFirst()
-      : undefined;
+    const row = /^[0-9a-f-]{36}$/i.test(id) ? (await ownedJob(db, { id: id.toLowerCase(), accountId: caller.accountId }))[0] : undefined;
     if (!row) throw new ApiError('not_found', `No job ${id} in this account.`);
     return row;
   }
@@ -113,17 +117,29 @@ export function createJobsService(deps: {
       );
     }
 
-    // Probed before the transaction (ffprobe takes 50-300 ms; a transaction holds the database).
+    const id = randomUUID();
+    // A claimed upload is sealed and probed before the transaction (a copy on S3 and ffprobe take
+    // time; a transaction holds the database): sealing puts the bytes out of reach of the upload's
+    // presigned PUT URL, which stays valid for its 15 minutes (ObjectStore.seal), and the probe
+    // reads the sealed bytes, the ones the job will process.
+    let sealed: { uploadKey: string; key: string } | undefined;
     let probe: Awaited<ReturnType<UploadProbe>> = null;
-    if (input.uploadId && deps.probeUpload) {
+    if (input.uploadId) {
       const upload = await db
         .selectFrom('uploads')
-        .select(['object_key', 'claimed_by_job_id'])
+        .select(['object_key', 'size_bytes', 'claimed_by_job_id', 'deleted_at'])
         .where('id', '=', input.uploadId)
         .where('account_id', '=', caller.accountId)
         .executeTakeFirst();
-      if (upload && upload.claimed_by_job_id === null && (await store.head(upload.object_key))) probe = await deps.probeUpload(upload.object_key);
+      if (upload && upload.claimed_by_job_id === null && upload.deleted_at === null && (await store.head(upload.object_key))?.sizeBytes === upload.size_bytes) {
+        sealed = { uploadKey: upload.object_key, key: await store.seal(upload.object_key, sourceKeyFor(id, upload.object_key)) };
+        if (deps.probeUpload) probe = await deps.probeUpload(sealed.key);
+      }
     }
+    /** Removes the copy a failed create made (the upload stays as it was, for another try). */
+    const dropCopy = async () => {
+      if (sealed && sealed.key !== sealed.uploadKey) await store.delete(sealed.key).catch(() => undefined);
+    };
     const probeEnding: Ending | null =
       probe && 'unreadable' in probe
         ? { status: 'failed', failureCode: 'source-unreadable', failureReason: probe.unreadable }
@@ -137,11 +153,10 @@ export function createJobsService(deps: {
             }
           : null;
 
-    const id = randomUUID();
     const t = now();
     const iso = t.toISOString();
     let reserved: string[] = [];
-    await db.transaction().execute(async (trx) => {
+    const created = db.transaction().execute(async (trx) => {
       // Another control plane's create for this account waits here: the balance cannot be spent twice.
       await lockAccount(trx, caller.accountId);
       if (input.uploadId) {
@@ -156,16 +171,18 @@ export function createJobsService(deps: {
           throw new ApiError('upload_already_used', `Upload ${input.uploadId} was already used by job ${upload.claimed_by_job_id}; create a new upload.`);
         if (!upload || upload.deleted_at !== null)
           throw new ApiError('not_found', `No upload ${input.uploadId} in this account (unused uploads are removed after 24 hours).`);
-        const head = await store.head(upload.object_key);
-        if (!head || head.sizeBytes !== upload.size_bytes) {
+        // Not sealed: the upload was not complete when we looked (or it changed since): no claim.
+        const head = sealed?.uploadKey === upload.object_key ? await store.head(sealed.key) : null;
+        if (!sealed || !head || head.sizeBytes !== upload.size_bytes) {
           throw new ApiError(
             'upload_not_completed',
             `Upload ${input.uploadId} has not been completed: PUT the ${upload.size_bytes} bytes to its uploadUrl first.`,
           );
         }
+        // From now on the upload's object is the sealed one: the job reads it, its end deletes it.
         const claimed = await trx
           .updateTable('uploads')
-          .set({ claimed_by_job_id: id, completed_at: upload.completed_at ?? iso })
+          .set({ claimed_by_job_id: id, completed_at: upload.completed_at ?? iso, object_key: sealed.key })
           .where('id', '=', upload.id)
           .where('claimed_by_job_id', 'is', null)
           .executeTakeFirst();
@@ -226,6 +243,13 @@ export function createJobsService(deps: {
       // cannot cover waits in `queued`. A job that will never run holds nothing.
       if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
     });
+    await created.catch(async (err: unknown) => {
+      await dropCopy();
+      throw err;
+    });
+    // The claim holds: the upload's own key has served its purpose (a PUT after this lands there,
+    // out of the job's way, and the job's end deletes it again: UploadsService.deleteEndedSources).
+    if (sealed && sealed.key !== sealed.uploadKey) await store.delete(sealed.uploadKey).catch(() => undefined);
     // The spec's 202 always carries `queued`. What can be known only now ends the job right
     // after, as a failure with its webhook: an unreadable or too long upload, no minutes left.
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -267,6 +291,23 @@ export function createJobsService(deps: {
     return toJobRecord(ended);
   }
 
+  /**
+   * A cursor signed before `jobs.seq` (migration 0013) names its last job by (created_at, id), the
+   * list's order then. Migration 0013 numbered the jobs in that same order, so the page goes on
+   * after the newest job that came before that place: a client paging across the upgrade neither
+   * skips nor repeats a job, and a job deleted since does not end its walk.
+   */
+  async function seqAfterOldCursor(accountId: string, createdAt: string, jobId: string): Promise<number> {
+    const prev = await db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.max('seq').as('seq'))
+      .where('account_id', '=', accountId)
+      .where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', jobId)])]))
+      .executeTakeFirst();
+    // Nothing before it: an empty page, as the old cursor would have given.
+    return (prev?.seq ?? 0) + 1;
+  }
+
   /** `filter.status`: the dashboard's status filter (the public list has none). */
   async function list(caller: Caller, query: unknown, filter: { status?: JobStatus } = {}): Promise<JobList> {
     const parsed = ListJobsQuerySchema.safeParse(query);
@@ -276,11 +317,10 @@ export function createJobsService(deps: {
     // jobs created in the same millisecond keep their creation order, on SQLite and PostgreSQL.
     let after: number | undefined;
     if (cursor) {
-      const v = verifyToken(cursor, cursorKey) as { a?: string; s?: number } | undefined;
-      if (!v || v.a !== caller.accountId || typeof v.s !== 'number') {
-        throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from a previous response unchanged.');
-      }
-      after = v.s;
+      const v = verifyToken(cursor, cursorKey) as { a?: string; s?: number; c?: string; i?: string } | undefined;
+      if (v && v.a === caller.accountId && typeof v.s === 'number') after = v.s;
+      else if (v && v.a === caller.accountId && typeof v.c === 'string' && typeof v.i === 'string') after = await seqAfterOldCursor(caller.accountId, v.c, v.i);
+      else throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from a previous response unchanged.');
     }
     let q = db.selectFrom('jobs').selectAll().where('account_id', '=', caller.accountId);
     if (filter.status) q = q.where('status', '=', filter.status);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import {
   ApiError,
   CreateUploadRequestSchema,
@@ -16,6 +17,16 @@ const UPLOAD_URL_TTL_SECONDS = 15 * 60;
 const UNCLAIMED_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
 
 const DAY_MS = 86_400_000;
+
+/** The key an upload's presigned PUT URL names: `uploads/<upload id>.<extension>`. */
+function uploadKeyOf(uploadId: string, fileName: string): string {
+  return `uploads/${uploadId}.${fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase()}`;
+}
+
+/** The job-owned key a claimed upload is sealed to on S3 (ObjectStore.seal): no URL names it. */
+export function sourceKeyFor(jobId: string, uploadKey: string): string {
+  return `sources/${jobId}${path.posix.extname(uploadKey)}`;
+}
 
 export function createUploadsService(deps: { db: Db; store: ObjectStore; now: () => Date }) {
   const { db, store, now } = deps;
@@ -44,8 +55,7 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
       // Uploads per day count per UTC calendar day; Retry-After points at the next midnight.
       const dayStart = new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
       const id = randomUUID();
-      const ext = fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase();
-      const key = `uploads/${id}.${ext}`;
+      const key = uploadKeyOf(id, fileName);
       const expiresAt = new Date(t.getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
       await db.transaction().execute(async (trx) => {
         // The daily quota holds across control planes: a concurrent create for this account waits.
@@ -105,13 +115,18 @@ export function createUploadsService(deps: { db: Db; store: ObjectStore; now: ()
       let q = db
         .selectFrom('uploads')
         .innerJoin('jobs', 'jobs.id', 'uploads.claimed_by_job_id')
-        .select(['uploads.id', 'uploads.object_key'])
+        .select(['uploads.id', 'uploads.object_key', 'uploads.file_name'])
         .where('uploads.deleted_at', 'is', null)
         .where('jobs.status', 'in', ['succeeded', 'failed', 'cancelled']);
       if (jobId) q = q.where('jobs.id', '=', jobId);
       const ended = await q.execute();
       for (const u of ended) {
         await store.delete(u.object_key);
+        // Sealed on S3 (ObjectStore.seal): the upload's own key too, should its URL have been used
+        // again after the claim (S3 cannot refuse it). A PUT after this, within the URL's last
+        // minutes, is left to the bucket's lifecycle rule (README "Object storage").
+        const uploadKey = uploadKeyOf(u.id, u.file_name);
+        if (uploadKey !== u.object_key) await store.delete(uploadKey);
         await db.updateTable('uploads').set({ deleted_at: now().toISOString() }).where('id', '=', u.id).where('deleted_at', 'is', null).execute();
       }
       return ended.length;
