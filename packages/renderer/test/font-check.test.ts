@@ -33,7 +33,8 @@ async function inspect(bytes: Uint8Array, name: string) {
   return { report, sfnt: await readFile(output) };
 }
 
-describe('inspectFont accepts real fonts', () => {
+// Each check is a child process reading every glyph: tens of seconds of wall time on a loaded 2-core machine.
+describe('inspectFont accepts real fonts', { timeout: 180_000 }, () => {
   it('a TTF: family, weight, glyphs and the sha256 of its bytes', async () => {
     const ttf = await readFile(BRAND_TTF);
     const { report, sfnt } = await inspect(ttf, 'brand.ttf');
@@ -57,6 +58,14 @@ describe('inspectFont accepts real fonts', () => {
     expect(report).toMatchObject({ format: 'otf', outline: 'cff', family: BRAND_OTF_FAMILY, weight: 400, italic: false, sfntBytes: otf.length });
     expect(report.glyphs).toBe(checkSfnt(otf).numGlyphs);
     expect(sfnt.equals(otf)).toBe(true);
+  });
+
+  it("a font that needs more of the checker's CPU time than allowed is refused, not waited for", async () => {
+    const input = join(dir, 'slow.ttf');
+    await writeFile(input, await readFile(BRAND_TTF));
+    const err = await inspectFont({ input, output: `${input}.sfnt`, timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FontRejectedError);
+    expect((err as Error).message).toBe('the font took too long to read (refused as a possible attack)');
   });
 
   it('a bold font reports its weight', async () => {
