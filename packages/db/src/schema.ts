@@ -70,6 +70,8 @@ export interface JobsTable {
   overlay: Generated<number>;
   /** The per-job style as sent, or null; template_json already has it applied. */
   style_json: string | null;
+  /** When the job's `reserve` ledger row was written; null while it waits for minutes (admission). */
+  reserved_at: Iso | null;
 }
 
 export interface UploadsTable {
