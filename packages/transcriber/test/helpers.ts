@@ -56,8 +56,8 @@ export async function waitFor(check: () => boolean, ms: number, what: string): P
 
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** CPU time (user + system) a process has used, in ms (Linux /proc); 0 once it is gone. */
-function cpuMs(pid: number): number {
+/** CPU time (user + system) a process has used, in ms (Linux /proc); 0 once it is gone. Also used by agent/test. */
+export function cpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const [utime, stime] = stat
