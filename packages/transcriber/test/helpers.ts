@@ -1,7 +1,7 @@
 /** Shared by the transcriber tests: where binaries, models and media are (missing ones fail the suite). */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { captionfarmCacheDir, resolveWhisperBinDir } from '../src/index.ts';
+import { resolveWhisperBinDir, testModelPath } from '../src/index.ts';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
 const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
@@ -22,7 +22,7 @@ export function whisperBinDir(): string {
 
 /** Real Whisper base weights from scripts/fetch-test-model. Missing, the suite fails with what to run. */
 export function realModel(): string {
-  const path = process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin');
+  const path = testModelPath();
   if (existsSync(path)) return path;
   throw new Error(`the accuracy tests need real Whisper base weights at ${path}: run "bash scripts/fetch-test-model" (or set CAPTIONFARM_TEST_MODEL)`);
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CreateJobRequest } from '@captionfarm/sdk';
 import { CliError, UsageError } from '../output.ts';
-import { configureTree, usageText } from '../usage.ts';
+import { configureTree, usageText } from '@captionfarm/agent/command-line';
 
 // burn's command line: its definition (read by `captionfarm --help` without loading the SDK) and the
 // checks that turn it into a plan. The run itself is in burn.ts.
