@@ -178,8 +178,11 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
   it('aborts a transcription on signal, and serves the next one', async () => {
     const ac = new AbortController();
     const reason = new Error('cancelled by the user');
+    await transcriber.warmUp(); // whisper-server loaded: the CPU it spends next is this request's
     const job = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: ac.signal }).catch((e: unknown) => e);
-    setTimeout(() => ac.abort(reason), 300);
+    // Aborted while whisper.cpp works on it (one cancelled in the queue is the next test).
+    await waitForCpu(childPids('whisper-server'), 200, 60_000, 'whisper-server to work on the request');
+    ac.abort(reason);
     // A finished transcription would resolve with words: rejecting with the reason is the abort.
     expect(await job).toBe(reason);
     expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({
