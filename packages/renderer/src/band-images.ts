@@ -6,10 +6,11 @@ import type { CaptionFrame } from './plan-caption-frames.ts';
  * The band image of each caption frame, as straight (not premultiplied) RGBA: see renderArgs
  * for why. One buffer, updated in place and yielded for each frame (copy it to keep it).
  *
- * Each image is painted whole, but only the part the painter says can differ from the previous
- * image (`changed`) is read back from the canvas and patched in: reading pixels back
- * (un-premultiplying, copying, and the garbage collections a 0.7 MB ImageData per image causes)
- * cost more CPU than the painting itself. A painter without `changed` is read back whole.
+ * Only the part the painter says can differ from the previous image (`changed`) is painted
+ * (when the painter can paint a part: `paintPart`), read back from the canvas and patched in:
+ * reading pixels back (un-premultiplying, copying, and the garbage collections a 0.7 MB
+ * ImageData per image causes) cost more CPU than the painting itself, and Skia rasterises only
+ * inside the clip. A painter without `changed` is painted and read back whole.
  */
 export function* bandImages(painter: BandPainter, frames: readonly CaptionFrame[]): Generator<Buffer, void, void> {
   const { width, height } = painter.band;
@@ -19,10 +20,13 @@ export function* bandImages(painter: BandPainter, frames: readonly CaptionFrame[
   for (const frame of frames) {
     const rect = painter.changed ? painter.changed(previous, frame.paintAt) : { x: 0, y: 0, width, height };
     if (rect) {
-      ctx.clearRect(0, 0, width, height);
-      ctx.save();
-      painter.paint(ctx, frame.paintAt);
-      ctx.restore();
+      if (painter.paintPart) painter.paintPart(ctx, frame.paintAt, rect);
+      else {
+        ctx.clearRect(0, 0, width, height);
+        ctx.save();
+        painter.paint(ctx, frame.paintAt);
+        ctx.restore();
+      }
       const part = ctx.getImageData(rect.x, rect.y, rect.width, rect.height).data;
       const src = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
       const row = rect.width * 4;

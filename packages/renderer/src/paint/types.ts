@@ -19,6 +19,11 @@ export interface BandPainter {
    * compositor then reads back only that part of each painted image.
    */
   changed?(from: number | null, to: number): BandRect | null;
+  /**
+   * Optional: paints time t inside `rect` only (band pixels), leaving the canvas outside it as it
+   * was. Inside `rect` the pixels equal a whole repaint; outside, the caller must not read.
+   */
+  paintPart?(ctx: SKRSContext2D, t: number, rect: BandRect): void;
 }
 
 export interface BandPainterOptions {
