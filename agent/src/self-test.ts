@@ -60,6 +60,51 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
   }
 }
 
+/**
+ * ffmpeg args for a 30 fps test clip (default 1080x1920): testsrc2 under `audio` (input args: a speech file
+ * looped, or a lavfi source), cut to `seconds`, H.264 + AAC in mp4. The self-test and the benches
+ * (bench:gpu, bench:e2e, bench:render) make their clips with it. Default preset ultrafast (the self-test times
+ * the job, not the clip); the benches ask for veryfast at CRF 20, closer to a real upload.
+ */
+export function testClipArgs(o: {
+  seconds: number;
+  audio: readonly string[];
+  output: string;
+  size?: { width: number; height: number };
+  preset?: string;
+  crf?: number;
+}): string[] {
+  return [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=${o.size?.width ?? 1080}x${o.size?.height ?? 1920}:r=30:d=${o.seconds}`,
+    ...o.audio,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(o.seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    o.preset ?? 'ultrafast',
+    ...(o.crf === undefined ? [] : ['-crf', String(o.crf)]),
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    o.output,
+  ];
+}
+
 /** A one-shot local HTTP server: GET serves the source, PUT stores the output (the agent's own ingest/upload code runs). */
 async function localStore(source: string, outDir: string): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
@@ -131,32 +176,7 @@ export async function selfTest(o: {
   try {
     const speech = await speechSource(dir);
     const clip = path.join(dir, 'clip.mp4');
-    await execa(ffmpegPaths().ffmpeg, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=s=1080x1920:r=30:d=${seconds}`,
-      ...speech.args,
-      '-map',
-      '0:v',
-      '-map',
-      '1:a',
-      '-t',
-      String(seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      clip,
-    ]);
+    await execa(ffmpegPaths().ffmpeg, testClipArgs({ seconds, audio: speech.args, output: clip }));
     print(`job:       ${seconds} s 1080x1920 30 fps clip with ${speech.what}, template karaoke, mp4 high`);
     store = await localStore(clip, dir);
     const marks: [string, number][] = [['start', performance.now()]];

@@ -1,47 +1,47 @@
 /**
  * Recognition accuracy benchmark: per clip, word error rate, word onset error against espeak-ng's
  * word events (median and p90), words stamped inside the inserted pauses, and recognition wall
- * time as a ratio of the audio duration (RTF), over several rounds.
+ * time as a ratio of the audio duration (RTF), over several rounds: every figure is printed as the
+ * median over the rounds with its spread (min-max), and the load average before and after.
  *
  * Clips: ../shared/media/en.wav plus the clips of packages/transcriber/test/clips.ts (English read
  * with and without three 2.5 s pauses, Spanish with a 6 s pause, German over music, French over
- * noise), made with espeak-ng and sox into a temp dir.
+ * noise), made with espeak-ng and sox into a temp dir, each with its own espeak-ng voice variant,
+ * rate and pitch.
  *
- *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--clip NAME]...
+ *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--onsets tts|whisper] [--clip NAME]...
  *
- * Default: no language given (detected, as a user who sets none), 2 threads, 3 rounds.
+ * Default: no language given (detected, as a user who sets none), 2 threads, 3 rounds, word
+ * starts refined by TTS alignment (the transcriber's default; `--onsets whisper` for whisper's
+ * DTW times alone).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  captionfarmCacheDir,
-  createTranscriber,
-  onsetErrorsMs,
-  percentile,
-  resolveWhisperBinDir,
-  wordErrorRate,
-} from '../../packages/transcriber/src/index.ts';
+import { testModelPath, createTranscriber, onsetErrorsMs, percentile, resolveWhisperBinDir, wordErrorRate } from '../../packages/transcriber/src/index.ts';
 import { CLIPS, makeClip, sharedEnClip, wordsInSilence, type Clip } from '../../packages/transcriber/test/clips.ts';
 
 const { values } = parseArgs({
   options: {
-    model: { type: 'string', default: process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin') },
+    model: { type: 'string', default: testModelPath() },
     threads: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
     'given-language': { type: 'boolean', default: false },
+    onsets: { type: 'string', default: 'tts' },
     clip: { type: 'string', multiple: true },
     media: { type: 'string', default: new URL('../../../shared/media/', import.meta.url).pathname },
   },
 });
 const threads = Number(values.threads);
+if (values.onsets !== 'tts' && values.onsets !== 'whisper') throw new Error('--onsets is tts or whisper');
+const onsets = values.onsets;
 const runs = Number(values.runs);
 const work = mkdtempSync(join(tmpdir(), 'bench-accuracy-'));
 const wanted = (name: string) => !values.clip || values.clip.includes(name);
 const clips: Clip[] = [...(wanted('en.wav') ? [sharedEnClip(values.media)] : []), ...CLIPS.filter((c) => wanted(c.name)).map((c) => makeClip(c, work))];
 
-const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir() });
+const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir(), onsets });
 await transcriber.warmUp();
 
 interface Row {
@@ -51,16 +51,23 @@ interface Row {
   rtf: number[];
   language: string[];
 }
+/** Median over the rounds with the spread: "12.3 (11.0-14.1)". */
 const range = (xs: number[], digits: number, scale = 1) => {
   const s = [...xs].sort((a, b) => a - b).map((x) => (x * scale).toFixed(digits));
-  return s[0] === s.at(-1) ? s[0]! : `${(percentile(xs, 50) * scale).toFixed(digits)} (${s[0]}-${s.at(-1)})`;
+  return `${(percentile(xs, 50) * scale).toFixed(digits)} (${s[0]}-${s.at(-1)})`;
 };
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 console.log(
-  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}`,
+  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, onsets ${onsets}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}, load average ${load()}`,
 );
-console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF median (min-max) | language |');
+console.log('Each figure: median over the rounds (min-max). RTF: recognition wall time / audio duration.');
+console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF (wall / audio) | language |');
 console.log('|---|---|---|---|---|---|---|---|');
-const all: number[] = [];
+/** Every round's onset errors over all clips, pooled per round. */
+const pooled: number[][] = Array.from({ length: runs }, () => []);
 // Clip by clip, all rounds of one clip in a row, so that each row prints as soon as it is measured.
 for (const clip of clips) {
   const r: Row = { wer: [], onsets: [], inSilence: [], rtf: [], language: [] };
@@ -71,12 +78,12 @@ for (const clip of clips) {
     r.rtf.push(seconds / clip.duration);
     r.wer.push(wordErrorRate(clip.text, result.words.map((w) => w.text).join(' ')));
     r.onsets.push(onsetErrorsMs(clip.onsets, result.words));
+    pooled[run]!.push(...r.onsets.at(-1)!);
     r.inSilence.push(wordsInSilence(result.words, clip.silences));
     const probability = (result as { languageProbability?: number }).languageProbability;
     r.language.push(probability === undefined ? result.language : `${result.language} ${probability.toFixed(2)}`);
     if (run === 0) console.error(`${clip.name}: ${result.words.map((w) => w.text).join(' ')}`);
   }
-  all.push(...r.onsets.flat());
   console.log(
     `| ${clip.name} | ${clip.duration.toFixed(1)} | ${range(r.wer, 1, 100)} | ${range(
       r.onsets.map((o) => percentile(o, 50)),
@@ -89,4 +96,15 @@ for (const clip of clips) {
 }
 await transcriber.close();
 rmSync(work, { recursive: true, force: true });
-console.log(`all clips, all rounds: onset median ${percentile(all, 50).toFixed(0)} ms, p90 ${percentile(all, 90).toFixed(0)} ms over ${all.length} words`);
+console.log(
+  `all clips pooled, per round: onset median ${range(
+    pooled.map((o) => percentile(o, 50)),
+    0,
+  )} ms, p90 ${range(
+    pooled.map((o) => percentile(o, 90)),
+    0,
+  )} ms over ${range(
+    pooled.map((o) => o.length),
+    0,
+  )} words; load average ${load()}`,
+);

@@ -663,19 +663,17 @@ function pickKeyword(tokens: MeasuredToken[]): number {
   return best;
 }
 
-/** Every pixel any frame may paint: word ink grown by the largest animated scale, jumps, boxes and effects. */
-function computeBand(a: {
+interface InkInput {
   template: Template;
-  width: number;
-  height: number;
   fontPx: number;
   lineHeightPx: number;
   units: CaptionUnit[];
   pages: CaptionPage[];
-}): Rect {
-  const { template: t, width, height, fontPx, units, pages } = a;
-  const W = Math.floor(width / 2) * 2;
-  const H = Math.floor(height / 2) * 2;
+}
+
+/** Every pixel one unit may paint in any frame: its ink grown by the largest animated scale, jumps, its box and effects. */
+function unitInk(a: InkInput, u: CaptionUnit): Rect {
+  const { template: t, fontPx } = a;
   const scale = maxWordScale(t);
   const effects =
     Math.max(
@@ -687,46 +685,78 @@ function computeBand(a: {
     ) * fontPx;
   const up = (t.animation.active === 'bounce' ? BOUNCE_EM : 0) * fontPx;
   const down = (t.animation.word === 'rise' ? RISE_EM : 0) * fontPx + (t.animation.page === 'slide-up' ? SLIDE_EM : 0) * fontPx;
+  const cx = u.x + u.width / 2;
+  const box = unionRect(u.ink, { x: u.x, y: u.baseline - u.fontPx * 0.75, width: u.width, height: u.fontPx });
+  const cy = u.baseline - u.fontPx * 0.35;
+  return {
+    x: cx - (cx - box.x) * scale - effects,
+    y: cy - (cy - box.y) * scale - effects - up,
+    width: box.width * scale + 2 * effects,
+    height: box.height * scale + 2 * effects + up + down,
+  };
+}
+
+/** Every pixel one page may paint in any frame: its units, background boxes and emoji, grown by the page's animated scale. */
+function pageInk(a: InkInput, p: CaptionPage): Rect | null {
+  const t = a.template;
+  const down = (t.animation.word === 'rise' ? RISE_EM : 0) * a.fontPx + (t.animation.page === 'slide-up' ? SLIDE_EM : 0) * a.fontPx;
+  let pageRect: Rect | null = null;
+  for (const ui of p.units) pageRect = unionRect(pageRect, unitInk(a, a.units[ui]!));
+  for (const r of backgroundRects(t, p, a.fontPx, a.lineHeightPx)) pageRect = unionRect(pageRect, { ...r, height: r.height + down });
+  if (p.emoji) {
+    // The emoji pops in (overshooting about 10%) and moves with the page.
+    const e = p.emoji.ink;
+    const g = 0.12 * Math.max(e.width, e.height);
+    pageRect = unionRect(pageRect, { x: e.x - g, y: e.y - g, width: e.width + 2 * g, height: e.height + 2 * g + down });
+  }
+  if (!pageRect) return null;
+  const ps = maxPageScale(t);
+  if (ps > 1) {
+    const cx = p.box.x + p.box.width / 2;
+    const cy = p.box.y + p.box.height / 2;
+    const r: Rect = pageRect;
+    pageRect = { x: cx - (cx - r.x) * ps, y: cy - (cy - r.y) * ps, width: r.width * ps, height: r.height * ps };
+  }
+  return pageRect;
+}
+
+/** A little slack for antialiasing and for glyphs drawn at a size other than the one measured. */
+function inkSlack(r: Rect, fontPx: number): Rect {
+  const slack = 1 + 0.02 * fontPx;
+  return { x: r.x - slack, y: r.y - slack, width: r.width + 2 * slack, height: r.height + 2 * slack };
+}
+
+/**
+ * Where each unit and each page may paint in any frame (frame pixels, not clipped to the band):
+ * the parts the band is the union of. A compositor reads back only the rects of what changed
+ * between two images (the units whose look changed, or the pages when the page itself moved).
+ */
+export function inkBounds(layout: CaptionLayout, template: Template): { units: Rect[]; pages: (Rect | null)[] } {
+  const a: InkInput = { template, fontPx: layout.font.sizePx, lineHeightPx: layout.lineHeightPx, units: layout.units, pages: layout.pages };
+  return {
+    units: layout.units.map((u) => inkSlack(unitInk(a, u), a.fontPx)),
+    pages: layout.pages.map((p) => {
+      const r = pageInk(a, p);
+      return r && inkSlack(r, a.fontPx);
+    }),
+  };
+}
+
+/** Every pixel any frame may paint: the union of the pages' ink, with slack, even-aligned and inside the frame. */
+function computeBand(a: InkInput & { width: number; height: number }): Rect {
+  const { width, height } = a;
+  const W = Math.floor(width / 2) * 2;
+  const H = Math.floor(height / 2) * 2;
   let band: Rect | null = null;
-  for (const p of pages) {
-    let pageRect: Rect | null = null;
-    for (const ui of p.units) {
-      const u = units[ui]!;
-      const cx = u.x + u.width / 2;
-      const box = unionRect(u.ink, { x: u.x, y: u.baseline - u.fontPx * 0.75, width: u.width, height: u.fontPx });
-      const cy = u.baseline - u.fontPx * 0.35;
-      const grown: Rect = {
-        x: cx - (cx - box.x) * scale - effects,
-        y: cy - (cy - box.y) * scale - effects - up,
-        width: box.width * scale + 2 * effects,
-        height: box.height * scale + 2 * effects + up + down,
-      };
-      pageRect = unionRect(pageRect, grown);
-    }
-    for (const r of backgroundRects(t, p, fontPx, a.lineHeightPx)) pageRect = unionRect(pageRect, { ...r, height: r.height + down });
-    if (p.emoji) {
-      // The emoji pops in (overshooting about 10%) and moves with the page.
-      const e = p.emoji.ink;
-      const g = 0.12 * Math.max(e.width, e.height);
-      pageRect = unionRect(pageRect, { x: e.x - g, y: e.y - g, width: e.width + 2 * g, height: e.height + 2 * g + down });
-    }
-    if (!pageRect) continue;
-    const ps = maxPageScale(t);
-    if (ps > 1) {
-      const cx = p.box.x + p.box.width / 2;
-      const cy = p.box.y + p.box.height / 2;
-      const r: Rect = pageRect;
-      pageRect = { x: cx - (cx - r.x) * ps, y: cy - (cy - r.y) * ps, width: r.width * ps, height: r.height * ps };
-    }
-    band = unionRect(band, pageRect);
+  for (const p of a.pages) {
+    const r = pageInk(a, p);
+    if (r) band = unionRect(band, r);
   }
   if (!band) {
     const area = captionArea(width, height);
     band = { x: area.x + area.width / 2 - 1, y: area.y + area.height - 2, width: 2, height: 2 };
   }
-  // A little slack for antialiasing and for glyphs drawn at a size other than the one measured.
-  const slack = 1 + 0.02 * fontPx;
-  band = { x: band.x - slack, y: band.y - slack, width: band.width + 2 * slack, height: band.height + 2 * slack };
+  band = inkSlack(band, a.fontPx);
   const x0 = Math.max(0, Math.floor(band.x / 2) * 2);
   const y0 = Math.max(0, Math.floor(band.y / 2) * 2);
   const x1 = Math.min(W, Math.ceil((band.x + band.width) / 2) * 2);

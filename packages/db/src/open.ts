@@ -7,6 +7,7 @@ import * as transcripts from './migrations/0010-transcripts.ts';
 import * as uploadDuration from './migrations/0011-upload-duration.ts';
 import * as users from './migrations/0012-users.ts';
 import * as scaleOut from './migrations/0013-scale-out.ts';
+import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import type { Database } from './schema.ts';
 
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0011-upload-duration': uploadDuration,
   '0012-users': users,
   '0013-scale-out': scaleOut,
+  '0013-waiting-jobs': waitingJobs,
   '0016-fonts': fonts,
 };
 
@@ -120,7 +122,9 @@ function openPostgres(url: string, poolSize: number): Db {
  */
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
   const db = opts.url !== undefined ? openPostgres(opts.url, opts.poolSize ?? 10) : openSqlite(opts.path);
-  const { error, results } = await new Migrator({ db, provider: new StaticMigrationProvider() }).migrateToLatest();
+  // Names start with their issue's number, not with a date: 0013-waiting-jobs came after
+  // 0016-fonts, so a database migrated before it runs it last (kysely refuses that by default).
+  const { error, results } = await new Migrator({ db, provider: new StaticMigrationProvider(), allowUnorderedMigrations: true }).migrateToLatest();
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

@@ -84,6 +84,63 @@ describe('openDatabase', () => {
     }
   });
 
+  it('a database migrated before 0013-waiting-jobs (issue numbers, not dates, order the names) gets it last, with reserved_at from its ledger', async () => {
+    const db = await openDatabase(target);
+    const accountId = randomUUID();
+    const [reserved, waiting] = [randomUUID(), randomUUID()];
+    try {
+      await db
+        .insertInto('accounts')
+        .values({
+          id: accountId,
+          name: 'older',
+          plan: 'pro',
+          webhook_secret: 'whsec_test',
+          webhook_secret_prev: null,
+          webhook_secret_prev_expires_at: null,
+          created_at: '2026-11-01T00:00:00.000Z',
+        })
+        .execute();
+      for (const [seq, id] of [reserved, waiting].entries()) {
+        await db
+          .insertInto('jobs')
+          .values({
+            ...{ id, account_id: accountId, status: 'queued', phase: 'queued', template_id: 't', template_json: '{}', format: 'mp4', quality: 'high' },
+            ...{ video_url: 'https://v.example.com/a.mp4', upload_id: null, req_width: null, req_height: null, language: null, detected_language: null },
+            ...{ webhook_url: null, quoted_seconds: null, out_width: null, out_height: null, percent: null, output_key: null, output_bytes: null },
+            ...{ download_url: null, output_expires_at: null, failure_code: null, failure_reason: null, settled_at: null, style_json: null },
+            ...{ created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z', started_at: null, finished_at: null },
+            ...{ deadline_at: null, seq: seq + 1, lease_id: null, lease_owner: null, lease_expires_at: null, reserved_at: null },
+          })
+          .execute();
+      }
+      await db
+        .insertInto('minutes_ledger')
+        .values({ account_id: accountId, job_id: reserved, kind: 'reserve', minutes: -3, note: null, created_at: '2026-11-01T00:00:01.000Z' })
+        .execute();
+      // Back to the schema of a farm that ran 0016-fonts before 0013-waiting-jobs existed.
+      await db.schema.dropIndex('jobs_account_waiting').execute();
+      await db.schema.dropIndex('ledger_account_kind_note').execute();
+      await db.schema.alterTable('jobs').dropColumn('reserved_at').execute();
+      await db
+        .deleteFrom('kysely_migration' as never)
+        .where('name' as never, '=', '0013-waiting-jobs' as never)
+        .execute();
+      expect(await applied(db)).toContain('0016-fonts');
+    } finally {
+      await db.destroy();
+    }
+
+    const again = await openDatabase(target);
+    try {
+      expect(await applied(again)).toContain('0013-waiting-jobs');
+      const rows = await again.selectFrom('jobs').select(['id', 'reserved_at']).where('account_id', '=', accountId).execute();
+      expect(Object.fromEntries(rows.map((r) => [r.id, r.reserved_at]))).toEqual({ [reserved]: '2026-11-01T00:00:01.000Z', [waiting]: null });
+    } finally {
+      await again.destroy();
+    }
+  });
+
   it('tells a PostgreSQL URL from a SQLite path', () => {
     expect(isPostgresUrl('postgres://u:p@127.0.0.1:5432/cf')).toBe(true);
     expect(isPostgresUrl('POSTGRESQL://127.0.0.1/cf')).toBe(true);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rename, rm, statfs } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { createCanvas } from '@napi-rs/canvas';
+import { bandImages } from './band-images.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
@@ -227,29 +227,83 @@ async function diskFull(dir: string): Promise<string | null> {
   return free < FULL_BELOW_BYTES ? `the disk is full (${free} bytes free in ${dir}); free space on the agent and retry` : null;
 }
 
-/** Paints each changed band image and streams it to ffmpeg, waiting whenever the pipe is full. */
+/**
+ * Images painted ahead of ffmpeg: each is a band-sized buffer of its own while the pipe carries
+ * it, so painting the next images overlaps ffmpeg's encoding, and memory stays bounded.
+ */
+const PAINT_AHEAD = 3;
+
+/** Paints each changed band image and streams it to ffmpeg, at most PAINT_AHEAD images ahead of it. */
 async function feedCaptions(pipe: Writable, { painter, frames }: Captions, signal: AbortSignal): Promise<void> {
   const { width, height } = painter.band;
-  const canvas = createCanvas(width, height);
-  const ctx = canvas.getContext('2d');
+  const sender = new PooledSender(pipe, signal, width * height * 4);
   await write(pipe, matroskaHeader({ width, height }), signal);
+  const images = bandImages(painter, frames);
   for (const frame of frames) {
-    let data: Uint8ClampedArray;
+    let image: Buffer;
     try {
-      ctx.clearRect(0, 0, width, height);
-      ctx.save();
-      painter.paint(ctx, frame.paintAt);
-      ctx.restore();
-      // Straight (not premultiplied) RGBA: see renderArgs for why.
-      data = ctx.getImageData(0, 0, width, height).data;
+      image = images.next().value!;
     } catch (cause) {
       throw new PainterFailure('painter failed', { cause });
     }
-    const pixels = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    await write(pipe, matroskaFramePrefix(Math.floor(frame.start * 1e6), pixels.length), signal);
-    await write(pipe, pixels, signal);
+    await sender.send(matroskaFramePrefix(Math.floor(frame.start * 1e6), image.length), image);
   }
+  await sender.drained();
   pipe.end();
+}
+
+/** Writes frames from a pool of PAINT_AHEAD buffers, each back in the pool once the pipe has taken it. */
+class PooledSender {
+  private readonly free: Buffer[];
+  private inFlight = 0;
+  private wake: (() => void) | null = null;
+  private failure: unknown = null;
+
+  constructor(
+    private readonly pipe: Writable,
+    signal: AbortSignal,
+    bytes: number,
+  ) {
+    this.free = Array.from({ length: PAINT_AHEAD }, () => Buffer.allocUnsafe(bytes));
+    const stop = (err: unknown): void => {
+      this.failure ??= err;
+      this.wake?.();
+    };
+    // A dead ffmpeg never takes the rest: stop waiting on it.
+    pipe.once('close', () => stop(new Error('caption pipe closed')));
+    pipe.on('error', stop);
+    signal.addEventListener('abort', () => stop(abortError(signal)), { once: true });
+  }
+
+  /** Copies `image` into a pooled buffer (waiting for one while PAINT_AHEAD images are in the pipe) and queues it. */
+  async send(prefix: Buffer, image: Buffer): Promise<void> {
+    while (this.free.length === 0) await this.waitForRelease();
+    if (this.failure !== null) throw this.failure;
+    if (this.pipe.destroyed) throw new Error('caption pipe closed');
+    const buf = this.free.pop()!;
+    image.copy(buf);
+    this.inFlight++;
+    this.pipe.write(prefix);
+    this.pipe.write(buf, () => {
+      this.inFlight--;
+      this.free.push(buf);
+      this.wake?.();
+    });
+  }
+
+  /** Resolves once every queued image has been handed to the pipe. */
+  async drained(): Promise<void> {
+    while (this.inFlight > 0) await this.waitForRelease();
+    if (this.failure !== null) throw this.failure;
+  }
+
+  private async waitForRelease(): Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+    });
+    this.wake = null;
+  }
 }
 
 async function write(pipe: Writable, chunk: Buffer, signal: AbortSignal): Promise<void> {

@@ -16,6 +16,7 @@ import { loopReason } from './loops.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
+import { refineOnsets, type OnsetWindow } from './tts-align.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 
@@ -35,6 +36,17 @@ export interface TranscriberOptions {
    * model: median onset error 42 vs 100 ms on our espeak clips) or whisper's token timestamps.
    */
   timing?: WordTiming;
+  /**
+   * Word starts refined by TTS forced alignment (tts-align.ts): espeak-ng reads the recognized
+   * words in the same language and DTW over MFCCs maps its word starts onto the audio, within
+   * `onsetWindow` of whisper's time. Default 'tts'; 'whisper' keeps whisper's times. Where
+   * espeak-ng is missing or has no voice for the language, whisper's times are kept (logged once).
+   */
+  onsets?: 'tts' | 'whisper';
+  /** How far (seconds) a TTS-aligned start may move from whisper's; default 0.3 each way. */
+  onsetWindow?: OnsetWindow;
+  /** Default `ESPEAK_NG_PATH` from env, else `espeak-ng` on PATH. */
+  espeakPath?: string;
   /**
    * Beam size; 1 = greedy (best of 5). Default 5: en.wav, base, 2 threads: WER 5.3% vs 6.2%,
    * word onset error median/p90 92/289 ms vs 123/356 ms, for 8.3 s vs 5.7 s.
@@ -61,7 +73,7 @@ export interface TranscriberOptions {
   /** Where dropped chunks are reported; default console.warn. */
   log?: (message: string) => void;
   /** Environment for the defaults above and for the whisper.cpp children; default process.env. */
-  env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined };
+  env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined; ESPEAK_NG_PATH?: string | undefined };
 }
 
 export interface TranscribeRequest {
@@ -125,6 +137,9 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const threads = opts.threads ?? Math.min(4, availableParallelism());
   const beamSize = opts.beamSize ?? 5;
   const ffmpegPath = opts.ffmpegPath ?? env.FFMPEG_PATH ?? 'ffmpeg';
+  const espeakPath = opts.espeakPath ?? env.ESPEAK_NG_PATH ?? 'espeak-ng';
+  const onsets = opts.onsets ?? 'tts';
+  let espeakMissing = false;
   const modelsDir = opts.modelsDir ?? defaultModelsDir(env);
   const modelPath = resolveModelPath(opts.model, modelsDir);
   // DTW onsets where whisper.cpp has alignment heads for the model (see to-words.ts and README).
@@ -237,6 +252,39 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   };
 
   /**
+   * A chunk's words (source times) with TTS-aligned starts, kept in their speech span and out of
+   * the pauses as whisper's are (snapToVoice). Without espeak-ng, whisper's times (said once per transcriber).
+   */
+  const alignOnsets = async (words: Word[], source: string, chunk: Chunk, language: string, workDir: string, signal?: AbortSignal): Promise<Word[]> => {
+    if (espeakMissing || words.length === 0) return words;
+    try {
+      const refined = await refineOnsets({
+        words,
+        wavPath: source,
+        voice: language,
+        espeakPath,
+        workDir,
+        signal,
+        ...(opts.onsetWindow ? { window: opts.onsetWindow } : {}),
+      });
+      let previous = 0;
+      return refined.map((w, i) => {
+        // Within the span whisper's start is in (never out into a pause), then onto voice.
+        const span = chunk.spans.find((s) => words[i]!.start >= s.start && words[i]!.start <= s.end);
+        const inSpan = span ? Math.min(span.end, Math.max(span.start, w.start)) : words[i]!.start;
+        const start = ms(Math.max(previous, snapToVoice(chunk, inSpan)));
+        previous = start;
+        return { ...w, start, end: Math.max(w.end, start) };
+      });
+    } catch (err) {
+      signal?.throwIfAborted();
+      espeakMissing = true;
+      log(`transcriber: word onsets from whisper alone, espeak-ng could not run (${err instanceof Error ? err.message : String(err)})`);
+      return words;
+    }
+  };
+
+  /**
    * One chunk: beam search with whisper's temperature fallback, under a time budget tied to the
    * chunk's length (a loop makes the fallback decode a window up to 6 times over: 52 s for 18 s
    * of French). A loop or a blown budget is retried once greedily without fallback: at most 224
@@ -244,7 +292,15 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
    * only stops a machine that is far slower than measured. A chunk that still loops is dropped
    * with a logged reason: no captions there rather than looping ones.
    */
-  const transcribeChunk = async (whisper: WhisperServer, wav: string, chunk: Chunk, language: string, signal?: AbortSignal): Promise<Word[]> => {
+  const transcribeChunk = async (
+    whisper: WhisperServer,
+    wav: string,
+    source: string,
+    chunk: Chunk,
+    language: string,
+    workDir: string,
+    signal?: AbortSignal,
+  ): Promise<Word[]> => {
     const attempts = [
       { fields: inferenceFields({ language, beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 }), share: 1 },
       { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0 }), share: 3 },
@@ -268,10 +324,11 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const cpu = whisper.cpuSeconds();
       const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
       observeRtf(spent / chunk.duration);
-      return words.map((w) => {
+      const mapped = words.map((w) => {
         const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
         return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
       });
+      return onsets === 'tts' ? alignOnsets(mapped, source, chunk, language, workDir, signal) : mapped;
     }
     const from = chunk.spans[0]!.start;
     const to = chunk.spans.at(-1)!.end;
@@ -328,7 +385,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const { language, probability } = req.language ? { language: req.language, probability: null } : await detectLanguage(whisper, windows, signal);
       const words: Word[] = [];
       for (const [i, chunk] of chunks.entries()) {
-        for (const w of await transcribeChunk(whisper, wavs[i]!, chunk, language, signal)) {
+        for (const w of await transcribeChunk(whisper, wavs[i]!, audio.path, chunk, language, workDir, signal)) {
           // Chunks follow each other on the source timeline; starts never go backwards.
           const start = Math.max(w.start, words.at(-1)?.start ?? 0);
           words.push({ ...w, start, end: Math.max(w.end, start) });

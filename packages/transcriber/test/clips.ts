@@ -15,8 +15,14 @@ type ClipPart = { say: string } | { quiet: number };
 
 export interface ClipSpec {
   name: string;
-  /** espeak-ng voice, also the whisper language code. */
+  /** The whisper language code. */
   language: string;
+  /**
+   * espeak-ng voice (a variant: another timbre), rate (words per minute) and pitch (0-99). Each
+   * clip has its own, none of them espeak's default voice at 150 wpm: the onset figures must not
+   * hang on one synthetic voice.
+   */
+  voice: { name: string; rate: number; pitch: number };
   parts: ClipPart[];
   /** Mixed under the whole clip. */
   bed?: 'music' | 'noise';
@@ -61,12 +67,14 @@ const said = (lines: string[], pauseBefore: Record<number, number> = {}): ClipPa
   lines.flatMap((say, i) => (pauseBefore[i] ? [{ quiet: pauseBefore[i] }, { say }] : [{ say }]));
 
 /** The clips of the benchmark and the accuracy tests (en.wav from ../shared comes on top). */
+// The English read and its paused copy share a voice: the pause test compares their WER.
+const EN_VOICE = { name: 'en-us+m7', rate: 165, pitch: 40 };
 export const CLIPS: ClipSpec[] = [
-  { name: 'en-read', language: 'en', parts: said(EN_READ) },
-  { name: 'en-pauses', language: 'en', parts: said(EN_READ, { 1: 2.5, 2: 2.5, 3: 2.5 }) },
-  { name: 'es-pause-6s', language: 'es', parts: said(ES_READ, { 1: 6 }) },
-  { name: 'de-music', language: 'de', parts: said(DE_READ), bed: 'music' },
-  { name: 'fr-noise', language: 'fr', parts: said(FR_READ, { 2: 2.5 }), bed: 'noise' },
+  { name: 'en-read', language: 'en', voice: EN_VOICE, parts: said(EN_READ) },
+  { name: 'en-pauses', language: 'en', voice: EN_VOICE, parts: said(EN_READ, { 1: 2.5, 2: 2.5, 3: 2.5 }) },
+  { name: 'es-pause-6s', language: 'es', voice: { name: 'es+f3', rate: 140, pitch: 60 }, parts: said(ES_READ, { 1: 6 }) },
+  { name: 'de-music', language: 'de', voice: { name: 'de+m7', rate: 160, pitch: 45 }, parts: said(DE_READ), bed: 'music' },
+  { name: 'fr-noise', language: 'fr', voice: { name: 'fr+m3', rate: 185, pitch: 45 }, parts: said(FR_READ, { 2: 2.5 }), bed: 'noise' },
 ];
 
 /** Synthesized chords and plucks (the accuracy tests' music), and pink noise. */
@@ -97,7 +105,8 @@ export function makeClip(spec: ClipSpec, dir: string): Clip {
     } else {
       const raw = join(dir, `${spec.name}-${i}-espeak.wav`);
       const words = join(dir, `${spec.name}-${i}.words`);
-      execFileSync('python3', [ESPEAK_WORDS, spec.language, '150', raw, words], { input: part.say });
+      const { name, rate, pitch } = spec.voice;
+      execFileSync('python3', [ESPEAK_WORDS, name, String(rate), raw, words, String(pitch)], { input: part.say });
       execFileSync('sox', ['-R', '-D', raw, '-r', '16000', '-b', '16', out]);
       for (const o of parseReferenceOnsets(readFileSync(words, 'utf8'))) onsets.push({ word: o.word, onset: offset + o.onset });
       texts.push(part.say);

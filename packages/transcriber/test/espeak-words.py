@@ -1,6 +1,9 @@
 """Speaks a text with espeak-ng and writes the audio and espeak's own word events.
 
-    python3 espeak-words.py VOICE RATE OUT.wav OUT.words < text
+    python3 espeak-words.py VOICE RATE OUT.wav OUT.words [PITCH] < text
+
+VOICE may name a variant ("en-us+m7", "es+f3"); RATE is words per minute; PITCH is 0-99 (espeak's
+default 50).
 
 OUT.words has one line per word, tab-separated: onset_ms, char_offset (1-based), char_length,
 word (the format of ../shared/media/en.words). The onsets are espeak-ng's word events
@@ -12,6 +15,7 @@ import sys
 import wave
 
 voice, rate, wav_path, words_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+pitch = int(sys.argv[5]) if len(sys.argv) > 5 else 50
 text = sys.stdin.read().strip()
 
 lib = ctypes.CDLL('libespeak-ng.so.1')
@@ -26,7 +30,7 @@ class Event(ctypes.Structure):
 
 
 EVENT_LIST_TERMINATED, EVENT_WORD = 0, 1
-AUDIO_OUTPUT_SYNCHRONOUS, POS_CHARACTER, CHARS_UTF8, RATE = 2, 1, 1, 1
+AUDIO_OUTPUT_SYNCHRONOUS, POS_CHARACTER, CHARS_UTF8, RATE, PITCH = 2, 1, 1, 1, 3
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(Event))
 
 samples = bytearray()
@@ -54,6 +58,7 @@ lib.espeak_SetSynthCallback(callback)
 if lib.espeak_SetVoiceByName(voice.encode()) != 0:
     sys.exit(f'unknown espeak-ng voice {voice}')
 lib.espeak_SetParameter(RATE, rate, 0)
+lib.espeak_SetParameter(PITCH, pitch, 0)
 buf = ctypes.create_string_buffer(encoded)
 if lib.espeak_Synth(buf, len(encoded) + 1, 0, POS_CHARACTER, 0, CHARS_UTF8, None, None) != 0:
     sys.exit('espeak_Synth failed')

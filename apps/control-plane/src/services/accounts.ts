@@ -20,6 +20,11 @@ const keyByHash = prepared((db, a: { hash: string }) =>
     .where('api_keys.hash', '=', a.hash),
 );
 
+// Every job create checks it (admission): compiled once (prepared).
+const monthlyReset = prepared((db, a: { accountId: string; month: string }) =>
+  db.selectFrom('minutes_ledger').select('id').where('account_id', '=', a.accountId).where('kind', '=', 'monthly_reset').where('note', '=', a.month),
+);
+
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 
 /**
@@ -29,13 +34,7 @@ const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 export async function ensureMonthlyAllowance(trx: Q, accountId: string, plan: PlanId, now: Date): Promise<void> {
   const month = monthOf(now);
   await lockAccount(trx, accountId);
-  const done = await trx
-    .selectFrom('minutes_ledger')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('kind', '=', 'monthly_reset')
-    .where('note', '=', month)
-    .executeTakeFirst();
+  const [done] = await monthlyReset(trx, { accountId, month });
   if (done) return;
   const balance = await minutesBalance(trx, accountId);
   await appendLedger(trx, { accountId, kind: 'monthly_reset', minutes: Math.max(0, PLANS[plan].minutesPerMonth - balance), note: month, now });
@@ -98,7 +97,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
     },
     async showMinutes(accountId: string) {
       const account = await get(accountId);
-      await db.transaction().execute((trx) => ensureMonthlyAllowance(trx, accountId, account.plan as PlanId, now()));
+      await db.transaction().execute((trx) => ensureMonthlyAllowance(trx, accountId, account.plan, now()));
       const ledger = await db.selectFrom('minutes_ledger').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(100).execute();
       return {
         accountId,
@@ -187,7 +186,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       if (row.last_used_at === null || t.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
         await db.updateTable('api_keys').set({ last_used_at: t.toISOString() }).where('id', '=', row.keyId).execute();
       }
-      return { accountId: row.id, plan: row.plan as PlanId, keyId: row.keyId };
+      return { accountId: row.id, plan: row.plan, keyId: row.keyId };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
-import { appendLedger, lockAccount, minutesBalance, type Database, type Db, type Job } from '@captionfarm/db';
+import { appendLedger, lockAccount, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
@@ -21,13 +21,18 @@ async function needOf(trx: Trx, job: Job, plan: PlanId): Promise<{ need: number;
   return { need: max, floor: 1 };
 }
 
-/** Queued jobs of an account that hold no reservation yet, oldest first. */
-function waitingJobs(trx: Trx, accountId: string) {
-  return trx
+/**
+ * Queued jobs of an account that hold no reservation yet, oldest first (every job create looks:
+ * compiled once, prepared). `reserved_at` (index jobs_account_waiting) leads to them without
+ * reading the account's other jobs; the ledger, the record of reservations, is checked too.
+ */
+const waitingJobs = prepared((db, a: { accountId: string }) =>
+  db
     .selectFrom('jobs')
     .selectAll()
-    .where('account_id', '=', accountId)
+    .where('account_id', '=', a.accountId)
     .where('status', '=', 'queued')
+    .where('reserved_at', 'is', null)
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -39,9 +44,10 @@ function waitingJobs(trx: Trx, accountId: string) {
       ),
     )
     .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
+    .orderBy('id'),
+);
+
+const markReserved = prepared((db, a: { id: string; at: string }) => db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id));
 
 /** Active jobs of an account that hold minutes: each may still give some back (true-up, failure, cancel). */
 async function holders(trx: Trx, accountId: string): Promise<number> {
@@ -77,7 +83,7 @@ export async function reserveWaiting(
   // Before the read: two passes for one account (two control planes) must not both see a job
   // as waiting and reserve it twice.
   await lockAccount(trx, accountId);
-  const waiting = await waitingJobs(trx, accountId);
+  const waiting = await waitingJobs(trx, { accountId });
   if (waiting.length === 0) return { reserved, ended };
   await ensureMonthlyAllowance(trx, accountId, plan, now);
   let balance = await minutesBalance(trx, accountId);
@@ -86,6 +92,7 @@ export async function reserveWaiting(
     if (balance >= floor) {
       const minutes = Math.min(need, balance);
       await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now });
+      await markReserved(trx, { id: job.id, at: now.toISOString() });
       balance -= minutes;
       reserved.push(job.id);
       continue;
@@ -113,7 +120,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
   async function pass(accountId: string): Promise<void> {
     const account = await db.selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirst();
     if (!account) return;
-    const { reserved, ended } = await db.transaction().execute((trx) => reserveWaiting(trx, accountId, account.plan as PlanId, now(), true));
+    const { reserved, ended } = await db.transaction().execute((trx) => reserveWaiting(trx, accountId, account.plan, now(), true));
     for (const id of reserved) deps.onReserved(id);
     for (const job of ended) deps.onEnded(job);
   }
@@ -137,6 +144,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
         .select('account_id')
         .distinct()
         .where('status', '=', 'queued')
+        .where('reserved_at', 'is', null)
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(

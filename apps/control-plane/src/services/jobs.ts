@@ -12,7 +12,8 @@ import {
   type JobStatus,
   type PlanId,
 } from '@captionfarm/contracts';
-import { lockAccount, prepared, type Db, type Job } from '@captionfarm/db';
+import { lockAccount, prepared, type Db, type Job, type JobsTable } from '@captionfarm/db';
+import type { Insertable } from 'kysely';
 import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
@@ -42,10 +43,21 @@ export type UrlPolicy = (url: string) => Promise<string | null>;
  */
 export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: number } | { unreadable: string } | null>;
 
-// GET /v1/automation-jobs/:id (and cancel, style, transcript) reads the job this way: compiled once (prepared).
+// The statements of the request path (GET /v1/automation-jobs/:id and the other reads of one
+// job, POST /v1/automation-jobs), compiled once (prepared).
 const ownedJob = prepared((db, a: { id: string; accountId: string }) =>
   db.selectFrom('jobs').selectAll().where('id', '=', a.id).where('account_id', '=', a.accountId),
 );
+const jobById = prepared((db, a: { id: string }) => db.selectFrom('jobs').selectAll().where('id', '=', a.id));
+const lastSeq = prepared((db, a: { accountId: string }) =>
+  db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('account_id', '=', a.accountId),
+);
+/** Every column of a new job (`attempts` keeps its default). */
+type NewJob = Required<Omit<Insertable<JobsTable>, 'attempts'>>;
+const insertJob = prepared((db, a: NewJob) => db.insertInto('jobs').values(a));
 
 export function createJobsService(deps: {
   db: Db;
@@ -191,53 +203,47 @@ export function createJobsService(deps: {
           await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
       }
       // The account's creation order (the list's order): under the account lock, so no two jobs share a place.
-      const last = await trx
-        .selectFrom('jobs')
-        .select((eb) => eb.fn.max('seq').as('seq'))
-        .where('account_id', '=', caller.accountId)
-        .executeTakeFirst();
-      await trx
-        .insertInto('jobs')
-        .values({
-          id,
-          account_id: caller.accountId,
-          status: 'queued',
-          phase: 'queued',
-          template_id: input.templateId,
-          template_json: JSON.stringify(template),
-          video_url: input.videoUrl ?? null,
-          upload_id: input.uploadId ?? null,
-          format: input.format,
-          quality: input.quality,
-          overlay: input.overlay ? 1 : 0,
-          style_json: input.style ? JSON.stringify(input.style) : null,
-          req_width: input.resolution?.width ?? null,
-          req_height: input.resolution?.height ?? null,
-          language: input.language ?? null,
-          detected_language: null,
-          webhook_url: input.webhookUrl ?? null,
-          quoted_seconds: null,
-          out_width: null,
-          out_height: null,
-          percent: null,
-          output_key: null,
-          output_bytes: null,
-          download_url: null,
-          output_expires_at: null,
-          failure_code: null,
-          failure_reason: null,
-          settled_at: null,
-          created_at: iso,
-          updated_at: iso,
-          started_at: null,
-          finished_at: null,
-          deadline_at: null,
-          lease_id: null,
-          lease_owner: null,
-          seq: (last?.seq ?? 0) + 1,
-          lease_expires_at: null,
-        })
-        .execute();
+      const [last] = await lastSeq(trx, { accountId: caller.accountId });
+      await insertJob(trx, {
+        id,
+        account_id: caller.accountId,
+        status: 'queued',
+        phase: 'queued',
+        template_id: input.templateId,
+        template_json: JSON.stringify(template),
+        video_url: input.videoUrl ?? null,
+        upload_id: input.uploadId ?? null,
+        format: input.format,
+        quality: input.quality,
+        overlay: input.overlay ? 1 : 0,
+        style_json: input.style ? JSON.stringify(input.style) : null,
+        req_width: input.resolution?.width ?? null,
+        req_height: input.resolution?.height ?? null,
+        language: input.language ?? null,
+        detected_language: null,
+        webhook_url: input.webhookUrl ?? null,
+        quoted_seconds: null,
+        out_width: null,
+        out_height: null,
+        percent: null,
+        output_key: null,
+        output_bytes: null,
+        download_url: null,
+        output_expires_at: null,
+        failure_code: null,
+        failure_reason: null,
+        settled_at: null,
+        created_at: iso,
+        updated_at: iso,
+        started_at: null,
+        finished_at: null,
+        deadline_at: null,
+        lease_id: null,
+        lease_owner: null,
+        seq: (last?.seq ?? 0) + 1,
+        lease_expires_at: null,
+        reserved_at: null,
+      });
       await insertGivenTranscript(trx, id, input, iso);
       // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
       // cannot cover waits in `queued`. A job that will never run holds nothing.
@@ -252,7 +258,8 @@ export function createJobsService(deps: {
     if (sealed && sealed.key !== sealed.uploadKey) await store.delete(sealed.uploadKey).catch(() => undefined);
     // The spec's 202 always carries `queued`. What can be known only now ends the job right
     // after, as a failure with its webhook: an unreadable or too long upload, no minutes left.
-    const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const [row] = await jobById(db, { id });
+    if (!row) throw new Error(`job ${id} vanished right after its creation`);
     for (const jobId of reserved) events.emit('queued', jobId);
     if (probeEnding) {
       const ended = await db.transaction().execute(async (trx) => {

@@ -13,6 +13,17 @@ export interface BandPainter {
   keyAt(t: number): string;
   /** Paints the captions at time t (seconds). ctx is band-sized and already cleared to transparent. */
   paint(ctx: SKRSContext2D, t: number): void;
+  /**
+   * Optional: a band-relative rect (whole pixels) outside which the image at `to` equals the
+   * image at `from` (the whole band when `from` is null, null when nothing differs). The
+   * compositor then reads back only that part of each painted image.
+   */
+  changed?(from: number | null, to: number): BandRect | null;
+  /**
+   * Optional: paints time t inside `rect` only (band pixels), leaving the canvas outside it as it
+   * was. Inside `rect` the pixels equal a whole repaint; outside, the caller must not read.
+   */
+  paintPart?(ctx: SKRSContext2D, t: number, rect: BandRect): void;
 }
 
 export interface BandPainterOptions {
