@@ -235,3 +235,90 @@ export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promis
   }
   return out;
 }
+
+/** A CFF INDEX at `p`: its items' absolute byte ranges and where the INDEX ends. */
+function cffIndex(b: Buffer, p: number): { items: { start: number; end: number }[]; end: number } {
+  const count = u16(b, p);
+  if (count === 0) return { items: [], end: p + 2 };
+  const offSize = b[p + 2]!;
+  const off = (i: number) => b.readUIntBE(p + 3 + i * offSize, offSize);
+  const data = p + 3 + (count + 1) * offSize - 1; // offsets are 1-based
+  const items = Array.from({ length: count }, (_, i) => ({ start: data + off(i), end: data + off(i + 1) }));
+  return { items, end: data + off(count) };
+}
+
+/** The operand of `op` in a CFF DICT (integers only, which is all the offsets are). */
+function cffDictOperand(b: Buffer, start: number, end: number, op: number): number | undefined {
+  const stack: number[] = [];
+  for (let p = start; p < end; ) {
+    const b0 = b[p]!;
+    if (b0 <= 21) {
+      const operator = b0 === 12 ? 1200 + b[p + 1]! : b0;
+      if (operator === op) return stack.at(-1);
+      stack.length = 0;
+      p += b0 === 12 ? 2 : 1;
+    } else if (b0 === 28) {
+      stack.push(b.readInt16BE(p + 1));
+      p += 3;
+    } else if (b0 === 29) {
+      stack.push(b.readInt32BE(p + 1));
+      p += 5;
+    } else if (b0 === 30) {
+      p++;
+      while (p < end && (b[p]! & 0x0f) !== 0x0f && (b[p]! & 0xf0) !== 0xf0) p++;
+      p++;
+      stack.push(0);
+    } else if (b0 >= 32 && b0 <= 246) {
+      stack.push(b0 - 139);
+      p++;
+    } else if (b0 >= 247 && b0 <= 250) {
+      stack.push((b0 - 247) * 256 + b[p + 1]! + 108);
+      p += 2;
+    } else {
+      stack.push(-(b0 - 251) * 256 - b[p + 1]! - 108);
+      p += 2;
+    }
+  }
+  return undefined;
+}
+
+/** Where each glyph's Type 2 charstring lies in an OTF (absolute byte ranges, by glyph id). */
+export function cffCharStrings(otf: Buffer): { start: number; end: number }[] {
+  const cff = table(otf, 'CFF ');
+  const names = cffIndex(otf, cff.offset + otf[cff.offset + 2]!);
+  const topDict = cffIndex(otf, names.end).items[0]!;
+  const at = cffDictOperand(otf, topDict.start, topDict.end, 17); // CharStrings
+  if (at === undefined) throw new Error('no CharStrings in the CFF table');
+  return cffIndex(otf, cff.offset + at).items;
+}
+
+/**
+ * A CFF font with damaged outlines that still parses: bytes inside the charstrings of `glyphs`
+ * changed, every checksum fixed, so only the outlines are wrong.
+ */
+export function damageCharStrings(otf: Buffer, edits: { glyph: number; at: number; byte: number }[]): Buffer {
+  const out = Buffer.from(otf);
+  const strings = cffCharStrings(out);
+  for (const e of edits) {
+    const cs = strings[e.glyph]!;
+    out[cs.start + (e.at % (cs.end - cs.start))] = e.byte;
+  }
+  return fixChecksums(out);
+}
+
+/**
+ * Deterministic random charstring damage of BRAND_OTF: 1 to 4 bytes in the outlines of glyphs
+ * `glyphs` (ids) per font, checksums fixed.
+ */
+export function damagedCffCorpus(glyphs: number[], count: number, seed = 17): HostileFont[] {
+  const otf = readFileSync(BRAND_OTF);
+  const rand = prng(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const edits = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({
+      glyph: glyphs[Math.floor(rand() * glyphs.length)]!,
+      at: Math.floor(rand() * 1_000_000),
+      byte: Math.floor(rand() * 256),
+    }));
+    return { name: `CFF outline damage #${i} (${edits.map((e) => `glyph ${e.glyph}`).join(', ')})`, bytes: damageCharStrings(otf, edits), ext: 'otf' as const };
+  });
+}
