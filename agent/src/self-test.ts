@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { createSafeFetch } from '@captionfarm/net';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
@@ -53,7 +53,7 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
   }
   try {
     const wav = path.join(dir, 'speech.wav');
-    await execa('espeak-ng', ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.']);
+    await runToEnd('espeak-ng', { args: ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.'] });
     return { args: ['-stream_loop', '-1', '-i', wav], what: 'espeak-ng speech' };
   } catch {
     return { args: ['-f', 'lavfi', '-i', 'sine=f=440:r=16000'], what: 'a 440 Hz tone (no speech source found: transcription timing covers only the VAD pass)' };
@@ -176,7 +176,7 @@ export async function selfTest(o: {
   try {
     const speech = await speechSource(dir);
     const clip = path.join(dir, 'clip.mp4');
-    await execa(ffmpegPaths().ffmpeg, testClipArgs({ seconds, audio: speech.args, output: clip }));
+    await runToEnd(ffmpegPaths().ffmpeg, { args: testClipArgs({ seconds, audio: speech.args, output: clip }) });
     print(`job:       ${seconds} s 1080x1920 30 fps clip with ${speech.what}, template karaoke, mp4 high`);
     store = await localStore(clip, dir);
     const marks: [string, number][] = [['start', performance.now()]];
