@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { execa } from 'execa';
+import { runToEnd } from '@captionfarm/transcriber/process';
 
 /** One NVIDIA GPU as nvidia-smi reports it. */
 export interface GpuInfo {
@@ -32,7 +32,10 @@ export interface HardwarePlan {
  */
 export async function detectGpus(nvidiaSmi = 'nvidia-smi'): Promise<GpuInfo[]> {
   try {
-    const { stdout } = await execa(nvidiaSmi, ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 10_000 });
+    const { stdout } = await runToEnd(nvidiaSmi, {
+      args: ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'],
+      signal: AbortSignal.timeout(10_000),
+    });
     return stdout
       .split('\n')
       .map((l) => l.trim())

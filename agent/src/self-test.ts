@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { createSafeFetch } from '@captionfarm/net';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
@@ -53,11 +53,56 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
   }
   try {
     const wav = path.join(dir, 'speech.wav');
-    await execa('espeak-ng', ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.']);
+    await runToEnd('espeak-ng', { args: ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.'] });
     return { args: ['-stream_loop', '-1', '-i', wav], what: 'espeak-ng speech' };
   } catch {
     return { args: ['-f', 'lavfi', '-i', 'sine=f=440:r=16000'], what: 'a 440 Hz tone (no speech source found: transcription timing covers only the VAD pass)' };
   }
+}
+
+/**
+ * ffmpeg args for a 30 fps test clip (default 1080x1920): testsrc2 under `audio` (input args: a speech file
+ * looped, or a lavfi source), cut to `seconds`, H.264 + AAC in mp4. The self-test and the benches
+ * (bench:gpu, bench:e2e, bench:render) make their clips with it. Default preset ultrafast (the self-test times
+ * the job, not the clip); the benches ask for veryfast at CRF 20, closer to a real upload.
+ */
+export function testClipArgs(o: {
+  seconds: number;
+  audio: readonly string[];
+  output: string;
+  size?: { width: number; height: number };
+  preset?: string;
+  crf?: number;
+}): string[] {
+  return [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=${o.size?.width ?? 1080}x${o.size?.height ?? 1920}:r=30:d=${o.seconds}`,
+    ...o.audio,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(o.seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    o.preset ?? 'ultrafast',
+    ...(o.crf === undefined ? [] : ['-crf', String(o.crf)]),
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    o.output,
+  ];
 }
 
 /** A one-shot local HTTP server: GET serves the source, PUT stores the output (the agent's own ingest/upload code runs). */
@@ -131,32 +176,7 @@ export async function selfTest(o: {
   try {
     const speech = await speechSource(dir);
     const clip = path.join(dir, 'clip.mp4');
-    await execa(ffmpegPaths().ffmpeg, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=s=1080x1920:r=30:d=${seconds}`,
-      ...speech.args,
-      '-map',
-      '0:v',
-      '-map',
-      '1:a',
-      '-t',
-      String(seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      clip,
-    ]);
+    await runToEnd(ffmpegPaths().ffmpeg, { args: testClipArgs({ seconds, audio: speech.args, output: clip }) });
     print(`job:       ${seconds} s 1080x1920 30 fps clip with ${speech.what}, template karaoke, mp4 high`);
     store = await localStore(clip, dir);
     const marks: [string, number][] = [['start', performance.now()]];

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../../apps/control-plane/src/index.ts';
-import { captionfarmCacheDir, createTranscriber } from '@captionfarm/transcriber';
+import { createTranscriber, testModelPath as testModelLocation } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/net';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
 import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
@@ -19,7 +19,7 @@ export const run = promisify(execFile);
 
 /** The real Whisper base model that scripts/setup fetches (scripts/fetch-test-model). */
 export function testModelPath(): string {
-  const p = process.env.CAPTIONFARM_TEST_MODEL ?? path.join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin');
+  const p = testModelLocation();
   if (!existsSync(p)) throw new Error(`no test model at ${p}: run "bash scripts/setup --test-model" (or scripts/fetch-test-model)`);
   return p;
 }

@@ -22,5 +22,7 @@ describe.skipIf(missing)(`a farm of two control planes and two agents on one Pos
     expect(r.downloadsNotOnS3).toEqual([]);
     expect(r.bucketSourcesLeft).toEqual([]);
     expect(r.controlPlaneObjects).toBe(0);
+    // No control plane or agent died but the one killed on purpose.
+    expect(r.unexpectedExits).toEqual([]);
   });
 });

@@ -52,6 +52,8 @@ export interface FaultFarmResult {
   bucketSourcesLeft: string[];
   /** Files the control planes stored on their own disk (the built-in store): none with S3. */
   controlPlaneObjects: number;
+  /** Processes that exited on their own (not the planned kill -9), with the tail of their output. */
+  unexpectedExits: string[];
 }
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -106,6 +108,17 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   const testDb = await freshTestDatabase();
   let s3: TestS3Server | undefined;
   const procs: ChildProcess[] = [];
+  const unexpectedExits: string[] = [];
+  let stopping = false;
+  const planned = new Set<ChildProcess>();
+  /** Any exit but the planned kill and the teardown is a failure, reported with what the process said. */
+  const watchExit = (proc: ChildProcess, name: string, out: () => string) =>
+    proc.once('exit', (code, signal) => {
+      if (stopping || planned.has(proc)) return;
+      const what = `${name} exited (${signal ?? `code ${code}`}); its last output:\n${out().slice(-3000)}`;
+      unexpectedExits.push(what);
+      log(what);
+    });
   const received = new Map<string, string>();
   let requests = 0;
   const receiver = await startReceiver(certs, (req, res) => {
@@ -127,7 +140,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
         ...testDb.env,
         ...s3!.env,
         CAPTIONFARM_DATA_DIR: dataDir,
-        CAPTIONFARM_LOG: 'silent',
+        CAPTIONFARM_LOG: 'info',
         CAPTIONFARM_EMBEDDED_AGENT: '0',
         CAPTIONFARM_SWEEP_SECONDS: '1',
         CAPTIONFARM_LEASE_SECONDS: '10',
@@ -138,9 +151,12 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    proc.stdout!.on('data', (d: Buffer) => (cp.out += d.toString()));
-    proc.stderr!.on('data', (d: Buffer) => (cp.out += d.toString()));
+    // The last 20 KB: requests and errors are logged (the level has no errors-only), crashes print their stack.
+    const keep = (d: Buffer) => (cp.out = (cp.out + d.toString()).slice(-20_000));
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
     procs.push(proc);
+    watchExit(proc, cp.name, () => cp.out);
     cp.proc = proc;
     await until(
       async () => cp.out.includes('listening') || (proc.exitCode !== null && Promise.reject(new Error(`${cp.name} exited:\n${cp.out}`))),
@@ -196,9 +212,10 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
-      proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      proc.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      proc.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       procs.push(proc);
+      watchExit(proc, `agent-${i + 1}`, () => out);
       await until(
         async () =>
           (await db!
@@ -241,6 +258,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       'a job to render',
     );
     const victim = cps[0]!;
+    planned.add(victim.proc!);
     victim.proc!.kill('SIGKILL');
     const killedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
     log(`kill -9 ${victim.name} while rendering (${killedAt})`);
@@ -299,8 +317,11 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     for (const j of await db.selectFrom('jobs').select('output_key').execute()) if (j.output_key && (await bucket.head(j.output_key))) bucketOutputs++;
     const s3Origin = new URL(s3.endpoint).origin;
     const downloadsNotOnS3: string[] = [];
+    // Through a control plane still serving (one that died is reported in unexpectedExits).
+    const live = api.filter((_, i) => cps[i]!.proc!.exitCode === null && cps[i]!.proc!.signalCode === null);
     for (const [i, id] of jobIds.entries()) {
-      const job = (await api[i % 2]!('GET', `/v1/automation-jobs/${id}`)).body;
+      if (!live.length) throw new Error(`no control plane left serving:\n${unexpectedExits.join('\n')}`);
+      const job = (await live[i % live.length]!('GET', `/v1/automation-jobs/${id}`)).body;
       if (!job.downloadUrl || new URL(job.downloadUrl).origin !== s3Origin) downloadsNotOnS3.push(id);
     }
     const objectsDir = path.join(dataDir, 'objects');
@@ -320,8 +341,10 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       downloadsNotOnS3,
       bucketSourcesLeft,
       controlPlaneObjects,
+      unexpectedExits,
     };
   } finally {
+    stopping = true;
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
     await Promise.all(procs.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : undefined)));
     await db?.destroy();

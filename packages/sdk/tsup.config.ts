@@ -13,9 +13,16 @@ export default defineConfig({
   outDir: 'dist',
   clean: true,
   noExternal: ['@captionfarm/contracts'],
-  // The contracts' types are inlined too: `paths` points TypeScript at their sources, so they are part
-  // of the program the declarations are bundled from.
-  dts: { compilerOptions: { allowImportingTsExtensions: true, noEmit: false, paths: { '@captionfarm/contracts': ['../contracts/src/index.ts'] } } },
+  // The contracts' types are inlined too, and the template types of the captions package (imported
+  // with `import type`, so none of its code is bundled): `paths` points TypeScript at their sources,
+  // so they are part of the program the declarations are bundled from.
+  dts: {
+    compilerOptions: {
+      allowImportingTsExtensions: true,
+      noEmit: false,
+      paths: { '@captionfarm/contracts': ['../contracts/src/index.ts'], '@captionfarm/captions': ['../captions/src/index.ts'] },
+    },
+  },
   onSuccess: async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; description?: string; dependencies: Record<string, string> };
     const manifest = {

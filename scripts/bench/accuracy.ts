@@ -19,19 +19,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  captionfarmCacheDir,
-  createTranscriber,
-  onsetErrorsMs,
-  percentile,
-  resolveWhisperBinDir,
-  wordErrorRate,
-} from '../../packages/transcriber/src/index.ts';
+import { testModelPath, createTranscriber, onsetErrorsMs, percentile, resolveWhisperBinDir, wordErrorRate } from '../../packages/transcriber/src/index.ts';
 import { CLIPS, makeClip, sharedEnClip, wordsInSilence, type Clip } from '../../packages/transcriber/test/clips.ts';
 
 const { values } = parseArgs({
   options: {
-    model: { type: 'string', default: process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin') },
+    model: { type: 'string', default: testModelPath() },
     threads: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
     'given-language': { type: 'boolean', default: false },

@@ -5,7 +5,10 @@
  * (with minutes to spare) share the load, so no plan's rate limit caps the run. Each
  * (database, route, rate) runs `--rounds` times; the table gives the median p50/p99 over the
  * rounds with their spread, and each p99 as a ratio to GET /healthz (no database) at the same
- * rate in the same round: the ratio is what holds on a loaded machine.
+ * rate in the same round: the ratio is what holds on a loaded machine. The last column is the
+ * control plane's CPU time per request served (this process's process.cpuUsage over the round,
+ * which it spends only on serving): the cost of a route, much less sensitive to the machine's
+ * load than latency.
  *
  *   npm run bench:api [-- --seconds 10 --rounds 3 --rates 200,500]
  *   PostgreSQL: CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:api

@@ -15,6 +15,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
+import { testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
@@ -37,38 +38,8 @@ const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
 try {
   // A 60 s portrait clip with real speech: the shared espeak reading, looped, under testsrc2.
   const clip = path.join(dir, 'clip.mp4');
-  await run('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=s=1080x1920:r=30:d=${seconds}`,
-    '-stream_loop',
-    '-1',
-    '-i',
-    path.join(shared, 'en.wav'),
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-t',
-    String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'veryfast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '128k',
-    clip,
-  ]);
+  const audio = ['-stream_loop', '-1', '-i', path.join(shared, 'en.wav')];
+  await run('ffmpeg', testClipArgs({ seconds, audio, output: clip, preset: 'veryfast', crf: 20 }));
   const bytes = await readFile(clip);
   const model = testModelPath();
   const bin = resolveWhisperBinDir();

@@ -32,7 +32,8 @@ const ok =
   r.bucketOutputs === jobs &&
   r.downloadsNotOnS3.length === 0 &&
   r.bucketSourcesLeft.length === 0 &&
-  r.controlPlaneObjects === 0;
+  r.controlPlaneObjects === 0 &&
+  r.unexpectedExits.length === 0;
 process.stdout.write(
   [
     `bench:farm  ${jobs} jobs, 2 control planes, 2 agents x 2 slots, PostgreSQL, S3 (MinIO on loopback)`,
@@ -43,6 +44,7 @@ process.stdout.write(
     `  S3: ${r.bucketOutputs} of ${jobs} outputs in the bucket; ${jobs - r.downloadsNotOnS3.length} downloadUrls on the S3 server; ` +
       `${r.bucketSourcesLeft.length} sources left in the bucket${r.bucketSourcesLeft.length ? ` (${r.bucketSourcesLeft.join(', ')})` : ''}; ` +
       `${r.controlPlaneObjects} files in the control planes' built-in store`,
+    `  processes that exited on their own: ${r.unexpectedExits.length}${r.unexpectedExits.length ? `\n${r.unexpectedExits.join('\n')}` : ''}`,
     `  wall time ${r.wallSeconds.toFixed(1)} s, ${r.jobsPerMinute.toFixed(1)} jobs/min`,
     ok ? '  PASS' : '  FAIL',
     '',

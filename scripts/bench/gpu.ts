@@ -14,7 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { detectHardware, planHardware, speechSource } from '@captionfarm/agent';
+import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { startFarm, submitUpload, terminal, watchJob } from '../../agent/test/e2e-harness.ts';
@@ -54,35 +54,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'cf-bench-gpu-'));
 try {
   const speech = await speechSource(dir);
   const clip = path.join(dir, 'clip.mp4');
-  await run(ffmpeg, [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=s=1080x1920:r=30:d=${seconds}`,
-    ...speech.args,
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-t',
-    String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'veryfast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '128k',
-    clip,
-  ]);
+  await run(ffmpeg, testClipArgs({ seconds, audio: speech.args, output: clip, preset: 'veryfast', crf: 20 }));
   const wav = path.join(dir, 'audio.wav');
   await run(ffmpeg, ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
   console.log(`  clip: ${seconds} s 1080x1920 30 fps, ${speech.what}, model ${path.basename(values.model)}\n`);

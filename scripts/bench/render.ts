@@ -17,6 +17,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
+import { testClipArgs } from '@captionfarm/agent';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
@@ -56,36 +57,7 @@ if (!existsSync(source)) {
   const speech = join(media, 'en.wav');
   const audio = existsSync(speech) ? ['-i', speech] : ['-f', 'lavfi', '-i', `sine=f=220:d=${seconds}`];
   // Generating the source is set-up, not measured; it is cached between runs.
-  execFileSync('ffmpeg', [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=s=${size.width}x${size.height}:r=30:d=${seconds}`,
-    ...audio,
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-t',
-    String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'veryfast',
-    '-crf',
-    '23',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '128k',
-    source,
-  ]);
+  execFileSync('ffmpeg', testClipArgs({ seconds, audio, output: source, size, preset: 'veryfast', crf: 23 }));
 }
 
 const words = loadWords(seconds);

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  captionfarmCacheDir,
+  testModelPath,
   createTranscriber,
   onsetErrorsMs,
   parseReferenceOnsets,
@@ -32,7 +32,7 @@ import {
 
 const { values } = parseArgs({
   options: {
-    model: { type: 'string', default: process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin') },
+    model: { type: 'string', default: testModelPath() },
     threads: { type: 'string', default: '2' },
     runs: { type: 'string', default: '3' },
     beam: { type: 'string', default: '5' },

@@ -1,19 +1,5 @@
-/** Errors the CLI reports as one line on stderr with an exit code, never a stack trace. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
-
-/** A command line the user got wrong: exit 2, and the command's usage is shown after the message. */
-export class UsageError extends CliError {
-  constructor(message: string) {
-    super(message, 2);
-  }
-}
+// The error types and their exit codes are shared with the agent's own command (captionfarm-agent).
+export { CliError, UsageError } from '@captionfarm/agent/command-line';
 
 export function print(value: unknown, json: boolean, human?: (v: never) => string): void {
   if (json || !human) process.stdout.write(`${JSON.stringify(value, null, json ? 2 : 2)}\n`);

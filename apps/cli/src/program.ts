@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { defineBurn, burnPlan, type BurnOptions } from './commands/burn-args.ts';
-import type { AgentOptions } from './commands/agent.ts';
 import type { CliEnv } from './env.ts';
-import { configureTree, withUsage } from './usage.ts';
+import { defineAgentCommand } from '@captionfarm/agent/command';
+import { action, configureTree } from '@captionfarm/agent/command-line';
 
 // The whole command line of `captionfarm`: every command, argument and option with its help text,
 // parsed and documented by commander. Actions load their modules lazily: `burn` need not load the
@@ -11,17 +11,6 @@ import { configureTree, withUsage } from './usage.ts';
 const API_ENV = 'Uses CAPTIONFARM_API_KEY and CAPTIONFARM_URL (default http://127.0.0.1:8080).';
 const ADMIN_ENV = `Talks to CAPTIONFARM_URL (default http://127.0.0.1:$PORT) with CAPTIONFARM_ADMIN_TOKEN, or the
 token the embedded default keeps in CAPTIONFARM_DATA_DIR (default ./data).`; // addHelpText is not wrapped
-
-/** An action that turns a UsageError into exit 2 with this command's usage after the message. */
-function action<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
-  return async function (this: Command, ...args: A): Promise<void> {
-    try {
-      await fn(...args);
-    } catch (err) {
-      throw withUsage(err, this);
-    }
-  };
-}
 
 /**
  * A command that only groups subcommands. Alone (`captionfarm jobs`) it prints its help on stdout
@@ -241,27 +230,7 @@ export function createProgram(env: CliEnv): Command {
       ),
     );
 
-  program
-    .command('agent')
-    .summary('run a standalone agent, or --self-test this machine')
-    .description(
-      'Leases jobs from a control plane over websockets and runs them (whisper.cpp + ffmpeg, NVENC when a GPU is present). ' +
-        'SIGTERM drains (finishes the current jobs, takes no new ones); a second SIGTERM aborts them and gives them back ' +
-        'to the queue. Tokens: captionfarm admin agents token create.\n\n' +
-        '--self-test prints what this machine will use (whisper build and device, NVENC or why not, x264 threads, slots), ' +
-        "then runs one job locally (10 s of video, --seconds to change) and prints each stage's realtime factor; it exits 1 " +
-        'when the job fails.',
-    )
-    .option('--control-plane <url>', 'the control plane (required unless --self-test)')
-    .option('--token <token>', 'an agent token (required unless --self-test)')
-    .option('--name <name>', 'the node name (default: the host name)')
-    .option('--concurrency <n>', "job slots (default: what this machine's cores, memory and GPUs afford)")
-    .option('--model <name|path>', 'the whisper model')
-    .option('--threads <n>', 'whisper threads (default: from the hardware plan)')
-    .option('--work-dir <dir>', 'where jobs keep their files')
-    .option('--self-test', 'report this machine and run one job locally')
-    .option('--seconds <n>', 'the self-test video length (default 10)')
-    .action(action(async (opts: AgentOptions) => (await import('./commands/agent.ts')).agentCommand(opts)));
+  defineAgentCommand(program.command('agent'));
 
   defineAdmin(program, env);
 

@@ -158,12 +158,25 @@ describe('agent protocol over the websocket', () => {
     const first = connectWs(agentToken);
     const { nodeId } = await first.client.register.mutate({ nodeName: 'blippy-node', capabilities: caps });
     const [leased] = await first.client.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+    expect(leased?.jobId).toBe(job.id);
+    // A witness node on the same socket that does not come back: the socket's close starts its grace
+    // in the same call as any grace of blippy-node, so once the witness's job is back in the queue,
+    // blippy-node's grace is over too (no sleep guessing how long "past the grace" is on a busy machine).
+    const witnessJob = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/witness.mp4', templateId: template })).body;
+    const witness = await first.client.register.mutate({ nodeName: 'witness-node', capabilities: caps });
+    expect((await first.client.lease.mutate({ nodeId: witness.nodeId, slots: 1, requestId: randomUUID() })).map((j) => j.jobId)).toEqual([witnessJob.id]);
     const second = connectWs(agentToken);
     first.ws.close();
     expect(await second.client.heartbeat.mutate({ nodeId, leases: [{ jobId: job.id, leaseId: leased!.leaseId }] })).toEqual({ lost: [], drain: false });
-    // Well past the grace: the node spoke on its new socket, so nothing was taken from it.
-    await new Promise((r) => setTimeout(r, 1000));
+    await until(
+      async () => (await api('GET', `/v1/automation-jobs/${witnessJob.id}`)).body.status === 'queued',
+      10_000,
+      "the witness node's job to go back to the queue after the grace",
+    );
+    // Past the grace: the node spoke on its new socket, so nothing was taken from it.
     expect((await api('GET', `/v1/automation-jobs/${job.id}`)).body).toMatchObject({ status: 'running' });
+    const states = new Map((await h.admin('GET', '/nodes')).body.nodes.map((n: { id: string; state: string }) => [n.id, n.state]));
+    expect([states.get(nodeId), states.get(witness.nodeId)]).toEqual(['online', 'offline']);
     expect(await second.client.heartbeat.mutate({ nodeId, leases: [{ jobId: job.id, leaseId: leased!.leaseId }] })).toEqual({ lost: [], drain: false });
   });
 });

@@ -1,37 +1,27 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlane, loadConfig, type ControlPlane } from '../src/index.ts';
+import { mountTinyDisk } from '../../../packages/renderer/test/helpers/tiny-disk.ts';
 import { apiFor } from './harness.ts';
 
 // Issue 11 item 15: a full disk answered 500 `cannot rollback - no transaction is active`.
-// A real small file system (tmpfs), not a mock: mounting needs root, so elsewhere this skips.
-const mountPoint = mkdtempSync(path.join(tmpdir(), 'cf-tiny-fs-'));
-let mounted = false;
-try {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mountPoint], { stdio: 'ignore' });
-  mounted = true;
-} catch {
-  /* not root, or no mount in this container */
-}
+// A real small file system (tmpfs), not a mock: mounting needs root; without it this skips and
+// says why, except on CI, where it fails.
+const disk = mountTinyDisk('6m');
+const mountPoint = disk.path ?? '';
 
 let cp: ControlPlane;
 beforeAll(async () => {
-  if (!mounted) return;
+  if (disk.missing) return;
   cp = await createControlPlane(
     loadConfig({ CAPTIONFARM_DATA_DIR: path.join(mountPoint, 'data'), CAPTIONFARM_LOG: 'silent', CAPTIONFARM_EMBEDDED_AGENT: '0' }),
   );
   await cp.listen(0, '127.0.0.1');
 });
 afterAll(async () => {
-  if (mounted) {
-    await cp?.close();
-    execFileSync('umount', [mountPoint]);
-  }
-  rmSync(mountPoint, { recursive: true, force: true });
+  await cp?.close();
+  disk.unmount();
 });
 
 /** Fills the file system with one file until ENOSPC. */
@@ -47,7 +37,7 @@ async function fill(file: string): Promise<void> {
   }
 }
 
-describe.skipIf(!mounted)('a full disk', () => {
+describe.skipIf(disk.missing)(`a full disk${disk.missing ? ` - skipped: ${disk.missing}` : ''}`, () => {
   it('503 unavailable naming the cause, never 500; the service recovers once space is back', async () => {
     const account = await cp.services.accounts.create({ name: 'full', plan: 'pro' });
     const { key } = await cp.services.accounts.createKey(account.id);

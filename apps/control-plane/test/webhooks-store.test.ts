@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '@captionfarm/contracts';
-import { openDatabase, type Db } from '@captionfarm/db';
+import { openDatabase, type Db, type DeliveryState } from '@captionfarm/db';
 import { freshTestDatabase, type TestDatabase } from '@captionfarm/db/testing';
 import type { AttemptRecord, WebhookStore } from '@captionfarm/webhooks';
-import { iso, webhookDb } from '../src/webhooks/db.ts';
+import { iso } from '../src/webhooks/iso-time.ts';
 import { createDeliveriesService, createSqlWebhookStore, DELIVERY_RETENTION_MS } from '../src/webhooks/index.ts';
 
 // The store contract of packages/webhooks (README "The store contract"), against real SQLite files
@@ -36,10 +36,10 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function insertDelivery(over: { status?: string; nextAt?: number | null; deliveredAt?: number; createdAt?: number } = {}): Promise<string> {
+async function insertDelivery(over: { status?: DeliveryState; nextAt?: number | null; deliveredAt?: number; createdAt?: number } = {}): Promise<string> {
   seq += 1;
   const id = `msg_test${seq}`;
-  await webhookDb(db)
+  await db
     .insertInto('webhook_deliveries')
     .values({
       id,
@@ -76,8 +76,8 @@ function attempt(deliveryId: string, owner: string, attemptNumber: number, at: n
   };
 }
 
-const row = (id: string) => webhookDb(db).selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const attemptsOf = (id: string) => webhookDb(db).selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt').execute();
+const row = (id: string) => db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const attemptsOf = (id: string) => db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt').execute();
 
 describe('claimDue', () => {
   it('leases pending, due, unleased rows, oldest first, at most `limit`, with time from the arguments', async () => {
@@ -203,12 +203,12 @@ describe('guarded writes', () => {
 
   it('the attempt log refuses a second row for the same attempt number', async () => {
     const id = await insertDelivery();
-    await webhookDb(db)
+    await db
       .insertInto('webhook_attempts')
       .values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
       .execute();
     await expect(
-      webhookDb(db)
+      db
         .insertInto('webhook_attempts')
         .values({ delivery_id: id, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
         .execute(),
@@ -268,12 +268,12 @@ describe('admin redelivery and retention', () => {
     const recent = await insertDelivery({ status: 'delivered', nextAt: null, deliveredAt: now - DELIVERY_RETENTION_MS + 60_000 });
     const exhausted = await insertDelivery({ status: 'exhausted', nextAt: null, createdAt: T0 });
     const pending = await insertDelivery({ createdAt: T0 });
-    await webhookDb(db)
+    await db
       .insertInto('webhook_attempts')
       .values({ delivery_id: old, attempt: 1, started_at: iso(T0), duration_ms: 1, status_code: 200, outcome: 'success', error: null, error_code: null })
       .execute();
     expect(await deliveries.sweep()).toBe(1);
-    const left = await webhookDb(db).selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
+    const left = await db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute();
     expect(left.map((r) => r.id).sort()).toEqual([recent, exhausted, pending].sort());
     expect(await attemptsOf(old)).toEqual([]);
   });

@@ -1,6 +1,19 @@
-import type { JobRecord, JobStatus, Plan } from '@captionfarm/contracts';
+import type { JobRecord, JobStatus } from '@captionfarm/contracts';
 
-export type { JobRecord, JobStatus, Plan };
+// The answers' types, from the code that writes them (type-only: nothing of the server is bundled).
+export type { JobRecord, JobStatus };
+export type {
+  AccountSummary,
+  DashboardOverview,
+  DashboardSession,
+  KeyView,
+  NodeView,
+  QueueStats,
+  TemplateSummary,
+  UserView,
+  WebhookDeliveryView,
+  WebhookSecretView,
+} from '@captionfarm/control-plane/views';
 
 /**
  * The one client of the dashboard's JSON routes (/app/api). The session lives in an HttpOnly
@@ -87,71 +100,4 @@ export function putWithProgress(url: string, file: File, onProgress: (fraction: 
     signal?.addEventListener('abort', () => xhr.abort());
     xhr.send(file);
   });
-}
-
-export interface UserView {
-  id: string;
-  email: string;
-  accountId: string | null;
-  admin: boolean;
-  active: boolean;
-  createdAt: string;
-  lastSignInAt: string | null;
-}
-
-export interface SessionInfo {
-  user: UserView | null;
-  account: { id: string; name: string; plan: string } | null;
-  csrfToken: string;
-}
-
-export interface KeyView {
-  id: string;
-  name: string | null;
-  prefix: string;
-  createdAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
-
-export interface TemplateSummary {
-  id: string;
-  name: string;
-  description: string;
-  builtin: boolean;
-  createdAt: string | null;
-}
-
-interface WebhookAttemptView {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  outcome: string;
-  statusCode: number | null;
-  error: { code: string; message: string } | null;
-}
-
-export interface WebhookDeliveryView {
-  id: string;
-  jobId: string;
-  url: string;
-  state: 'pending' | 'delivered' | 'exhausted';
-  exhaustedReason: string | null;
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  deliveredAt: string | null;
-  createdAt: string;
-  attempts: WebhookAttemptView[];
-}
-
-export interface NodeView {
-  id: string;
-  name: string;
-  state: string;
-  drain: boolean;
-  capabilities: Record<string, unknown>;
-  currentJobs: { id: string; phase: string; percent: number | null }[];
-  lastHeartbeatAt: string | null;
-  connectedAt: string | null;
 }

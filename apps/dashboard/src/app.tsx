@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
-import { api, setCsrfToken, type SessionInfo } from './api.ts';
+import { api, setCsrfToken, type DashboardSession } from './api.ts';
 import { useSession } from './session.ts';
 import { ErrorState, Loading } from './ui.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
@@ -72,7 +72,7 @@ function NotFound(props: { home: string }) {
   );
 }
 
-function Shell(props: { session: SessionInfo; children: React.ReactNode }) {
+function Shell(props: { session: DashboardSession; children: React.ReactNode }) {
   const { user, account } = props.session;
   const [open, setOpen] = useState(false);
   const qc = useQueryClient();

@@ -1,29 +1,21 @@
 import { useRef, useState } from 'react';
+import type { FontRecord, FontUploadRecord } from '@captionfarm/contracts';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ApiFailure, putWithProgress } from './api.ts';
 
-export interface FontView {
-  id: string;
-  status: 'pending' | 'ready';
-  fileName: string;
-  family: string | null;
-  subfamily: string | null;
-  weight: number | null;
-}
-
 /** The account's uploaded fonts (GET /v1/fonts). */
 function useFonts() {
-  return useQuery({ queryKey: ['fonts'], queryFn: () => api<{ fonts: FontView[] }>('GET', '/v1/fonts') });
+  return useQuery({ queryKey: ['fonts'], queryFn: () => api<{ fonts: FontRecord[] }>('GET', '/v1/fonts') });
 }
 
 /** The three steps of a font upload: create, PUT to the store, complete (the service checks the file there). */
-async function uploadFont(file: File): Promise<FontView> {
-  const up = await api<{ fontId: string; uploadUrl: string }>('POST', '/v1/fonts', { fileName: file.name, sizeBytes: file.size });
+async function uploadFont(file: File): Promise<FontRecord> {
+  const up = await api<FontUploadRecord>('POST', '/v1/fonts', { fileName: file.name, sizeBytes: file.size });
   await putWithProgress(up.uploadUrl, file, () => {});
-  return api<FontView>('POST', `/v1/fonts/${up.fontId}/complete`);
+  return api<FontRecord>('POST', `/v1/fonts/${up.fontId}/complete`);
 }
 
-const label = (f: FontView) => `${f.family ?? f.fileName}${f.subfamily && f.subfamily !== 'Regular' ? ` ${f.subfamily}` : ''}`;
+const label = (f: FontRecord) => `${f.family ?? f.fileName}${f.subfamily && f.subfamily !== 'Regular' ? ` ${f.subfamily}` : ''}`;
 
 /**
  * Picks one of the account's uploaded fonts (or none: the template's own family) and uploads new

@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, apiImage, type TemplateSummary } from './api.ts';
 
@@ -26,6 +26,22 @@ export function TemplatePreview(props: { id: string; width: number; height: numb
         <span className="spinner" aria-hidden="true" />
       )}
     </div>
+  );
+}
+
+/** A template's card: its previews at 9:16 and 16:9, name, a detail line and action buttons. */
+export function TemplateTile(props: { template: TemplateSummary; detail: ReactNode; children: ReactNode }) {
+  const t = props.template;
+  return (
+    <article className="tile">
+      <div className="pair">
+        <TemplatePreview id={t.id} width={180} height={320} alt={`${t.name} at 9:16`} />
+        <TemplatePreview id={t.id} width={320} height={180} alt={`${t.name} at 16:9`} />
+      </div>
+      <span className="tile-name">{t.name}</span>
+      <span className="muted small">{props.detail}</span>
+      <div className="actions">{props.children}</div>
+    </article>
   );
 }
 

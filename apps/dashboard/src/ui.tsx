@@ -1,4 +1,5 @@
 import { useEffect, useId, useState, type ReactNode } from 'react';
+import type { UseQueryResult } from '@tanstack/react-query';
 import type { JobStatus } from './api.ts';
 import { ApiFailure } from './api.ts';
 
@@ -63,6 +64,65 @@ export function Empty(props: { title: string; children?: ReactNode }) {
   );
 }
 
+/**
+ * A query's rows: a spinner while loading, the error (with a retry button when `retry`), `empty`
+ * when there are no rows, else `children(rows)`.
+ */
+export function QueryRows<D, T>(props: {
+  query: UseQueryResult<D>;
+  rows: (data: D) => T[];
+  empty: ReactNode;
+  retry?: boolean;
+  children: (rows: T[]) => ReactNode;
+}) {
+  const q = props.query;
+  if (q.isPending) return <Loading />;
+  if (q.isError) return <ErrorState error={q.error} retry={props.retry ? () => void q.refetch() : undefined} />;
+  const rows = props.rows(q.data);
+  return rows.length === 0 ? props.empty : props.children(rows);
+}
+
+/** A scrollable table with column headers; `actions` adds a last column for row buttons (its header read by screen readers only). */
+export function Table(props: { columns: string[]; actions?: boolean; className?: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table className={props.className}>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+            {props.actions && (
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A button that asks `confirm` (the browser's dialog) before it acts. */
+export function ConfirmButton(props: { confirm: string; onConfirm: () => void; className: string; disabled?: boolean; children: ReactNode }) {
+  return (
+    <button
+      type="button"
+      className={props.className}
+      disabled={props.disabled}
+      onClick={() => {
+        if (window.confirm(props.confirm)) props.onConfirm();
+      }}
+    >
+      {props.children}
+    </button>
+  );
+}
+
 export function FormError(props: { error: unknown }) {
   if (!props.error) return null;
   const message = props.error instanceof Error ? props.error.message : 'Something went wrong.';
@@ -99,6 +159,63 @@ export function Field(props: {
         </small>
       )}
     </div>
+  );
+}
+
+/** A select of fixed choices in a labelled Field; `onChange` gets the chosen option's value. */
+export function SelectField(props: { label: string; value: string | number; options: readonly (string | number)[]; onChange: (value: string) => void }) {
+  return (
+    <Field label={props.label}>
+      {(id) => (
+        <select id={id} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+          {props.options.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** A number box (or a slider with `type="range"`) in a labelled Field. */
+export function NumberField(props: {
+  label: string;
+  error?: string | undefined;
+  type?: 'number' | 'range';
+  min: number;
+  max: number;
+  step?: number;
+  value: number;
+  onChange: (value: number) => void;
+}) {
+  return (
+    <Field label={props.label} error={props.error}>
+      {(id, d) => (
+        <input
+          id={id}
+          aria-describedby={d}
+          type={props.type ?? 'number'}
+          min={props.min}
+          max={props.max}
+          step={props.step}
+          value={props.value}
+          onChange={(e) => props.onChange(Number(e.target.value))}
+        />
+      )}
+    </Field>
+  );
+}
+
+/** A colour picker in a labelled Field: shows #RRGGBB of `value` (any alpha dropped), gives upper-case #RRGGBB. */
+export function ColorField(props: { label: string; error?: string | undefined; value: string; onChange: (value: string) => void }) {
+  return (
+    <Field label={props.label} error={props.error}>
+      {(id, d) => (
+        <input id={id} aria-describedby={d} type="color" value={props.value.slice(0, 7)} onChange={(e) => props.onChange(e.target.value.toUpperCase())} />
+      )}
+    </Field>
   );
 }
 

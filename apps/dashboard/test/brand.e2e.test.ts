@@ -1,14 +1,14 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFarm, type Farm } from '../../../agent/test/e2e-harness.ts';
 import { apiFor, type Api } from '../../control-plane/test/harness.ts';
 import { BRAND_OTF, BRAND_OTF_FAMILY } from '../../../packages/renderer/test/helpers/fonts.ts';
+import { launchBrowser } from './browser.ts';
 import { ensureDashboardBuilt } from './build.ts';
 
 // Issue 16 in the dashboard, in Debian's chromium: the new-job form and the template editor set an
 // uploaded font, emoji, keywords and the overlay output, and the API sees exactly that. No agent:
 // the jobs stay queued, what is checked is what the pages send.
-const CHROMIUM = process.env.CAPTIONFARM_CHROMIUM ?? '/usr/bin/chromium';
 
 let farm: Farm;
 let browser: Browser;
@@ -18,7 +18,7 @@ let api: Api;
 beforeAll(async () => {
   await ensureDashboardBuilt();
   farm = await startFarm();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+  browser = await launchBrowser();
   const accountId = (await farm.admin('POST', '/admin/v1/accounts', { name: 'Brand Co', plan: 'pro' })).body.id;
   api = apiFor(farm.url, (await farm.admin('POST', `/admin/v1/accounts/${accountId}/keys`)).body.key);
   const link = (await farm.admin('POST', '/admin/v1/users/invites', { email: 'brand@brand.example', accountId, admin: false })).body.link as string;

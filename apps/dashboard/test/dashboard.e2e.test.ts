@@ -1,16 +1,16 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, run, startFarm, submitUpload, type Farm } from '../../../agent/test/e2e-harness.ts';
 import { apiFor, type Api } from '../../control-plane/test/harness.ts';
 import { startReceiver, type Receiver } from '../../../packages/net/test/helpers/receiver.ts';
+import { launchBrowser } from './browser.ts';
 import { ensureDashboardBuilt } from './build.ts';
 
 // The dashboard in Debian's chromium (installed by scripts/setup), against a real control plane
 // with a real agent (whisper base, ffmpeg). One browser, few pages: two shared cores.
-const CHROMIUM = process.env.CAPTIONFARM_CHROMIUM ?? '/usr/bin/chromium';
 // CAPTIONFARM_SCREENSHOTS=1 writes the README's screenshots into docs/screenshots; otherwise they go
 // to the farm's temp dir, so a test run never dirties the checkout.
 const SHOTS = process.env.CAPTIONFARM_SCREENSHOTS === '1';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   shotDir = SHOTS ? path.join(repoRoot, 'docs/screenshots') : path.join(farm.dir, 'shots');
   await mkdir(shotDir, { recursive: true });
   clip = await readFile(await makeClip(farm.dir, 'talk.mp4', { width: 360, height: 640, seconds: 3, speech: 'Captions make every video easier to follow.' }));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+  browser = await launchBrowser();
 }, 240_000);
 
 afterAll(async () => {

@@ -30,6 +30,9 @@ export const FontUploadRecordSchema = z.strictObject({
 export type FontUploadRecord = z.infer<typeof FontUploadRecordSchema>;
 
 export const FontStatusSchema = z.enum(['pending', 'ready']);
+export type FontStatus = z.infer<typeof FontStatusSchema>;
+export const FontFormatSchema = z.enum(['ttf', 'otf', 'woff2']);
+export type FontFormat = z.infer<typeof FontFormatSchema>;
 
 /** A font of the account. Fields read from the font file are null while it is pending. */
 export const FontRecordSchema = z.strictObject({
@@ -37,7 +40,7 @@ export const FontRecordSchema = z.strictObject({
   status: FontStatusSchema,
   fileName: z.string(),
   sizeBytes: z.number().int().positive(),
-  format: z.enum(['ttf', 'otf', 'woff2']).nullable(),
+  format: FontFormatSchema.nullable(),
   family: z.string().nullable(),
   subfamily: z.string().nullable(),
   weight: z.number().int().nullable(),

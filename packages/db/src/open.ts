@@ -112,6 +112,11 @@ function openPostgres(url: string, poolSize: number): Db {
   // An idle client that loses its server (a restart) emits 'error' on the pool; the pool drops it
   // and the next query opens a new one. Unhandled, it would crash the process.
   pool.on('error', () => undefined);
+  // A client checked out of the pool has no such listener: a transaction awaiting other work (an
+  // object store HEAD, say) when PostgreSQL ends its connection (a restart: 57P01) crashed the
+  // control plane with an unhandled 'error' event (bench:farm lost one that way). Its next query
+  // fails instead, the transaction rejects, and the pool drops the client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

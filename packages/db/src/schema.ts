@@ -1,12 +1,33 @@
+import type { FailureCode, FontFormat, FontStatus, Format, JobPhase, JobStatus, PlanId, Quality } from '@captionfarm/contracts';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * The tables as migrations/ leaves them (test/schema.test.ts compares every table, column, type,
+ * nullability and default with the migrated database, on SQLite and PostgreSQL). Enum-like text
+ * columns are typed as their unions, shared with @captionfarm/contracts where the API shows them,
+ * so writing a wrong string fails tsc.
+ */
 
 /** Timestamps are ISO 8601 strings from Date#toISOString (fixed width, so text order = time order). */
 type Iso = string;
 
+/** Why a row was written to `minutes_ledger`. */
+export type LedgerKind = 'grant' | 'monthly_reset' | 'reserve' | 'true_up' | 'settle' | 'refund';
+/** `webhook_deliveries.status`. */
+export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
+/** `webhook_deliveries.exhausted_reason`: the receiver answered 410, or the retry schedule ran out. */
+export type ExhaustedReason = 'gone' | 'attempts_exhausted';
+/** `webhook_attempts.outcome`: 'success' (2xx), 'retry' (any other status, timeout, network or address error), 'gone' (410). */
+export type AttemptOutcome = 'success' | 'retry' | 'gone';
+/** `agent_nodes.state`; draining is the separate `drain` flag. */
+export type AgentNodeState = 'online' | 'offline';
+/** `job_transcripts.origin`: given in the POST body, or recognized by the agent. */
+export type TranscriptOrigin = 'given' | 'recognized';
+
 export interface AccountsTable {
   id: string;
   name: string;
-  plan: string;
+  plan: PlanId;
   webhook_secret: string;
   webhook_secret_prev: string | null;
   webhook_secret_prev_expires_at: Iso | null;
@@ -30,15 +51,15 @@ export interface ApiKeysTable {
 export interface JobsTable {
   id: string;
   account_id: string;
-  status: string;
-  phase: string;
+  status: JobStatus;
+  phase: JobPhase;
   template_id: string;
   /** The template resolved at creation, so a later edit or delete does not change a queued job. */
   template_json: string;
   video_url: string | null;
   upload_id: string | null;
-  format: string;
-  quality: string;
+  format: Format;
+  quality: Quality;
   req_width: number | null;
   req_height: number | null;
   language: string | null;
@@ -52,7 +73,7 @@ export interface JobsTable {
   output_bytes: number | null;
   download_url: string | null;
   output_expires_at: Iso | null;
-  failure_code: string | null;
+  failure_code: FailureCode | null;
   failure_reason: string | null;
   settled_at: Iso | null;
   created_at: Iso;
@@ -95,8 +116,7 @@ export interface MinutesLedgerTable {
   id: Generated<number>;
   account_id: string;
   job_id: string | null;
-  /** grant | monthly_reset | reserve | true_up | settle | refund */
-  kind: string;
+  kind: LedgerKind;
   minutes: number;
   note: string | null;
   created_at: Iso;
@@ -109,16 +129,25 @@ export interface WebhookDeliveriesTable {
   url: string;
   /** The serialized job record, signed and sent as is on every attempt. */
   payload: string;
-  status: string;
+  status: DeliveryState;
   attempts: Generated<number>;
   first_attempt_at: Iso | null;
   next_attempt_at: Iso | null;
   last_attempt_at: Iso | null;
   last_status_code: number | null;
   last_error: string | null;
+  /** When the lease of `lease_owner` ends. */
   claimed_until: Iso | null;
   created_at: Iso;
   delivered_at: Iso | null;
+  /** Dispatcher that holds the lease until `claimed_until`; every write after a claim checks it (0002). */
+  lease_owner: string | null;
+  /** Set with status 'exhausted' (0002). */
+  exhausted_reason: ExhaustedReason | null;
+  /** `attempts` at the last admin redelivery: the dispatcher's attempt count is attempts - attempt_base (0002). */
+  attempt_base: Generated<number>;
+  /** When an admin last re-queued it (0002). */
+  requeued_at: Iso | null;
 }
 
 export interface WebhookAttemptsTable {
@@ -128,8 +157,10 @@ export interface WebhookAttemptsTable {
   started_at: Iso;
   duration_ms: number;
   status_code: number | null;
-  outcome: string;
+  outcome: AttemptOutcome;
   error: string | null;
+  /** The SafeFetchError code, or 'http_status' (0002); the message is in `error`. */
+  error_code: string | null;
 }
 
 export interface AgentTokensTable {
@@ -145,8 +176,9 @@ export interface AgentNodesTable {
   id: string;
   name: string;
   token_id: string;
+  /** JSON AgentCapabilities, as registered. */
   capabilities: string;
-  state: string;
+  state: AgentNodeState;
   drain: Generated<number>;
   connected_at: Iso | null;
   last_heartbeat_at: Iso | null;
@@ -161,9 +193,9 @@ export interface FontsTable {
   object_key: string;
   content_type: string;
   size_bytes: number;
-  status: string;
-  /** ttf | otf | woff2, as uploaded. */
-  format: string | null;
+  status: FontStatus;
+  /** As uploaded; null while pending. */
+  format: FontFormat | null;
   family: string | null;
   subfamily: string | null;
   weight: number | null;
@@ -194,8 +226,8 @@ export interface UsersTable {
   account_id: string | null;
   /** Lower-cased; one user per email. */
   email: string;
-  /** 1 for administrators (operator console). */
-  is_admin: number;
+  /** 1 for administrators (operator console); 0 by default. */
+  is_admin: Generated<number>;
   /** `scrypt$N$r$p$salt$hash`; null until the invite is accepted. */
   password_hash: string | null;
   created_at: Iso;
@@ -230,8 +262,7 @@ export interface SessionsTable {
 /** The words a job burns (migration 0010): given at creation, or recognized by the agent. */
 export interface JobTranscriptsTable {
   job_id: string;
-  /** 'given' (POST body `transcript`) or 'recognized' (speech recognition). */
-  origin: string;
+  origin: TranscriptOrigin;
   /** 2-letter code; null for a given transcript without one. */
   language: string | null;
   /** Recognizer's confidence in a detected language; null when given or not measured. */

@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf, isPostgresUrl, openDatabase, type Db, type OpenDatabaseOptions } from '../src/index.ts';
-import { freshTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '../src/testing.ts';
 
 // The database every control plane opens: migrated on open, on SQLite (the embedded default) and
 // on PostgreSQL when CAPTIONFARM_TEST_DATABASE_URL names a server (CI runs this file on both).
@@ -140,6 +141,32 @@ describe('openDatabase', () => {
       await again.destroy();
     }
   });
+
+  it.skipIf(!testDatabaseServerUrl())(
+    'PostgreSQL: a connection the server ends while its transaction waits on other work fails that transaction, not the process',
+    async () => {
+      // What a PostgreSQL restart does to a control plane mid-transaction (57P01 on every backend).
+      // Unhandled, the client's 'error' event is an uncaught exception: vitest fails the run.
+      const db = await openDatabase({ url: testDb.url!, poolSize: 2 });
+      try {
+        const tx = db.transaction().execute(async (trx) => {
+          const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
+          await sql`select pg_terminate_backend(${pid})`.execute(db);
+          // The transaction's connection is idle (no query of ours on it) when the server ends it.
+          const end = Date.now() + 10_000;
+          while ((await sql`select 1 from pg_stat_activity where pid = ${pid}`.execute(db)).rows.length > 0) {
+            if (Date.now() > end) throw new Error(`backend ${pid} still there`);
+          }
+          await sql`select 1`.execute(trx);
+        });
+        await expect(tx).rejects.toThrow();
+        // The pool dropped the dead client: the next statements get a live one.
+        expect((await sql<{ one: number }>`select 1 as one`.execute(db)).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await db.destroy();
+      }
+    },
+  );
 
   it('tells a PostgreSQL URL from a SQLite path', () => {
     expect(isPostgresUrl('postgres://u:p@127.0.0.1:5432/cf')).toBe(true);

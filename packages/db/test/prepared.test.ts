@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { PlanId } from '@captionfarm/contracts';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countRequest, openDatabase, prepared, type Db } from '../src/index.ts';
@@ -24,7 +25,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const account = (id: string, name: string, plan: string) => ({
+const account = (id: string, name: string, plan: PlanId) => ({
   id,
   name,
   plan,
@@ -35,7 +36,7 @@ const account = (id: string, name: string, plan: string) => ({
 });
 
 describe('prepared', () => {
-  const byPlanAndName = prepared((q, a: { plan: string; name: string }) =>
+  const byPlanAndName = prepared((q, a: { plan: PlanId; name: string }) =>
     q.selectFrom('accounts').select(['id', 'name']).where('plan', '=', a.plan).where('name', '=', a.name).orderBy('id'),
   );
 
@@ -67,7 +68,7 @@ describe('prepared', () => {
   });
 
   it('refuses, at its first call, an argument that is not a bound value of the statement', async () => {
-    const shaped = prepared((q, a: { plan: string; limit: number }) =>
+    const shaped = prepared((q, a: { plan: PlanId; limit: number }) =>
       // `limit` picks the statement's shape here: compiled once, it would be frozen at its first value.
       q
         .selectFrom('accounts')

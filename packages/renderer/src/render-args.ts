@@ -26,11 +26,11 @@ function commonArgs(): string[] {
   return ['-hide_banner', '-nostdin', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1', '-stats_period', '0.5'];
 }
 
-/** Output side shared by the render and the plain re-encode. */
-function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder' | 'sourceAudioCodec' | 'output' | 'threads'>): string[] {
+/** Output side shared by the render, the overlay and the plain re-encode (a render's overlay has no audio). */
+function outputArgs(opts: Omit<RenderArgsInput, 'band'>, o: { audio: boolean }): string[] {
   return [
     ...videoEncoderArgs(opts),
-    ...audioEncoderArgs({ format: opts.format, sourceAudioCodec: opts.sourceAudioCodec }),
+    ...(o.audio ? audioEncoderArgs({ format: opts.format, sourceAudioCodec: opts.sourceAudioCodec }) : []),
     // Keep the source's timestamps (variable frame rate stays variable); drop only exact duplicates.
     '-fps_mode',
     'vfr',
@@ -45,14 +45,22 @@ function outputArgs(opts: Pick<RenderArgsInput, 'format' | 'quality' | 'encoder'
  * one frame per change). The band is overlaid with straight alpha: ffmpeg 5.1's premultiplied
  * overlay drops luma by 16 x alpha on limited-range video (opaque white came out Y=219, not 235;
  * measured with signalstats), and straight alpha has the SIMD blend path.
+ *
+ * With `overlay`, the transparent overlay: the source's frames (so size, frame rate, timestamps
+ * and duration are the source's, after the same scaling as a burned render) are made fully
+ * transparent and the caption band is overlaid on them. Onto a transparent pixel ffmpeg's overlay
+ * keeps the band's own colour and alpha (straight alpha), so compositing the overlay over the
+ * source later gives the burned frame.
  */
 export function renderArgs(opts: RenderArgsInput): string[] {
-  if (opts.overlay) return overlayArgs(opts);
   const { band } = opts;
+  const blend = opts.overlay && opts.format === 'mov' ? 'yuv444' : 'yuv420';
   const base = sizeFilters(opts.source, opts.out);
-  const graph = [`[0:v:0]${base.length ? base.join(',') : 'null'}[base]`, `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=yuv420:eof_action=repeat[v]`].join(
-    ';',
-  );
+  if (opts.overlay) base.push(`format=${blend.replace('yuv', 'yuva')}p`, 'lutyuv=y=16:u=128:v=128:a=0');
+  const graph = [
+    `[0:v:0]${base.length ? base.join(',') : 'null'}[base]`,
+    `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=${blend}:eof_action=repeat[v]`,
+  ].join(';');
   return [
     ...commonArgs(),
     '-i',
@@ -70,47 +78,8 @@ export function renderArgs(opts: RenderArgsInput): string[] {
     graph,
     '-map',
     '[v]',
-    '-map',
-    '0:a:0?',
-    ...outputArgs(opts),
-  ];
-}
-
-/**
- * The transparent overlay: the source's frames (so size, frame rate, timestamps and duration are
- * the source's, after the same scaling as a burned render) are made fully transparent and the
- * caption band is overlaid on them. Onto a transparent pixel ffmpeg's overlay keeps the band's
- * own colour and alpha (straight alpha), so compositing the overlay over the source later gives
- * the burned frame.
- */
-function overlayArgs(opts: RenderArgsInput): string[] {
-  const { band } = opts;
-  const yuv = opts.format === 'mov' ? 'yuv444' : 'yuv420';
-  const base = [...sizeFilters(opts.source, opts.out), `format=${yuv.replace('yuv', 'yuva')}p`, 'lutyuv=y=16:u=128:v=128:a=0'];
-  const graph = [`[0:v:0]${base.join(',')}[base]`, `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=${yuv}:eof_action=repeat[v]`].join(';');
-  return [
-    ...commonArgs(),
-    '-i',
-    toFileUrl(opts.input),
-    '-probesize',
-    '32',
-    '-analyzeduration',
-    '0',
-    '-f',
-    'matroska',
-    '-i',
-    'pipe:3',
-    '-filter_complex',
-    graph,
-    '-map',
-    '[v]',
-    '-an',
-    ...videoEncoderArgs({ ...opts, overlay: true }),
-    '-fps_mode',
-    'vfr',
-    ...muxerArgs(opts.format),
-    '-y',
-    toFileUrl(opts.output),
+    ...(opts.overlay ? ['-an'] : ['-map', '0:a:0?']),
+    ...outputArgs(opts, { audio: !opts.overlay }),
   ];
 }
 
@@ -126,6 +95,6 @@ export function plainReencodeArgs(opts: Omit<RenderArgsInput, 'band'>): string[]
     '0:v:0',
     '-map',
     '0:a:0?',
-    ...outputArgs(opts),
+    ...outputArgs(opts, { audio: true }),
   ];
 }

@@ -1,34 +1,27 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RenderError } from '../src/errors.ts';
 import { renderVideo } from '../src/render-video.ts';
 import { blockPainter, makeVideo, tempDir } from './helpers/media.ts';
+import { mountTinyDisk } from './helpers/tiny-disk.ts';
 
 // Issue 11 item 15: a render that hit ENOSPC said only "ffmpeg failed (exit 1)".
-// A real small file system (tmpfs) for the output: mounting needs root, so elsewhere this skips.
-const mountPoint = mkdtempSync(join(tmpdir(), 'cf-tiny-out-'));
-let mounted = false;
-try {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mountPoint], { stdio: 'ignore' });
-  mounted = true;
-} catch {
-  /* not root, or no mount in this container */
-}
+// A real small file system (tmpfs) for the output: mounting needs root; without it this skips
+// and says why, except on CI, where it fails.
+const disk = mountTinyDisk('64k');
 
 let dir: string;
 let cleanup: () => Promise<void>;
 beforeAll(async () => ({ dir, cleanup } = await tempDir()));
 afterAll(async () => {
   await cleanup();
-  if (mounted) execFileSync('umount', [mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
+  disk.unmount();
 });
 
-describe.skipIf(!mounted)('a render onto a full disk', () => {
+describe.skipIf(disk.missing)(`a render onto a full disk${disk.missing ? ` - skipped: ${disk.missing}` : ''}`, () => {
   it('fails with render-failed saying the disk is full, and leaves no partial output', async () => {
+    const mountPoint = disk.path!;
     const input = await makeVideo(dir, 'noisy.mp4', { width: 640, height: 360, fps: 25, seconds: 3 });
     const err = await renderVideo({
       input,

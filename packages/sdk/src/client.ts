@@ -6,13 +6,11 @@ import {
   FontListSchema,
   FontRecordSchema,
   FontUploadRecordSchema,
-  JobStyleSchema,
   type CreateFontRequest,
-  type CreateJobRequest,
+  type CreateJobRequest as CreateJobBody,
   type CreateUploadRequest,
   type FontRecord,
   type FontUploadRecord,
-  type JobStyle,
   type TranscriptRecord,
   type UploadRecord,
 } from '@captionfarm/contracts';
@@ -21,11 +19,14 @@ import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
 import {
   ClientJobListSchema,
   ClientJobSchema,
+  ClientJobStyleSchema,
   ClientTranscriptSchema,
   ClientUploadSchema,
   TemplateDetailSchema,
   TemplateSummarySchema,
+  type CaptionStyle,
   type Job,
+  type JobStyle,
   type TemplateDetail,
   type TemplateSummary,
 } from './job.ts';
@@ -87,14 +88,8 @@ export interface PreviewRequest {
   style?: CaptionStyle;
 }
 
-/**
- * A per-job style: any template field but id, name and description, nested objects partially,
- * e.g. `{ font: { fontId, size: 8 }, fill: '#FFFFFF', active: { color: '#FFD400' }, position: { y: 0.8 },
- * text: { case: 'upper' }, emoji: 'auto', keywords: ['launch'] }`. The service validates it with
- * the template schema (400 invalid_request with the path of each problem); GET /v1/templates/:id
- * shows every field.
- */
-export type CaptionStyle = Record<string, unknown>;
+/** POST /v1/automation-jobs: the contract's body, with `style` typed as the template schema. */
+export type CreateJobRequest = Omit<CreateJobBody, 'style'> & { style?: CaptionStyle | undefined };
 
 export interface UploadFontOptions extends CallOptions {
   /** Name sent as `fileName` (.ttf, .otf or .woff2). Default: the file's base name. */
@@ -273,7 +268,7 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
         binary: true,
       }),
     getJobStyle: (id, opts = {}) =>
-      http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: JobStyleSchema.loose(), signal: opts.signal, idempotent: true }),
+      http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: ClientJobStyleSchema, signal: opts.signal, idempotent: true }),
     createFontUpload: (req, opts = {}) =>
       http.request({ method: 'POST', path: '/v1/fonts', body: req, schema: FontUploadRecordSchema.loose(), signal: opts.signal, idempotent: false }),
     completeFont: (id, opts = {}) =>

@@ -1,7 +1,7 @@
 export {
   createClient,
-  type CaptionStyle,
   type CaptionfarmClient,
+  type CreateJobRequest,
   type CallOptions,
   type UploadFontOptions,
   type ClientOptions,
@@ -24,7 +24,18 @@ export {
   type WebhookVerificationCode,
 } from './errors.ts';
 export { SDK_VERSION } from './http.ts';
-export { RETRYABLE_FAILURE_CODES, isKnownFailureCode, isRetryableFailure, isTerminal, type Job, type TemplateDetail, type TemplateSummary } from './job.ts';
+export {
+  RETRYABLE_FAILURE_CODES,
+  isKnownFailureCode,
+  isRetryableFailure,
+  isTerminal,
+  type CaptionStyle,
+  type CaptionTemplate,
+  type Job,
+  type JobStyle,
+  type TemplateDetail,
+  type TemplateSummary,
+} from './job.ts';
 export type { DownloadOptions, PutUploadOptions, TransferProgress, UploadBody } from './transfer.ts';
 export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
 export {
@@ -38,12 +49,10 @@ export {
 export {
   FAILURE_CODES,
   type ApiErrorCode,
-  type CreateJobRequest,
   type CreateFontRequest,
   type CreateUploadRequest,
   type FontRecord,
   type FontUploadRecord,
-  type JobStyle,
   type FailureCode,
   type Format,
   type JobPhase,

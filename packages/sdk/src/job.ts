@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { FAILURE_CODES, JobRecordSchema, TERMINAL_STATUSES, UploadRecordSchema, type FailureCode, type JobRecord } from '@captionfarm/contracts';
+// Types only: the captions package (layout, emoji tables, string-width) stays out of the bundle;
+// tsup inlines these declarations into index.d.ts (see tsup.config.ts).
+import type { StyleInput, Template } from '@captionfarm/captions';
+import {
+  FAILURE_CODES,
+  JobRecordSchema,
+  JobStyleSchema,
+  TERMINAL_STATUSES,
+  UploadRecordSchema,
+  type FailureCode,
+  type JobRecord,
+} from '@captionfarm/contracts';
 
 /**
  * A job record as the SDK hands it out. The spec lets the service add failure codes later
@@ -27,13 +38,36 @@ export const TemplateSummarySchema = z.looseObject({
 });
 export type TemplateSummary = z.infer<typeof TemplateSummarySchema>;
 
+/**
+ * A per-job style: any template field but id, name and description, nested objects partially,
+ * e.g. `{ font: { fontId, size: 8 }, fill: '#FFFFFF', active: { color: '#FFD400' }, position: { y: 0.8 },
+ * text: { case: 'upper' }, emoji: 'auto', keywords: ['launch'] }`. The type is the service's own
+ * template schema (`StyleSchema` of the captions package), so a misspelt field or a value outside a
+ * closed set (`emoji: 'yes'`, `text: { case: 'title' }`) fails to compile; ranges and colour formats
+ * are checked by the service (400 invalid_request with the path of each problem).
+ */
+export type CaptionStyle = StyleInput;
+
+/** A complete template, every default filled in: what getTemplate and getJobStyle answer. */
+export type CaptionTemplate = Template;
+
+const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+// Templates and styles the service answers are checked as objects only, so a newer service's
+// template fields never break an older client, and typed as the schema the service validated them with.
+const TemplateObjectSchema = z.custom<CaptionTemplate>(isObject, 'expected a template object');
+const StyleObjectSchema = z.custom<CaptionStyle>(isObject, 'expected a style object');
+
 export const TemplateDetailSchema = z.looseObject({
   id: z.string(),
   builtin: z.boolean(),
   createdAt: z.string().nullable(),
-  template: z.record(z.string(), z.unknown()),
+  template: TemplateObjectSchema,
 });
 export type TemplateDetail = z.infer<typeof TemplateDetailSchema>;
+
+/** GET /v1/automation-jobs/:id/style: the per-job style sent (or null) and the effective template. */
+export const ClientJobStyleSchema = JobStyleSchema.extend({ override: StyleObjectSchema.nullable(), style: TemplateObjectSchema }).loose();
+export type JobStyle = z.infer<typeof ClientJobStyleSchema>;
 
 const terminal: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
 

@@ -15,14 +15,19 @@ const sdkDir = path.resolve(import.meta.dirname, '..');
 const repo = path.resolve(sdkDir, '../..');
 const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
 
-const EXAMPLE = `import { createClient, isApiError, isTerminal, type Job, type TemplateSummary } from '@captionfarm/sdk';
+const EXAMPLE = `import { createClient, isApiError, isTerminal, type CaptionStyle, type Job, type TemplateSummary } from '@captionfarm/sdk';
 
 const [baseUrl, apiKey, video] = process.argv.slice(2) as [string, string, string];
 const cf = createClient({ baseUrl, apiKey });
 
 const templates: TemplateSummary[] = await cf.listTemplates();
 const upload = await cf.uploadFile(video);
-const job: Job = await cf.createJob({ uploadId: upload.uploadId, templateId: 'karaoke', quality: 'low' });
+const style: CaptionStyle = { font: { size: 8, weight: 700 }, text: { case: 'upper' }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] };
+const job: Job = await cf.createJob({ uploadId: upload.uploadId, templateId: 'karaoke', quality: 'low', style });
+const effective = await cf.getJobStyle(job.id);
+// The effective template is typed: these compile only if the .d.ts carries the template schema.
+const size: number = effective.style.font.size;
+const textCase: 'none' | 'upper' | 'lower' = effective.style.text.case;
 const cancelled = await cf.cancelJob(job.id);
 const waited = await cf.waitForJob(job.id, { poll: { initialDelayMs: 50, maxDelayMs: 200 } });
 const listed: string[] = [];
@@ -37,6 +42,7 @@ console.log(JSON.stringify({
   templates: templates.map((t) => t.id),
   uploadId: upload.uploadId,
   job: { id: job.id, status: job.status },
+  style: { size, textCase, emoji: effective.style.emoji, override: effective.override },
   cancelled: cancelled.status,
   waited: { status: waited.status, terminal: isTerminal(waited) },
   listed,
@@ -44,10 +50,14 @@ console.log(JSON.stringify({
 }));
 `;
 
-// A call the .d.ts must refuse: the template id is a string, and quality a closed set.
+// Calls the .d.ts must refuse: the template id is a string, quality a closed set, and a style has
+// the template schema's fields and unions (a misspelt field, a value outside a closed set).
 const WRONG = `import { createClient } from '@captionfarm/sdk';
 const cf = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k' });
 await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 42, quality: 'ultra' });
+await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', style: { emoji: 'yes' } });
+await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', style: { font: { famly: 'Inter' } } });
+await cf.previewTemplate('karaoke', { style: { text: { case: 'title' } } });
 `;
 
 let h: Harness;
@@ -100,7 +110,7 @@ describe('the packed SDK in a plain Node project', () => {
     expect(packed.size).toBeGreaterThan(5_000);
   });
 
-  it('type-checks a typed example against the packed .d.ts, and refuses a wrong call', async () => {
+  it('type-checks a typed example against the packed .d.ts, and refuses a wrong call or style', async () => {
     await run('node', [tsc, '-p', project], { cwd: project });
     const wrong = await run(
       'node',
@@ -114,7 +124,15 @@ describe('the packed SDK in a plain Node project', () => {
     );
     expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
     expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type '"ultra"' is not assignable to type '"high" \| "low" \| "medium"/);
-  });
+    // (tsc prints a union's members in no fixed order)
+    expect(wrong).toMatch(/wrong\.ts\(4,\d+\): error TS2322: Type '"yes"' is not assignable to type '"(off|auto)" \| "(off|auto)" \| undefined'/);
+    expect(wrong).toMatch(
+      /wrong\.ts\(5,\d+\): error TS2561: Object literal may only specify known properties, but 'famly' does not exist .*Did you mean to write 'family'\?/,
+    );
+    expect(wrong).toMatch(
+      /wrong\.ts\(6,\d+\): error TS2322: Type '"title"' is not assignable to type '"(none|upper|lower)" \| "(none|upper|lower)" \| "(none|upper|lower)" \| undefined'/,
+    );
+  }, 600_000); // two tsc runs: minutes on a loaded 2-core machine
 
   it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors', async () => {
     const { key } = await h.account('pro');
@@ -138,6 +156,7 @@ describe('the packed SDK in a plain Node project', () => {
     const out = JSON.parse(stdout) as {
       templates: string[];
       job: { id: string; status: string };
+      style: { size: number; textCase: string; emoji: string; override: unknown };
       cancelled: string;
       waited: { status: string; terminal: boolean };
       listed: string[];
@@ -145,6 +164,12 @@ describe('the packed SDK in a plain Node project', () => {
     };
     expect(out.templates).toContain('karaoke');
     expect(out.job.status).toBe('queued');
+    expect(out.style).toEqual({
+      size: 8,
+      textCase: 'upper',
+      emoji: 'auto',
+      override: { font: { size: 8, weight: 700 }, text: { case: 'upper' }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] },
+    });
     expect(out.cancelled).toBe('cancelled');
     expect(out.waited).toEqual({ status: 'cancelled', terminal: true });
     expect(out.listed).toEqual([out.job.id]);

@@ -89,3 +89,17 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
   });
   return { input, done, pid: child.pid, kill: (sig) => void child.kill(sig), stderrTail: () => stderr };
 }
+
+/**
+ * Runs `binary` to its end for its output (a tool's answer, a file it writes): the result, or an
+ * Error with the exit status and the end of stderr when it did not exit 0. A child that never
+ * started (ENOENT) and an abort reject as runProcess's `done` does.
+ */
+export async function runToEnd(binary: string, opts: RunProcessOptions): Promise<ProcessResult> {
+  const result = await runProcess(binary, opts).done;
+  if (result.exitCode !== 0) {
+    const how = result.exitSignal ? `was killed by ${result.exitSignal}` : `exited with code ${result.exitCode}`;
+    throw new Error(`${binary} ${how}: ${result.stderrTail.trim() || 'no output'}`);
+  }
+  return result;
+}

@@ -8,11 +8,23 @@ export interface TranscriberEnv {
   WHISPER_CPP_DIR?: string | undefined;
   XDG_CACHE_HOME?: string | undefined;
   HOME?: string | undefined;
+  /** Tests and benches only: the real Whisper weights to use (testModelPath). */
+  CAPTIONFARM_TEST_MODEL?: string | undefined;
 }
 
 /** `${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm`: where builds, models and test models are cached. */
 export function captionfarmCacheDir(env: TranscriberEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'captionfarm');
+}
+
+/** Where `bash scripts/fetch-test-model` (run by scripts/setup) puts the Whisper base weights. */
+export function cachedBaseModelPath(env: TranscriberEnv = process.env): string {
+  return join(captionfarmCacheDir(env), 'test-models', 'ggml-base.bin');
+}
+
+/** The real Whisper weights tests and benches use: CAPTIONFARM_TEST_MODEL, else cachedBaseModelPath. */
+export function testModelPath(env: TranscriberEnv = process.env): string {
+  return env.CAPTIONFARM_TEST_MODEL || cachedBaseModelPath(env);
 }
 
 const hasBinaries = (dir: string) => existsSync(join(dir, 'whisper-server')) && existsSync(join(dir, 'whisper-cli'));

@@ -224,8 +224,9 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     });
 
     it('no language given on the French read over noise: language with its probability, no loop', async () => {
-      // Base takes this espeak French for Vietnamese or Burmese, even on speech only (before: "my",
-      // looping, RTF 6): the probability says how sure it is, and nothing loops.
+      // Base took espeak's default French voice for Vietnamese or Burmese, even on speech only (before
+      // speech-first: "my", looping, RTF 6); the fr+m3 voice the clip uses now is detected as fr 0.59.
+      // The probability says how sure it is, and nothing loops.
       const r = await transcriber.transcribe({ audioPath: clip('fr-noise').path });
       console.log(`fr-noise, no language given: ${r.language} p=${r.languageProbability}: ${text(r).slice(0, 160)}`);
       expect(r.languageProbability).toBeGreaterThan(0);

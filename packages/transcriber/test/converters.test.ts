@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { convertCt2ToGgml, ggmlVocabulary, melFilters, parseCt2Model } from '../src/ct2-to-ggml.ts';
 import { f16BufferToF32, f32BufferToF16, floatToHalf, halfToFloat } from '../src/float16.ts';
@@ -49,7 +49,8 @@ describe('float16', () => {
 });
 
 describe('CTranslate2 -> ggml', () => {
-  it.skipIf(!existsSync(new URL('for-tests-ggml-tiny.bin', SHARED_MODELS)))("computes mel filters bit-identical to whisper.cpp's own model files", () => {
+  // whisper.cpp's fixture from ../shared, like the other transcriber suites': missing, this fails (never skips).
+  it("computes mel filters bit-identical to whisper.cpp's own model files", () => {
     const fixture = readFileSync(new URL('for-tests-ggml-tiny.bin', SHARED_MODELS));
     expect([fixture.readInt32LE(48), fixture.readInt32LE(52)]).toEqual([80, 201]);
     const expected = fixture.subarray(56, 56 + 80 * 201 * 4);

@@ -1,7 +1,8 @@
 /** Shared by the transcriber tests: where binaries, models and media are (missing ones fail the suite). */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { captionfarmCacheDir, resolveWhisperBinDir } from '../src/index.ts';
+import { resolveWhisperBinDir, testModelPath } from '../src/index.ts';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
 const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
@@ -22,7 +23,7 @@ export function whisperBinDir(): string {
 
 /** Real Whisper base weights from scripts/fetch-test-model. Missing, the suite fails with what to run. */
 export function realModel(): string {
-  const path = process.env.CAPTIONFARM_TEST_MODEL || join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin');
+  const path = testModelPath();
   if (existsSync(path)) return path;
   throw new Error(`the accuracy tests need real Whisper base weights at ${path}: run "bash scripts/fetch-test-model" (or set CAPTIONFARM_TEST_MODEL)`);
 }
@@ -51,4 +52,32 @@ export async function waitFor(check: () => boolean, ms: number, what: string): P
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc); 0 once it is gone. Also used by agent/test. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [utime, stime] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .slice(11, 13)
+      .map(Number);
+    return ((utime! + stime!) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until the processes `pids` have used `busyMs` of CPU since the call: an idle
+ * whisper-server uses none, so this is the moment a request is being worked on, whatever the
+ * machine's load (a wall-clock sleep guesses it, and loses the race on a busy machine).
+ */
+export async function waitForCpu(pids: number[], busyMs: number, ms: number, what: string): Promise<void> {
+  const used = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const start = used();
+  await waitFor(() => used() - start >= busyMs, ms, what);
 }

@@ -19,7 +19,7 @@ import {
 } from '../src/index.ts';
 import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
-import { childPids, EMPTY_TINY, MEDIA, waitFor, whisperBinDir } from './helpers.ts';
+import { childPids, EMPTY_TINY, MEDIA, waitFor, waitForCpu, whisperBinDir } from './helpers.ts';
 
 describe('pure pieces', () => {
   it('builds whisper-server args as an array', () => {
@@ -167,7 +167,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
     await t.warmUp();
     const [pid] = childPids('whisper-server').filter((p) => !before.includes(p));
     const job = t.transcribe({ audioPath: longWav, language: 'en' }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 500)); // the request is in flight
+    await waitForCpu([pid!], 200, 60_000, 'whisper-server to work on the request');
     process.kill(pid!, 'SIGSEGV');
     const err = await job;
     expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/whisper\.cpp crashed.*SIGSEGV/s) });
@@ -178,8 +178,11 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', () => 
   it('aborts a transcription on signal, and serves the next one', async () => {
     const ac = new AbortController();
     const reason = new Error('cancelled by the user');
+    await transcriber.warmUp(); // whisper-server loaded: the CPU it spends next is this request's
     const job = transcriber.transcribe({ audioPath: longWav, language: 'en', signal: ac.signal }).catch((e: unknown) => e);
-    setTimeout(() => ac.abort(reason), 300);
+    // Aborted while whisper.cpp works on it (one cancelled in the queue is the next test).
+    await waitForCpu(childPids('whisper-server'), 200, 60_000, 'whisper-server to work on the request');
+    ac.abort(reason);
     // A finished transcription would resolve with words: rejecting with the reason is the abort.
     expect(await job).toBe(reason);
     expect(await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({

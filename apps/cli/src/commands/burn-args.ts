@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import type { CreateJobRequest } from '@captionfarm/sdk';
+import type { CaptionStyle, CreateJobRequest } from '@captionfarm/sdk';
 import { CliError, UsageError } from '../output.ts';
-import { configureTree, usageText } from '../usage.ts';
+import { configureTree, usageText } from '@captionfarm/agent/command-line';
 
 // burn's command line: its definition (read by `captionfarm --help` without loading the SDK) and the
 // checks that turn it into a plan. The run itself is in burn.ts.
@@ -138,7 +138,8 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
       } catch (err) {
         throw new UsageError(`--style is not valid JSON: ${(err as Error).message}`);
       }
-      request.style = style as Record<string, unknown>;
+      // Any JSON object: the service validates its fields (400 with the path of each problem).
+      request.style = style as CaptionStyle;
     } else {
       styleIn = path.resolve(cwd, values.style);
     }

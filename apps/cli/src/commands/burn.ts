@@ -5,6 +5,7 @@ import {
   isApiError,
   isRetryableFailure,
   isTerminal,
+  type CaptionStyle,
   type CaptionfarmClient,
   type CreateJobRequest,
   type Job,
@@ -162,7 +163,7 @@ export async function readTranscript(file: string): Promise<NonNullable<CreateJo
 }
 
 /** A --style file: a JSON object (the service validates its fields, with the path of each problem). */
-export async function readStyle(file: string): Promise<Record<string, unknown>> {
+export async function readStyle(file: string): Promise<CaptionStyle> {
   const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new CliError(`cannot read --style ${file}: ${err.code ?? err.message}`, 2);
   });
@@ -174,7 +175,7 @@ export async function readStyle(file: string): Promise<Record<string, unknown>> 
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new CliError(`--style ${file} must hold a JSON object of template fields, e.g. {"fill":"#FFFFFF"}`, 2);
-  return raw as Record<string, unknown>;
+  return raw as CaptionStyle;
 }
 
 class Interrupted extends Error {

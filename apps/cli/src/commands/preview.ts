@@ -5,7 +5,7 @@ import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
 import { ffmpegPaths, probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
 import { readFile } from 'node:fs/promises';
-import { defaultWhisperModel } from './agent.ts';
+import { defaultWhisperModel } from '@captionfarm/agent';
 import { CliError, UsageError } from '../output.ts';
 
 /** `captionfarm preview`: one frame of a template, on a video's frame or a neutral background. */

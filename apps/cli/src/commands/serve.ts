@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createControlPlane, loadConfig, SECRETS_FILE, type ControlPlane } from '@captionfarm/control-plane';
-import { startAgent } from './agent.ts';
+import { startAgent } from '@captionfarm/agent';
 
 const EMBEDDED_TOKEN_FILE = 'embedded-agent.token';
 

@@ -7,7 +7,6 @@ import {
   type AgentIngestedInput,
   type AgentProgressInput,
   type AgentTranscribedInput,
-  type PlanId,
 } from '@captionfarm/contracts';
 import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
@@ -60,7 +59,7 @@ export function createAgentReports(deps: {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check;
       const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
-      const plan = PLANS[account.plan as PlanId];
+      const plan = PLANS[account.plan];
       const seconds = Math.ceil(input.durationSeconds);
       await db
         .updateTable('jobs')

@@ -1,3 +1,4 @@
+import type { FailureCode } from '@captionfarm/contracts';
 import { failJobsWhere, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { recordEnding } from '../services/finish-job.ts';
@@ -25,7 +26,7 @@ export function createAgentSweeper(deps: {
 }) {
   const { db, store, hub, timings, now } = deps;
 
-  async function failAll(sweep: FailSweep, failureCode: string, failureReason: string): Promise<Job[]> {
+  async function failAll(sweep: FailSweep, failureCode: FailureCode, failureReason: string): Promise<Job[]> {
     const t = now();
     const ended = await db.transaction().execute(async (trx) => {
       const rows = await failJobsWhere(trx, { sweep, now: t.toISOString(), failureCode, failureReason });

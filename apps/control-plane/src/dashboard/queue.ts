@@ -1,5 +1,12 @@
-import { JOB_STATUSES } from '@captionfarm/contracts';
+import type { JobStatus } from '@captionfarm/contracts';
 import type { Db } from '@captionfarm/db';
+
+/** Job counts from a `group by status` query, every status present (0 when none). */
+export function countsByStatus(counts: readonly { status: JobStatus; n: number }[]): Record<JobStatus, number> {
+  const out: Record<JobStatus, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+  for (const c of counts) out[c.status] = c.n;
+  return out;
+}
 
 /** The operator console's queue view: counts per status, the oldest waiting job, jobs per node, webhook backlog. */
 export async function queueStats(db: Db, now: Date) {
@@ -33,7 +40,7 @@ export async function queueStats(db: Db, now: Date) {
     .where('status', '=', 'pending')
     .executeTakeFirstOrThrow();
   return {
-    byStatus: Object.fromEntries(JOB_STATUSES.map((s) => [s, Number(counts.find((c) => c.status === s)?.n ?? 0)])),
+    byStatus: countsByStatus(counts),
     oldestQueued: oldest
       ? {
           id: oldest.id,

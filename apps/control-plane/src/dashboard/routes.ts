@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import { ApiError, JobStatusSchema, PLANS, issuesToDetails, type PlanId } from '@captionfarm/contracts';
+import { ApiError, JobStatusSchema, PLANS, issuesToDetails } from '@captionfarm/contracts';
 import { minutesBalance, type Db } from '@captionfarm/db';
 import { asyncRoute } from '../http/async-route.ts';
 import { callerOf, clientIp } from '../http/middleware.ts';
@@ -23,7 +23,9 @@ import {
   requireMember,
   setCookie,
 } from './session.ts';
+import { countsByStatus } from './queue.ts';
 import { SESSION_ABSOLUTE_MS, toUserView, type UsersService } from './users.ts';
+import type { DashboardOverview, DashboardSession } from '../views.ts';
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   const r = schema.safeParse(body ?? {});
@@ -86,15 +88,17 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     asyncRoute(async (req, res) => {
       const auth = authOf(res);
       if (!auth) {
-        res.json({ user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) });
+        const anonymous: DashboardSession = { user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) };
+        res.json(anonymous);
         return;
       }
       const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
-      res.json({
+      const session: DashboardSession = {
         user: toUserView(auth.user),
         account: account && { id: account.id, name: account.name, plan: account.plan },
         csrfToken: auth.session.csrf_token,
-      });
+      };
+      res.json(session);
     }),
   );
 
@@ -159,7 +163,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
 
   // --- account pages ----------------------------------------------------------------------
   const member = Router();
-  member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan as PlanId));
+  member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan));
 
   member.get(
     '/overview',
@@ -193,14 +197,14 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
         .where('account_id', '=', accountId)
         .groupBy('status')
         .execute();
-      const byStatus = Object.fromEntries(JobStatusSchema.options.map((s) => [s, Number(counts.find((c) => c.status === s)?.n ?? 0)]));
-      res.json({
+      const overview: DashboardOverview = {
         plan: PLANS[plan],
         balance: await minutesBalance(db, accountId),
         usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
         usage,
-        jobsByStatus: byStatus,
-      });
+        jobsByStatus: countsByStatus(counts),
+      };
+      res.json(overview);
     }),
   );
 

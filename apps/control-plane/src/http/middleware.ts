@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError, PLANS, type PlanId } from '@captionfarm/contracts';
+import { ApiError, PLANS } from '@captionfarm/contracts';
 import { countRequest, type Db } from '@captionfarm/db';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller } from '../services/jobs.ts';
@@ -65,7 +65,7 @@ export function rateLimit(db: Db, now: () => Date): RequestHandler {
     const caller = callerOf(res);
     const t = now().getTime();
     const start = Math.floor(t / 60_000) * 60_000;
-    const limit = PLANS[caller.plan as PlanId].requestsPerMinute;
+    const limit = PLANS[caller.plan].requestsPerMinute;
     countRequest(db, { accountId: caller.accountId, windowStart: new Date(start).toISOString() }).then((count) => {
       res.setHeader('X-RateLimit-Limit', String(limit));
       res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - count)));

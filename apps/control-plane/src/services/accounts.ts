@@ -97,7 +97,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
     },
     async showMinutes(accountId: string) {
       const account = await get(accountId);
-      await db.transaction().execute((trx) => ensureMonthlyAllowance(trx, accountId, account.plan as PlanId, now()));
+      await db.transaction().execute((trx) => ensureMonthlyAllowance(trx, accountId, account.plan, now()));
       const ledger = await db.selectFrom('minutes_ledger').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(100).execute();
       return {
         accountId,
@@ -186,7 +186,7 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       if (row.last_used_at === null || t.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
         await db.updateTable('api_keys').set({ last_used_at: t.toISOString() }).where('id', '=', row.keyId).execute();
       }
-      return { accountId: row.id, plan: row.plan as PlanId, keyId: row.keyId };
+      return { accountId: row.id, plan: row.plan, keyId: row.keyId };
     },
   };
 }

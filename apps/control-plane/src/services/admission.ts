@@ -120,7 +120,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
   async function pass(accountId: string): Promise<void> {
     const account = await db.selectFrom('accounts').select('plan').where('id', '=', accountId).executeTakeFirst();
     if (!account) return;
-    const { reserved, ended } = await db.transaction().execute((trx) => reserveWaiting(trx, accountId, account.plan as PlanId, now(), true));
+    const { reserved, ended } = await db.transaction().execute((trx) => reserveWaiting(trx, accountId, account.plan, now(), true));
     for (const id of reserved) deps.onReserved(id);
     for (const job of ended) deps.onEnded(job);
   }

@@ -31,10 +31,10 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 function toFontRecord(row: FontRow): FontRecord {
   return {
     id: row.id,
-    status: row.status as FontRecord['status'],
+    status: row.status,
     fileName: row.file_name,
     sizeBytes: row.size_bytes,
-    format: row.format as FontRecord['format'],
+    format: row.format,
     family: row.family,
     subfamily: row.subfamily,
     weight: row.weight,

@@ -1,4 +1,4 @@
-import type { FailureCode, JobPhase, JobRecord, JobStatus } from '@captionfarm/contracts';
+import type { JobRecord } from '@captionfarm/contracts';
 import type { Job } from '@captionfarm/db';
 
 /** The one serializer of a job row: GET, list, cancel, create and the webhook payload all use it. */
@@ -7,18 +7,18 @@ export function toJobRecord(row: Job): JobRecord {
   const failed = row.status === 'failed';
   return {
     id: row.id,
-    status: row.status as JobStatus,
-    phase: row.phase as JobPhase,
+    status: row.status,
+    phase: row.phase,
     templateId: row.template_id,
     quotedSeconds: row.quoted_seconds,
-    format: row.format as JobRecord['format'],
-    quality: row.quality as JobRecord['quality'],
+    format: row.format,
+    quality: row.quality,
     resolution: succeeded && row.out_width !== null && row.out_height !== null ? { width: row.out_width, height: row.out_height } : null,
     percent: row.phase === 'rendering' ? (row.percent ?? 0) : null,
     downloadUrl: succeeded ? row.download_url : null,
     outputExpiresAt: succeeded ? row.output_expires_at : null,
     failureReason: failed ? row.failure_reason : null,
-    failureCode: failed ? (row.failure_code as FailureCode | null) : null,
+    failureCode: failed ? row.failure_code : null,
     settledAt: succeeded ? row.settled_at : null,
     createdAt: row.created_at,
   };

@@ -1,6 +1,5 @@
 import { ApiError } from '@captionfarm/contracts';
-import type { Db } from '@captionfarm/db';
-import { webhookDb, type DeliveryState } from './db.ts';
+import type { Db, DeliveryState } from '@captionfarm/db';
 
 /** One attempt as the deliveries endpoints show it. */
 export interface WebhookAttemptView {
@@ -51,10 +50,10 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Reads for the deliveries endpoints, the admin re-queue, and the retention sweep. */
 export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
-  const wdb = webhookDb(deps.db);
+  const { db } = deps;
 
   async function list(filter: ListDeliveriesFilter): Promise<AdminWebhookDeliveryView[]> {
-    let q = wdb.selectFrom('webhook_deliveries').selectAll();
+    let q = db.selectFrom('webhook_deliveries').selectAll();
     if (filter.jobId !== undefined) q = q.where('job_id', '=', filter.jobId);
     if (filter.accountId !== undefined) q = q.where('account_id', '=', filter.accountId);
     if (filter.state !== undefined) q = q.where('status', '=', filter.state);
@@ -64,7 +63,7 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
       .limit(filter.limit ?? 100)
       .execute();
     if (rows.length === 0) return [];
-    const attempts = await wdb
+    const attempts = await db
       .selectFrom('webhook_attempts')
       .selectAll()
       .where(
@@ -80,7 +79,7 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
       accountId: r.account_id,
       jobId: r.job_id,
       url: r.url,
-      state: r.status as DeliveryState,
+      state: r.status,
       exhaustedReason: r.exhausted_reason,
       attemptCount: r.attempts,
       nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
@@ -104,7 +103,7 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
   }
 
   async function get(id: string): Promise<AdminWebhookDeliveryView> {
-    const row = await wdb.selectFrom('webhook_deliveries').select(['id', 'job_id']).where('id', '=', id).executeTakeFirst();
+    const row = await db.selectFrom('webhook_deliveries').select(['id', 'job_id']).where('id', '=', id).executeTakeFirst();
     const [view] = row ? await list({ jobId: row.job_id }).then((all) => all.filter((d) => d.id === id)) : [];
     if (!view) throw new ApiError('not_found', `No webhook delivery ${id}; list a job's deliveries with GET /admin/v1/webhooks?job=JOB_ID.`);
     return view;
@@ -121,9 +120,9 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
     // A dispatcher may record an attempt between our read and our write: read again and retry.
     for (let tries = 0; tries < 5; tries += 1) {
       const t = deps.now().toISOString();
-      const row = await wdb.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts']).where('id', '=', id).executeTakeFirst();
+      const row = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts']).where('id', '=', id).executeTakeFirst();
       if (!row) throw new ApiError('not_found', `No webhook delivery ${id}; list a job's deliveries with GET /admin/v1/webhooks?job=JOB_ID.`);
-      const base = wdb.updateTable('webhook_deliveries').where('id', '=', id).where('status', '=', row.status).where('attempts', '=', row.attempts);
+      const base = db.updateTable('webhook_deliveries').where('id', '=', id).where('status', '=', row.status).where('attempts', '=', row.attempts);
       const res =
         row.status === 'pending'
           ? await base.set({ next_attempt_at: t, requeued_at: t }).executeTakeFirst()
@@ -148,7 +147,7 @@ export function createDeliveriesService(deps: { db: Db; now: () => Date }) {
   /** Deletes delivered deliveries (and their attempts) older than 30 days. Returns how many. */
   async function sweep(): Promise<number> {
     const cutoff = new Date(deps.now().getTime() - DELIVERY_RETENTION_MS).toISOString();
-    return wdb.transaction().execute(async (trx) => {
+    return db.transaction().execute(async (trx) => {
       const old = trx.selectFrom('webhook_deliveries').select('id').where('status', '=', 'delivered').where('delivered_at', '<', cutoff);
       await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).execute();
       const res = await trx.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', cutoff).executeTakeFirst();

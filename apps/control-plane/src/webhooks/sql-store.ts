@@ -1,9 +1,9 @@
 import type { AttemptRecord, ClaimDueArgs, WebhookDelivery, WebhookStore } from '@captionfarm/webhooks';
-import { dialectOf, type Db } from '@captionfarm/db';
+import { dialectOf, type Db, type WebhookDeliveriesTable } from '@captionfarm/db';
 import type { Updateable } from 'kysely';
-import { iso, epochMs, webhookDb, type WebhookTables } from './db.ts';
+import { iso, epochMs } from './iso-time.ts';
 
-type DeliveryUpdate = Omit<Updateable<WebhookTables['webhook_deliveries']>, 'id' | 'attempts'>;
+type DeliveryUpdate = Omit<Updateable<WebhookDeliveriesTable>, 'id' | 'attempts'>;
 
 /**
  * The dispatcher's store on the control plane's SQLite database (the contract and its reasons
@@ -14,12 +14,11 @@ type DeliveryUpdate = Omit<Updateable<WebhookTables['webhook_deliveries']>, 'id'
  * due/unleased conditions, which PostgreSQL re-checks on the newest row version after a wait.
  */
 export function createSqlWebhookStore(db: Db): WebhookStore {
-  const wdb = webhookDb(db);
   const postgres = dialectOf(db) === 'postgres';
 
   async function claimDue(args: ClaimDueArgs): Promise<WebhookDelivery[]> {
     const now = iso(args.now);
-    const rows = await wdb
+    const rows = await db
       // A CTE is evaluated once: with SKIP LOCKED a subquery that the planner re-ran could lock
       // rows in one run and update those of another, leaving the first ones locked and unclaimed.
       .with('picked', (w) =>
@@ -61,7 +60,7 @@ export function createSqlWebhookStore(db: Db): WebhookStore {
    * dispatcher, whose record wins.
    */
   async function guardedWrite(rec: AttemptRecord, set: DeliveryUpdate): Promise<boolean> {
-    return wdb.transaction().execute(async (trx) => {
+    return db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('webhook_deliveries')
         .set((eb) => ({

@@ -1,16 +1,16 @@
+import { JOB_STATUSES } from '@captionfarm/contracts';
 import { useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
-import { api, type JobRecord, type JobStatus } from '../api.ts';
+import { api, type JobRecord } from '../api.ts';
 import { ago, duration, shortId } from '../format.ts';
-import { Card, Empty, ErrorState, Field, Loading, PageHeader, StatusBadge } from '../ui.tsx';
+import { Card, Empty, Field, PageHeader, QueryRows, StatusBadge, Table } from '../ui.tsx';
 
-const STATUSES: JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const PAGE_SIZE = 20;
 
 export function JobsPage() {
   const [params, setParams] = useSearchParams();
-  const status = STATUSES.find((s) => s === params.get('status'));
+  const status = JOB_STATUSES.find((s) => s === params.get('status'));
   // Keyset pagination: the cursors of the pages before this one.
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
@@ -50,7 +50,7 @@ export function JobsPage() {
                 }}
               >
                 <option value="">All</option>
-                {STATUSES.map((s) => (
+                {JOB_STATUSES.map((s) => (
                   <option key={s} value={s}>
                     {s[0]!.toUpperCase() + s.slice(1)}
                   </option>
@@ -59,46 +59,36 @@ export function JobsPage() {
             )}
           </Field>
         </div>
-        {q.isPending ? (
-          <Loading />
-        ) : q.isError ? (
-          <ErrorState error={q.error} retry={() => void q.refetch()} />
-        ) : q.data.jobs.length === 0 ? (
-          <Empty title={status ? `No ${status} jobs` : 'No jobs yet'}>
-            {status ? 'Try another status.' : <Link to="/jobs/new">Caption your first video.</Link>}
-          </Empty>
-        ) : (
-          <div className="table-wrap">
-            <table className="jobs-table">
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Template</th>
-                  <th scope="col">Input</th>
-                  <th scope="col">Created</th>
+        <QueryRows
+          query={q}
+          rows={(d) => d.jobs}
+          retry
+          empty={
+            <Empty title={status ? `No ${status} jobs` : 'No jobs yet'}>
+              {status ? 'Try another status.' : <Link to="/jobs/new">Caption your first video.</Link>}
+            </Empty>
+          }
+        >
+          {(rows) => (
+            <Table columns={['Job', 'Status', 'Template', 'Input', 'Created']} className="jobs-table">
+              {rows.map((j) => (
+                <tr key={j.id} data-job-id={j.id}>
+                  <td>
+                    <Link to={`/jobs/${j.id}`}>
+                      <code>{shortId(j.id)}</code>
+                    </Link>
+                  </td>
+                  <td>
+                    <StatusBadge status={j.status} phase={j.phase} percent={j.percent} />
+                  </td>
+                  <td>{j.templateId}</td>
+                  <td>{duration(j.quotedSeconds)}</td>
+                  <td title={j.createdAt}>{ago(j.createdAt)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {q.data.jobs.map((j) => (
-                  <tr key={j.id} data-job-id={j.id}>
-                    <td>
-                      <Link to={`/jobs/${j.id}`}>
-                        <code>{shortId(j.id)}</code>
-                      </Link>
-                    </td>
-                    <td>
-                      <StatusBadge status={j.status} phase={j.phase} percent={j.percent} />
-                    </td>
-                    <td>{j.templateId}</td>
-                    <td>{duration(j.quotedSeconds)}</td>
-                    <td title={j.createdAt}>{ago(j.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </QueryRows>
         <div className="pager">
           <button type="button" className="btn small" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
             Newer

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type KeyView } from '../api.ts';
 import { ago, when } from '../format.ts';
-import { Card, CopyButton, Empty, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
+import { Card, ConfirmButton, CopyButton, Empty, Field, FormError, PageHeader, QueryRows, Table, fieldError } from '../ui.tsx';
 
 export function KeysPage() {
   const qc = useQueryClient();
@@ -51,57 +51,36 @@ export function KeysPage() {
         )}
       </Card>
       <Card title="Keys">
-        {keys.isPending ? (
-          <Loading />
-        ) : keys.isError ? (
-          <ErrorState error={keys.error} retry={() => void keys.refetch()} />
-        ) : keys.data.keys.length === 0 ? (
-          <Empty title="No keys yet">Create one above to call the API.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
+        <QueryRows query={keys} rows={(d) => d.keys} retry empty={<Empty title="No keys yet">Create one above to call the API.</Empty>}>
+          {(rows) => (
+            <Table columns={['Name', 'Prefix', 'Created', 'Last used']} actions>
+              {rows.map((k) => (
+                <tr key={k.id} data-key-prefix={k.prefix}>
+                  <td>{k.name ?? <span className="muted">unnamed</span>}</td>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>{ago(k.lastUsedAt)}</td>
+                  <td className="right">
+                    {k.revokedAt ? (
+                      <span className="badge cancelled">Revoked {when(k.revokedAt)}</span>
+                    ) : (
+                      <ConfirmButton
+                        className="btn small danger"
+                        disabled={revoke.isPending}
+                        confirm={`Revoke ${k.name ?? k.prefix}? Requests with it fail at once.`}
+                        onConfirm={() => revoke.mutate(k.id)}
+                      >
+                        Revoke
+                      </ConfirmButton>
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {keys.data.keys.map((k) => (
-                  <tr key={k.id} data-key-prefix={k.prefix}>
-                    <td>{k.name ?? <span className="muted">unnamed</span>}</td>
-                    <td>
-                      <code>{k.prefix}…</code>
-                    </td>
-                    <td>{when(k.createdAt)}</td>
-                    <td>{ago(k.lastUsedAt)}</td>
-                    <td className="right">
-                      {k.revokedAt ? (
-                        <span className="badge cancelled">Revoked {when(k.revokedAt)}</span>
-                      ) : (
-                        <button
-                          type="button"
-                          className="btn small danger"
-                          disabled={revoke.isPending}
-                          onClick={() => {
-                            if (window.confirm(`Revoke ${k.name ?? k.prefix}? Requests with it fail at once.`)) revoke.mutate(k.id);
-                          }}
-                        >
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </QueryRows>
         <FormError error={revoke.error} />
       </Card>
     </>

@@ -1,3 +1,4 @@
+import type { UploadRecord } from '@captionfarm/contracts';
 import { useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
@@ -60,7 +61,7 @@ export function NewJobPage() {
       let job: JobRecord;
       if (source === 'file') {
         if (!file) throw new Error('Choose or drop a video file first.');
-        const up = await api<{ uploadId: string; uploadUrl: string }>('POST', '/v1/automation-jobs/uploads', { fileName: file.name, sizeBytes: file.size });
+        const up = await api<UploadRecord>('POST', '/v1/automation-jobs/uploads', { fileName: file.name, sizeBytes: file.size });
         setProgress(0);
         // Straight to the store's presigned URL: the bytes never pass through the API.
         await putWithProgress(up.uploadUrl, file, (f) => setProgress(f * 100));

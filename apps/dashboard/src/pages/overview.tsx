@@ -1,19 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, type JobStatus, type Plan } from '../api.ts';
+import { api, type DashboardOverview, type JobStatus } from '../api.ts';
 import { bytes } from '../format.ts';
 import { Card, ErrorState, Loading, PageHeader, StatusBadge } from '../ui.tsx';
 
-interface Overview {
-  plan: Plan;
-  balance: number;
-  usedThisMonth: number;
-  usage: { day: string; minutes: number }[];
-  jobsByStatus: Record<JobStatus, number>;
-}
-
 export function OverviewPage() {
-  const q = useQuery({ queryKey: ['overview'], queryFn: () => api<Overview>('GET', '/overview'), refetchInterval: 10_000 });
+  const q = useQuery({ queryKey: ['overview'], queryFn: () => api<DashboardOverview>('GET', '/overview'), refetchInterval: 10_000 });
   return (
     <>
       <PageHeader
@@ -29,7 +21,7 @@ export function OverviewPage() {
   );
 }
 
-function OverviewBody({ o }: { o: Overview }) {
+function OverviewBody({ o }: { o: DashboardOverview }) {
   const total = Object.values(o.jobsByStatus).reduce((a, b) => a + b, 0);
   return (
     <div className="grid">

@@ -3,12 +3,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, apiImage } from '../api.ts';
 import { FontPicker, parseKeywords } from '../fonts.tsx';
-import { ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../ui.tsx';
+import { ColorField, ErrorState, Field, FormError, Loading, NumberField, PageHeader, SelectField, fieldError } from '../ui.tsx';
 
 const FONTS = ['Montserrat', 'Poppins', 'Inter', 'Anton', 'Bebas Neue', 'Luckiest Guy', 'Playfair Display'];
 const WORD_ANIMATIONS = ['none', 'appear', 'pop', 'fade', 'rise', 'typewriter'];
 const ACTIVE_ANIMATIONS = ['none', 'pop', 'bounce'];
 const PAGE_ANIMATIONS = ['none', 'fade', 'pop', 'slide-up'];
+const WEIGHTS = [400, 500, 600, 700, 800, 900];
 
 type Template = {
   id: string;
@@ -99,124 +100,73 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
                 <input id={id} aria-describedby={d} required readOnly={editing} value={t.id} onChange={(e) => set((x) => ({ ...x, id: e.target.value }))} />
               )}
             </Field>
-            <Field label="Font">
-              {(id) => (
-                <select id={id} value={t.font.family} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, family: e.target.value } }))}>
-                  {FONTS.map((f) => (
-                    <option key={f}>{f}</option>
-                  ))}
-                </select>
-              )}
-            </Field>
+            <SelectField label="Font" value={t.font.family} options={FONTS} onChange={(v) => set((x) => ({ ...x, font: { ...x.font, family: v } }))} />
             <Field label="Uploaded font" hint="Replaces the font and weight above." error={fe('font.fontId')}>
               {(id, d) => (
                 <FontPicker id={id} describedBy={d} value={t.font.fontId ?? null} onChange={(fontId) => set((x) => ({ ...x, font: { ...x.font, fontId } }))} />
               )}
             </Field>
-            <Field label="Weight">
-              {(id) => (
-                <select id={id} value={t.font.weight} onChange={(e) => set((x) => ({ ...x, font: { ...x.font, weight: Number(e.target.value) } }))}>
-                  {[400, 500, 600, 700, 800, 900].map((w) => (
-                    <option key={w} value={w}>
-                      {w}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label={`Size: ${t.font.size}% of the short side`} error={fe('font.size')}>
-              {(id) => (
-                <input
-                  id={id}
-                  type="range"
-                  min={2}
-                  max={14}
-                  step={0.5}
-                  value={t.font.size}
-                  onChange={(e) => set((x) => ({ ...x, font: { ...x.font, size: Number(e.target.value) } }))}
-                />
-              )}
-            </Field>
-            <Field label={`Position: ${Math.round(t.position.y * 100)}% from the top`}>
-              {(id) => (
-                <input
-                  id={id}
-                  type="range"
-                  min={0}
-                  max={1}
-                  step={0.01}
-                  value={t.position.y}
-                  onChange={(e) => set((x) => ({ ...x, position: { ...x.position, y: Number(e.target.value) } }))}
-                />
-              )}
-            </Field>
-            <Field label="Text colour" error={fe('fill')}>
-              {(id) => <input id={id} type="color" value={t.fill.slice(0, 7)} onChange={(e) => set((x) => ({ ...x, fill: e.target.value.toUpperCase() }))} />}
-            </Field>
-            <Field label="Spoken word colour">
-              {(id) => (
-                <input
-                  id={id}
-                  type="color"
-                  value={(t.active.color ?? t.fill).slice(0, 7)}
-                  onChange={(e) => set((x) => ({ ...x, active: { ...x.active, color: e.target.value.toUpperCase() } }))}
-                />
-              )}
-            </Field>
-            <Field label="Outline colour">
-              {(id) => (
-                <input
-                  id={id}
-                  type="color"
-                  value={(t.outline?.color ?? '#000000').slice(0, 7)}
-                  onChange={(e) => set((x) => ({ ...x, outline: { width: x.outline?.width ?? 0.08, color: e.target.value.toUpperCase() } }))}
-                />
-              )}
-            </Field>
-            <Field label={`Outline width: ${t.outline?.width ?? 0} em`}>
-              {(id) => (
-                <input
-                  id={id}
-                  type="range"
-                  min={0}
-                  max={0.3}
-                  step={0.01}
-                  value={t.outline?.width ?? 0}
-                  onChange={(e) =>
-                    set((x) => ({
-                      ...x,
-                      outline: Number(e.target.value) === 0 ? null : { color: x.outline?.color ?? '#000000', width: Number(e.target.value) },
-                    }))
-                  }
-                />
-              )}
-            </Field>
-            <Field label="Words per line" error={fe('layout.maxWordsPerLine')}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  type="number"
-                  min={1}
-                  max={20}
-                  value={t.layout.maxWordsPerLine}
-                  onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxWordsPerLine: Number(e.target.value) } }))}
-                />
-              )}
-            </Field>
-            <Field label="Lines" error={fe('layout.maxLines')}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  aria-describedby={d}
-                  type="number"
-                  min={1}
-                  max={4}
-                  value={t.layout.maxLines}
-                  onChange={(e) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: Number(e.target.value) } }))}
-                />
-              )}
-            </Field>
+            <SelectField
+              label="Weight"
+              value={t.font.weight}
+              options={WEIGHTS}
+              onChange={(v) => set((x) => ({ ...x, font: { ...x.font, weight: Number(v) } }))}
+            />
+            <NumberField
+              label={`Size: ${t.font.size}% of the short side`}
+              error={fe('font.size')}
+              type="range"
+              min={2}
+              max={14}
+              step={0.5}
+              value={t.font.size}
+              onChange={(v) => set((x) => ({ ...x, font: { ...x.font, size: v } }))}
+            />
+            <NumberField
+              label={`Position: ${Math.round(t.position.y * 100)}% from the top`}
+              type="range"
+              min={0}
+              max={1}
+              step={0.01}
+              value={t.position.y}
+              onChange={(v) => set((x) => ({ ...x, position: { ...x.position, y: v } }))}
+            />
+            <ColorField label="Text colour" error={fe('fill')} value={t.fill} onChange={(v) => set((x) => ({ ...x, fill: v }))} />
+            <ColorField
+              label="Spoken word colour"
+              value={t.active.color ?? t.fill}
+              onChange={(v) => set((x) => ({ ...x, active: { ...x.active, color: v } }))}
+            />
+            <ColorField
+              label="Outline colour"
+              value={t.outline?.color ?? '#000000'}
+              onChange={(v) => set((x) => ({ ...x, outline: { width: x.outline?.width ?? 0.08, color: v } }))}
+            />
+            <NumberField
+              label={`Outline width: ${t.outline?.width ?? 0} em`}
+              type="range"
+              min={0}
+              max={0.3}
+              step={0.01}
+              value={t.outline?.width ?? 0}
+              onChange={(v) => set((x) => ({ ...x, outline: v === 0 ? null : { color: x.outline?.color ?? '#000000', width: v } }))}
+            />
+            <NumberField
+              label="Words per line"
+              error={fe('layout.maxWordsPerLine')}
+              min={1}
+              max={20}
+              value={t.layout.maxWordsPerLine}
+              onChange={(v) => set((x) => ({ ...x, layout: { ...x.layout, maxWordsPerLine: v } }))}
+            />
+            <NumberField
+              label="Lines"
+              error={fe('layout.maxLines')}
+              min={1}
+              max={4}
+              value={t.layout.maxLines}
+              onChange={(v) => set((x) => ({ ...x, layout: { ...x.layout, maxLines: v } }))}
+            />
             <Field label="Keywords" hint="Always emphasised, comma-separated." error={fe('keywords')}>
               {(id, d) => (
                 <input
@@ -234,33 +184,24 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
               <input type="checkbox" checked={t.emoji === 'auto'} onChange={(e) => set((x) => ({ ...x, emoji: e.target.checked ? 'auto' : 'off' }))} /> Emoji:
               one per page, from its words
             </label>
-            <Field label="Word animation">
-              {(id) => (
-                <select id={id} value={t.animation.word} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, word: e.target.value } }))}>
-                  {WORD_ANIMATIONS.map((a) => (
-                    <option key={a}>{a}</option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label="Spoken word animation">
-              {(id) => (
-                <select id={id} value={t.animation.active} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, active: e.target.value } }))}>
-                  {ACTIVE_ANIMATIONS.map((a) => (
-                    <option key={a}>{a}</option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label="Page animation">
-              {(id) => (
-                <select id={id} value={t.animation.page} onChange={(e) => set((x) => ({ ...x, animation: { ...x.animation, page: e.target.value } }))}>
-                  {PAGE_ANIMATIONS.map((a) => (
-                    <option key={a}>{a}</option>
-                  ))}
-                </select>
-              )}
-            </Field>
+            <SelectField
+              label="Word animation"
+              value={t.animation.word}
+              options={WORD_ANIMATIONS}
+              onChange={(v) => set((x) => ({ ...x, animation: { ...x.animation, word: v } }))}
+            />
+            <SelectField
+              label="Spoken word animation"
+              value={t.animation.active}
+              options={ACTIVE_ANIMATIONS}
+              onChange={(v) => set((x) => ({ ...x, animation: { ...x.animation, active: v } }))}
+            />
+            <SelectField
+              label="Page animation"
+              value={t.animation.page}
+              options={PAGE_ANIMATIONS}
+              onChange={(v) => set((x) => ({ ...x, animation: { ...x.animation, page: v } }))}
+            />
           </div>
           <FormError error={save.error} />
           <div className="actions">

@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api } from '../api.ts';
-import { TemplatePreview, useTemplates } from '../previews.tsx';
-import { Card, Empty, ErrorState, FormError, Loading, PageHeader } from '../ui.tsx';
+import { TemplateTile, useTemplates } from '../previews.tsx';
+import { Card, ConfirmButton, Empty, ErrorState, FormError, Loading, PageHeader } from '../ui.tsx';
 
 export function TemplatesPage() {
   const qc = useQueryClient();
@@ -34,30 +34,18 @@ export function TemplatesPage() {
         ) : (
           <div className="gallery wide">
             {own.map((t) => (
-              <article key={t.id} className="tile">
-                <div className="pair">
-                  <TemplatePreview id={t.id} width={180} height={320} alt={`${t.name} at 9:16`} />
-                  <TemplatePreview id={t.id} width={320} height={180} alt={`${t.name} at 16:9`} />
-                </div>
-                <span className="tile-name">{t.name}</span>
-                <span className="muted small">
-                  <code>{t.id}</code>
-                </span>
-                <div className="actions">
-                  <Link className="btn small" to={`/templates/${t.id}/edit`}>
-                    Edit
-                  </Link>
-                  <button
-                    type="button"
-                    className="btn small danger"
-                    onClick={() => {
-                      if (window.confirm(`Delete template ${t.name}? Queued jobs keep the copy they were created with.`)) remove.mutate(t.id);
-                    }}
-                  >
-                    Delete
-                  </button>
-                </div>
-              </article>
+              <TemplateTile key={t.id} template={t} detail={<code>{t.id}</code>}>
+                <Link className="btn small" to={`/templates/${t.id}/edit`}>
+                  Edit
+                </Link>
+                <ConfirmButton
+                  className="btn small danger"
+                  confirm={`Delete template ${t.name}? Queued jobs keep the copy they were created with.`}
+                  onConfirm={() => remove.mutate(t.id)}
+                >
+                  Delete
+                </ConfirmButton>
+              </TemplateTile>
             ))}
           </div>
         )}
@@ -66,19 +54,11 @@ export function TemplatesPage() {
       <Card title="Built in">
         <div className="gallery wide">
           {builtin.map((t) => (
-            <article key={t.id} className="tile">
-              <div className="pair">
-                <TemplatePreview id={t.id} width={180} height={320} alt={`${t.name} at 9:16`} />
-                <TemplatePreview id={t.id} width={320} height={180} alt={`${t.name} at 16:9`} />
-              </div>
-              <span className="tile-name">{t.name}</span>
-              <span className="muted small">{t.description}</span>
-              <div className="actions">
-                <Link className="btn small" to={`/templates/new?from=${t.id}`}>
-                  Customise
-                </Link>
-              </div>
-            </article>
+            <TemplateTile key={t.id} template={t} detail={t.description}>
+              <Link className="btn small" to={`/templates/new?from=${t.id}`}>
+                Customise
+              </Link>
+            </TemplateTile>
           ))}
         </div>
       </Card>

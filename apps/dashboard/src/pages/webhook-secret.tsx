@@ -1,22 +1,16 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api } from '../api.ts';
+import { api, type WebhookSecretView } from '../api.ts';
 import { when } from '../format.ts';
-import { Card, CopyButton, ErrorState, FormError, Loading, PageHeader } from '../ui.tsx';
-
-interface Secret {
-  secret: string;
-  previous: string | null;
-  previousExpiresAt: string | null;
-}
+import { Card, ConfirmButton, CopyButton, ErrorState, FormError, Loading, PageHeader } from '../ui.tsx';
 
 export function WebhookSecretPage() {
   const qc = useQueryClient();
   const [shown, setShown] = useState(false);
   // Fetched only when revealed, and never cached after leaving the page.
-  const secret = useQuery({ queryKey: ['webhook-secret'], queryFn: () => api<Secret>('GET', '/webhook-secret'), enabled: shown, gcTime: 0 });
+  const secret = useQuery({ queryKey: ['webhook-secret'], queryFn: () => api<WebhookSecretView>('GET', '/webhook-secret'), enabled: shown, gcTime: 0 });
   const rotate = useMutation({
-    mutationFn: () => api<Secret>('POST', '/webhook-secret/rotate'),
+    mutationFn: () => api<WebhookSecretView>('POST', '/webhook-secret/rotate'),
     onSuccess: (s) => {
       qc.setQueryData(['webhook-secret'], s);
       setShown(true);
@@ -57,16 +51,14 @@ export function WebhookSecretPage() {
           A new secret is made at once. The old one stays valid for 24 hours, and every webhook is signed with both meanwhile, so receivers can switch without
           missing one.
         </p>
-        <button
-          type="button"
+        <ConfirmButton
           className="btn danger"
           disabled={rotate.isPending}
-          onClick={() => {
-            if (window.confirm('Rotate the webhook signing secret? The current one stays valid for 24 hours.')) rotate.mutate();
-          }}
+          confirm="Rotate the webhook signing secret? The current one stays valid for 24 hours."
+          onConfirm={() => rotate.mutate()}
         >
           {rotate.isPending ? 'Rotating…' : 'Rotate secret'}
-        </button>
+        </ConfirmButton>
         <FormError error={rotate.error} />
       </Card>
     </>

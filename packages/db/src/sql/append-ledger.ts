@@ -1,8 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { prepared } from '../prepared.ts';
-import type { Database } from '../schema.ts';
-
-export type LedgerKind = 'grant' | 'monthly_reset' | 'reserve' | 'true_up' | 'settle' | 'refund';
+import type { Database, LedgerKind } from '../schema.ts';
 
 export async function appendLedger(
   db: Kysely<Database> | Transaction<Database>,
@@ -19,6 +17,6 @@ export async function appendLedger(
 }
 
 // Every job create and end writes one or two: compiled once (prepared.ts).
-const insert = prepared((db, a: { account_id: string; job_id: string | null; kind: string; minutes: number; note: string | null; created_at: string }) =>
+const insert = prepared((db, a: { account_id: string; job_id: string | null; kind: LedgerKind; minutes: number; note: string | null; created_at: string }) =>
   db.insertInto('minutes_ledger').values(a),
 );

@@ -3,13 +3,34 @@
 // argv: <input path> <output path for the sfnt>. Prints one JSON line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
+import { GlobalFonts, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import * as fontkit from 'fontkit';
 import { decodeFontFile } from './decode.ts';
 import { FontProblem, type SfntTable } from './sfnt.ts';
 
 /** Glyphs drawn by Skia: enough to touch every kind of outline the font uses. */
 const SKIA_SAMPLE = 400;
+/**
+ * Characters whose outline Skia reads one by one (all of them in most fonts; a CJK font's
+ * tens of thousands are sampled evenly after every Latin, Greek and Cyrillic one), so a check
+ * stays bounded: measured, Noto Serif's 2,838 characters took 1.7 s at load 35 on 2 cores (fontkit's pass over
+ * every glyph, which the check already had, 7.3 s).
+ */
+const SKIA_OUTLINE_CHECKS = 4000;
+/**
+ * An outline reaching further than this (em) left of its origin or right of its advance, or above or
+ * below the baseline, is damage, not design: real fonts stay within about 1 em of their advance and
+ * 2.5 em of the baseline, and a wide glyph (Linux Biolinum's 6.3 em U+E008) has the advance to match.
+ */
+const MAX_OVERHANG_EM = 2;
+const MAX_HEIGHT_EM = 4;
+/** How far two engines' bounds of one CFF outline may differ (Skia measures at 64 px: 1 px is 1/64 em). */
+const CFF_BOUNDS_TOLERANCE_EM = 0.1;
+/**
+ * Characters without ink by design: spaces, controls, format and default-ignorable characters (the
+ * shaper hides them), and U+FFFC, which Skia's text layout keeps for embedded objects and never draws.
+ */
+const INKLESS = /^[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\uFFFC]$/u;
 
 async function main(): Promise<void> {
   const [input, output] = process.argv.slice(2);
@@ -40,16 +61,21 @@ async function main(): Promise<void> {
     if (![glyph.advanceWidth, bbox.minX, bbox.maxX, bbox.minY, bbox.maxY].every((v) => Number.isFinite(v) || v === Infinity || v === -Infinity)) {
       throw new FontProblem(`glyph ${g} has no valid outline`);
     }
+    if (Number.isFinite(bbox.minX) && outOfBounds(bbox, glyph.advanceWidth, font.unitsPerEm)) {
+      throw new FontProblem(`glyph ${g}'s outline reaches far outside its box (${boundsText(bbox, font.unitsPerEm)}): it is damaged`);
+    }
   }
   const sample = String.fromCodePoint(...chars.slice(0, 64));
   font.layout(sample);
 
-  // Skia, which draws the captions, reads the font too: draw the first mapped characters with it.
+  // Skia, which draws the captions, reads the font too.
   const alias = `cf-check-${process.pid}`;
   GlobalFonts.register(buf, alias);
   if (!GlobalFonts.has(alias)) throw new FontProblem('the renderer cannot load this font');
   const ctx = createCanvas(256, 128).getContext('2d');
   ctx.font = `64px "${alias}"`;
+  checkOutlinesInSkia(ctx, font, chars, info.flavor === 'cff');
+  // Then draw the first mapped characters with it.
   let ink = 0;
   for (let i = 0; i < Math.min(chars.length, SKIA_SAMPLE); i += 8) {
     ctx.clearRect(0, 0, 256, 128);
@@ -80,6 +106,70 @@ async function main(): Promise<void> {
       },
     })}\n`,
   );
+}
+
+/**
+ * Each character's outline as Skia reads it (FreeType, the engine that draws the captions): a
+ * damaged outline whose table still parses, with checksums fixed, must not reach a video as an odd
+ * glyph. Refused: a character fontkit finds ink for that Skia draws as nothing (FreeType gave up on
+ * its outline), bounds far outside the glyph's box (see outOfBounds), and, in CFF fonts, bounds that differ between the two
+ * engines (fontkit's control box against FreeType's, which CFF outlines, lacking composite glyphs,
+ * give identically in a sound font). Damage that both engines read as the same plausible outline, or
+ * as the same empty one, cannot be told from design (Linux Libertine Italic ships an empty U+012F),
+ * and is accepted.
+ */
+function checkOutlinesInSkia(ctx: SKRSContext2D, font: fontkit.Font, chars: number[], cff: boolean): void {
+  const em = 64; // ctx.font's size in px
+  const scale = em / font.unitsPerEm;
+  const hex = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const c of outlineSample(chars.filter((ch) => !INKLESS.test(String.fromCodePoint(ch))))) {
+    const cbox = font.glyphForCodePoint(c).path.cbox;
+    const inked = Number.isFinite(cbox.minX) && (cbox.maxX > cbox.minX || cbox.maxY > cbox.minY);
+    const m = ctx.measureText(String.fromCodePoint(c));
+    const sk = { minX: -m.actualBoundingBoxLeft, maxX: m.actualBoundingBoxRight, minY: -m.actualBoundingBoxDescent, maxY: m.actualBoundingBoxAscent };
+    const values = Object.values(sk);
+    if (!values.every(Number.isFinite)) throw new FontProblem(`the renderer cannot measure ${hex(c)}: its outline is damaged`);
+    const drawn = sk.maxX > sk.minX || sk.maxY > sk.minY;
+    if (inked && !drawn) throw new FontProblem(`the renderer draws ${hex(c)} as nothing although it has an outline: the outline is damaged`);
+    if (drawn && outOfBounds(sk, m.width, em)) {
+      throw new FontProblem(`the renderer draws ${hex(c)} far outside its box (${boundsText(sk, em)}): its outline is damaged`);
+    }
+    if (cff && inked && drawn) {
+      const off = Math.max(
+        Math.abs(cbox.minX * scale - sk.minX),
+        Math.abs(cbox.maxX * scale - sk.maxX),
+        Math.abs(cbox.minY * scale - sk.minY),
+        Math.abs(cbox.maxY * scale - sk.maxY),
+      );
+      if (off > CFF_BOUNDS_TOLERANCE_EM * em)
+        throw new FontProblem(`two font engines read ${hex(c)}'s outline differently (by ${(off / em).toFixed(2)} em): the outline is damaged`);
+    }
+  }
+}
+
+interface Bounds {
+  minX: number;
+  maxX: number;
+  minY: number;
+  maxY: number;
+}
+
+/** Bounds (in units of `em` per em) beyond MAX_OVERHANG_EM of the [0, advance] span, or MAX_HEIGHT_EM of the baseline. */
+function outOfBounds(b: Bounds, advance: number, em: number): boolean {
+  const over = MAX_OVERHANG_EM * em;
+  const high = MAX_HEIGHT_EM * em;
+  return b.minX < -over || b.maxX > Math.max(0, advance) + over || b.minY < -high || b.maxY > high;
+}
+
+const boundsText = (b: Bounds, em: number) => `${[b.minX, b.minY, b.maxX, b.maxY].map((v) => (v / em).toFixed(1)).join(', ')} em`;
+
+/** At most SKIA_OUTLINE_CHECKS characters: every one below U+0530 (Latin, Greek, Cyrillic), then an even spread of the rest. */
+function outlineSample(chars: number[]): number[] {
+  if (chars.length <= SKIA_OUTLINE_CHECKS) return chars;
+  const first = chars.filter((c) => c < 0x530).slice(0, SKIA_OUTLINE_CHECKS / 2);
+  const rest = chars.filter((c) => c >= 0x530);
+  const room = SKIA_OUTLINE_CHECKS - first.length;
+  return [...first, ...Array.from({ length: room }, (_, i) => rest[Math.floor((i * rest.length) / room)]!)];
 }
 
 /** A copy of the sfnt whose `table` is re-pointed to a copy of itself at the end of the buffer. */

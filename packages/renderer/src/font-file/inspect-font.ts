@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,7 +33,11 @@ export interface InspectFontOptions {
   input: string;
   /** Where the checked sfnt bytes are written (a WOFF2 upload is decoded). */
   output: string;
-  /** Default 20 s: a font that takes longer is refused. */
+  /**
+   * Default 20 s of the checker's CPU time: a font that needs more is refused. CPU time, because a
+   * busy machine stretches wall time (a sound 2,800-character font took 13-20 s of wall time at load
+   * 30 on 2 cores) but not the work a font costs; wall time is capped at WALL_FACTOR times this.
+   */
   timeoutMs?: number;
   signal?: AbortSignal | undefined;
 }
@@ -42,6 +47,10 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** JS heap of the checker; decoded fonts are at most 30 MB. */
 const CHILD_HEAP_MB = 384;
 const STDOUT_CAP = 64 * 1024;
+/** The checker's wall-time cap, as a multiple of its CPU budget (a child that waits instead of working). */
+const WALL_FACTOR = 6;
+/** Linux reports /proc CPU times in USER_HZ ticks, 100 a second on every architecture it supports. */
+const TICKS_PER_SECOND = 100;
 /** Checks running at once per process: font checks must not starve renders or API requests. */
 const MAX_PARALLEL = 2;
 
@@ -99,19 +108,27 @@ function runChild(opts: InspectFontOptions): Promise<FontReport> {
       stderr = (stderr + c).slice(-2048);
     });
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, opts.timeoutMs ?? 20_000);
+    const budgetMs = opts.timeoutMs ?? 20_000;
+    const started = Date.now();
+    const timer = setInterval(
+      () => {
+        const wallMs = Date.now() - started;
+        if ((cpuMsOf(child.pid) ?? wallMs) > budgetMs || wallMs > budgetMs * WALL_FACTOR) {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }
+      },
+      Math.min(100, budgetMs),
+    );
     const onAbort = () => child.kill('SIGKILL');
     signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (err) => {
-      clearTimeout(timer);
+      clearInterval(timer);
       signal?.removeEventListener('abort', onAbort);
       reject(err);
     });
     child.on('close', (code, sig) => {
-      clearTimeout(timer);
+      clearInterval(timer);
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) return reject(abortError(signal));
       if (timedOut) return reject(new FontRejectedError('the font took too long to read (refused as a possible attack)'));
@@ -134,4 +151,16 @@ function runChild(opts: InspectFontOptions): Promise<FontReport> {
       );
     });
   });
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc cannot tell (not Linux, gone). */
+function cpuMsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
 }

@@ -54,6 +54,13 @@ function fixChecksums(b: Buffer): Buffer {
   return out;
 }
 
+/** A copy of `font` changed by `edit`, with its checksums made right again. */
+function edited(font: Buffer, edit: (b: Buffer) => void): Buffer {
+  const b = Buffer.from(font);
+  edit(b);
+  return fixChecksums(b);
+}
+
 /** Deterministic PRNG (mulberry32): the corpus is the same on every run. */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -117,8 +124,7 @@ function woff2Bomb(woff2: Buffer, opts: { padTo?: number } = {}): Buffer {
 }
 
 /** A composite glyph made of itself: a font engine that follows components recurses forever. */
-function selfReferencingGlyph(ttf: Buffer): Buffer {
-  const b = Buffer.from(ttf);
+function selfReferencingGlyph(b: Buffer): void {
   const head = table(b, 'head');
   const loca = table(b, 'loca');
   const glyf = table(b, 'glyf');
@@ -133,7 +139,7 @@ function selfReferencingGlyph(ttf: Buffer): Buffer {
     b.writeUInt16BE(g, p + 12); // component = itself
     b.writeInt8(0, p + 14);
     b.writeInt8(0, p + 15);
-    return fixChecksums(b);
+    return;
   }
   throw new Error('no glyph to rewrite');
 }
@@ -154,44 +160,28 @@ export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promis
   add('random bytes named .ttf', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24)));
   add('a PNG named .otf', Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(500)]), 'otf');
 
-  {
+  const ttfEdits: [name: string, edit: (b: Buffer) => void][] = [
     // Wrong tables: a renamed one, a missing required one, a table outside the file, overlapping tables.
-    const renamed = Buffer.from(ttf);
-    const cmap = table(renamed, 'cmap');
-    renamed.write('cmaq', cmap.entry, 'latin1');
-    add('unknown table tag (cmap renamed)', fixChecksums(renamed));
-    const noGlyf = Buffer.from(ttf);
-    noGlyf.write('glyF', table(noGlyf, 'glyf').entry, 'latin1');
-    add('glyph table missing', fixChecksums(noGlyf));
-    const outside = Buffer.from(ttf);
-    outside.writeUInt32BE(ttf.length + 1000, table(outside, 'GSUB').entry + 8);
-    add('table offset past the end of the file', fixChecksums(outside));
-    const overlap = Buffer.from(ttf);
-    overlap.writeUInt32BE(table(overlap, 'glyf').offset, table(overlap, 'loca').entry + 8);
-    add('glyph index overlapping the glyph table', fixChecksums(overlap));
-    const badHead = Buffer.from(ttf);
-    badHead.writeUInt32BE(0xdeadbeef, table(badHead, 'head').offset + 12);
-    add('head with a wrong magic number', fixChecksums(badHead));
-  }
-  {
+    ['unknown table tag (cmap renamed)', (b) => b.write('cmaq', table(b, 'cmap').entry, 'latin1')],
+    ['glyph table missing', (b) => b.write('glyF', table(b, 'glyf').entry, 'latin1')],
+    ['table offset past the end of the file', (b) => b.writeUInt32BE(ttf.length + 1000, table(b, 'GSUB').entry + 8)],
+    ['glyph index overlapping the glyph table', (b) => b.writeUInt32BE(table(b, 'glyf').offset, table(b, 'loca').entry + 8)],
+    ['head with a wrong magic number', (b) => b.writeUInt32BE(0xdeadbeef, table(b, 'head').offset + 12)],
     // Huge glyph counts: maxp claims 65535 glyphs; hhea claims more metrics than glyphs.
-    const huge = Buffer.from(ttf);
-    huge.writeUInt16BE(65535, table(huge, 'maxp').offset + 4);
-    add('maxp claims 65535 glyphs', fixChecksums(huge));
-    const metrics = Buffer.from(ttf);
-    metrics.writeUInt16BE(65535, table(metrics, 'hhea').offset + 34);
-    add('hhea claims 65535 metrics', fixChecksums(metrics));
-    const zero = Buffer.from(ttf);
-    zero.writeUInt16BE(0, table(zero, 'maxp').offset + 4);
-    add('maxp claims 0 glyphs', fixChecksums(zero));
-    const loca = Buffer.from(ttf);
-    const l = table(loca, 'loca');
-    const long = u16(loca, table(loca, 'head').offset + 50) === 1;
-    if (long) loca.writeUInt32BE(0x7ffffff0, l.offset + 4 * 5);
-    else loca.writeUInt16BE(0xfff0, l.offset + 2 * 5);
-    add('glyph offset outside the glyph table', fixChecksums(loca));
-  }
-  add('self-referencing composite glyph', selfReferencingGlyph(ttf));
+    ['maxp claims 65535 glyphs', (b) => b.writeUInt16BE(65535, table(b, 'maxp').offset + 4)],
+    ['hhea claims 65535 metrics', (b) => b.writeUInt16BE(65535, table(b, 'hhea').offset + 34)],
+    ['maxp claims 0 glyphs', (b) => b.writeUInt16BE(0, table(b, 'maxp').offset + 4)],
+    [
+      'glyph offset outside the glyph table',
+      (b) => {
+        const l = table(b, 'loca');
+        if (u16(b, table(b, 'head').offset + 50) === 1) b.writeUInt32BE(0x7ffffff0, l.offset + 4 * 5);
+        else b.writeUInt16BE(0xfff0, l.offset + 2 * 5);
+      },
+    ],
+    ['self-referencing composite glyph', selfReferencingGlyph],
+  ];
+  for (const [name, edit] of ttfEdits) add(name, edited(ttf, edit));
   add('WOFF2 declaring 1 GB decoded', woff2DeclaringHugeSize(woff2), 'woff2');
   add('WOFF2 zip bomb (256 MB of zeros in the Brotli stream)', woff2Bomb(woff2), 'woff2');
   add('WOFF2 zip bomb padded to a plausible compression ratio', woff2Bomb(woff2, { padTo: Math.ceil(ttf.length / 50) }), 'woff2');
@@ -211,16 +201,18 @@ export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promis
     // CFF (OTF) fonts: the same kinds of lies in the other outline format.
     const otf = readFileSync(BRAND_OTF);
     for (const n of [12, 1000, Math.floor(otf.length / 2)]) add(`OTF truncated to ${n} bytes`, otf.subarray(0, n), 'otf');
-    const names = Buffer.from(otf);
-    const cff = table(names, 'CFF ');
-    names.writeUInt16BE(65535, cff.offset + names[cff.offset + 2]!);
-    add('OTF whose CFF name index claims 65535 entries', fixChecksums(names), 'otf');
-    const short = Buffer.from(otf);
-    short.writeUInt32BE(64, table(short, 'CFF ').entry + 12);
-    add('OTF whose CFF table is cut to 64 bytes (wrong table length)', fixChecksums(short), 'otf');
-    const huge = Buffer.from(otf);
-    huge.writeUInt16BE(65535, table(huge, 'maxp').offset + 4);
-    add('OTF whose maxp claims 65535 glyphs', fixChecksums(huge), 'otf');
+    const otfEdits: [name: string, edit: (b: Buffer) => void][] = [
+      [
+        'OTF whose CFF name index claims 65535 entries',
+        (b) => {
+          const cff = table(b, 'CFF ');
+          b.writeUInt16BE(65535, cff.offset + b[cff.offset + 2]!);
+        },
+      ],
+      ['OTF whose CFF table is cut to 64 bytes (wrong table length)', (b) => b.writeUInt32BE(64, table(b, 'CFF ').entry + 12)],
+      ['OTF whose maxp claims 65535 glyphs', (b) => b.writeUInt16BE(65535, table(b, 'maxp').offset + 4)],
+    ];
+    for (const [name, edit] of otfEdits) add(name, edited(otf, edit), 'otf');
   }
 
   const rand = prng(16);
@@ -234,4 +226,91 @@ export async function hostileFontCorpus(opts: { mutants?: number } = {}): Promis
     add(`random mutation #${i} (${flips} bytes)`, m);
   }
   return out;
+}
+
+/** A CFF INDEX at `p`: its items' absolute byte ranges and where the INDEX ends. */
+function cffIndex(b: Buffer, p: number): { items: { start: number; end: number }[]; end: number } {
+  const count = u16(b, p);
+  if (count === 0) return { items: [], end: p + 2 };
+  const offSize = b[p + 2]!;
+  const off = (i: number) => b.readUIntBE(p + 3 + i * offSize, offSize);
+  const data = p + 3 + (count + 1) * offSize - 1; // offsets are 1-based
+  const items = Array.from({ length: count }, (_, i) => ({ start: data + off(i), end: data + off(i + 1) }));
+  return { items, end: data + off(count) };
+}
+
+/** The operand of `op` in a CFF DICT (integers only, which is all the offsets are). */
+function cffDictOperand(b: Buffer, start: number, end: number, op: number): number | undefined {
+  const stack: number[] = [];
+  for (let p = start; p < end; ) {
+    const b0 = b[p]!;
+    if (b0 <= 21) {
+      const operator = b0 === 12 ? 1200 + b[p + 1]! : b0;
+      if (operator === op) return stack.at(-1);
+      stack.length = 0;
+      p += b0 === 12 ? 2 : 1;
+    } else if (b0 === 28) {
+      stack.push(b.readInt16BE(p + 1));
+      p += 3;
+    } else if (b0 === 29) {
+      stack.push(b.readInt32BE(p + 1));
+      p += 5;
+    } else if (b0 === 30) {
+      p++;
+      while (p < end && (b[p]! & 0x0f) !== 0x0f && (b[p]! & 0xf0) !== 0xf0) p++;
+      p++;
+      stack.push(0);
+    } else if (b0 >= 32 && b0 <= 246) {
+      stack.push(b0 - 139);
+      p++;
+    } else if (b0 >= 247 && b0 <= 250) {
+      stack.push((b0 - 247) * 256 + b[p + 1]! + 108);
+      p += 2;
+    } else {
+      stack.push(-(b0 - 251) * 256 - b[p + 1]! - 108);
+      p += 2;
+    }
+  }
+  return undefined;
+}
+
+/** Where each glyph's Type 2 charstring lies in an OTF (absolute byte ranges, by glyph id). */
+export function cffCharStrings(otf: Buffer): { start: number; end: number }[] {
+  const cff = table(otf, 'CFF ');
+  const names = cffIndex(otf, cff.offset + otf[cff.offset + 2]!);
+  const topDict = cffIndex(otf, names.end).items[0]!;
+  const at = cffDictOperand(otf, topDict.start, topDict.end, 17); // CharStrings
+  if (at === undefined) throw new Error('no CharStrings in the CFF table');
+  return cffIndex(otf, cff.offset + at).items;
+}
+
+/**
+ * A CFF font with damaged outlines that still parses: bytes inside the charstrings of `glyphs`
+ * changed, every checksum fixed, so only the outlines are wrong.
+ */
+export function damageCharStrings(otf: Buffer, edits: { glyph: number; at: number; byte: number }[]): Buffer {
+  const out = Buffer.from(otf);
+  const strings = cffCharStrings(out);
+  for (const e of edits) {
+    const cs = strings[e.glyph]!;
+    out[cs.start + (e.at % (cs.end - cs.start))] = e.byte;
+  }
+  return fixChecksums(out);
+}
+
+/**
+ * Deterministic random charstring damage of BRAND_OTF: 1 to 4 bytes in the outlines of glyphs
+ * `glyphs` (ids) per font, checksums fixed.
+ */
+export function damagedCffCorpus(glyphs: number[], count: number, seed = 17): HostileFont[] {
+  const otf = readFileSync(BRAND_OTF);
+  const rand = prng(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const edits = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({
+      glyph: glyphs[Math.floor(rand() * glyphs.length)]!,
+      at: Math.floor(rand() * 1_000_000),
+      byte: Math.floor(rand() * 256),
+    }));
+    return { name: `CFF outline damage #${i} (${edits.map((e) => `glyph ${e.glyph}`).join(', ')})`, bytes: damageCharStrings(otf, edits), ext: 'otf' as const };
+  });
 }

@@ -1,14 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { SKRSContext2D } from '@napi-rs/canvas';
+import { execa } from 'execa';
+import { ffmpegPaths } from '../../src/ffmpeg-path.ts';
 import type { BandPainter } from '../../src/paint/types.ts';
 
-const run = promisify(execFile);
-const FFMPEG = process.env.FFMPEG_PATH || 'ffmpeg';
-const FFPROBE = process.env.FFPROBE_PATH || 'ffprobe';
+// The tests' tools through execa, like the product's (its output as text, with the final newline).
+const run = (file: string, args: string[]) => execa(file, args, { stripFinalNewline: false });
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'captionfarm-renderer-'));
@@ -16,12 +15,12 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
 }
 
 export async function ffmpeg(args: string[]): Promise<string> {
-  const { stderr } = await run(FFMPEG, ['-hide_banner', '-nostdin', '-y', ...args], { maxBuffer: 64 << 20 });
+  const { stderr } = await run(ffmpegPaths().ffmpeg, ['-hide_banner', '-nostdin', '-y', ...args]);
   return stderr;
 }
 
 export async function ffprobeJson(path: string, extra: string[] = ['-show_format', '-show_streams']): Promise<any> {
-  const { stdout } = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', ...extra, path], { maxBuffer: 64 << 20 });
+  const { stdout } = await run(ffmpegPaths().ffprobe, ['-v', 'error', '-print_format', 'json', ...extra, path]);
   return JSON.parse(stdout);
 }
 
@@ -73,12 +72,12 @@ export async function makeVideo(dir: string, name: string, v: TestVideo): Promis
 export async function frameAt(path: string, t: number): Promise<{ width: number; height: number; rgb: (x: number, y: number) => [number, number, number] }> {
   const info = await ffprobeJson(path, ['-select_streams', 'v:0', '-show_entries', 'stream=width,height']);
   const { width, height } = info.streams[0];
-  const { stdout } = await promisify(execFile)(
-    FFMPEG,
+  const { stdout } = await execa(
+    ffmpegPaths().ffmpeg,
     ['-v', 'error', '-ss', String(t), '-i', path, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-    { encoding: 'buffer', maxBuffer: 64 << 20 },
+    { encoding: 'buffer' },
   );
-  const buf = stdout as Buffer;
+  const buf = Buffer.from(stdout);
   return {
     width,
     height,

@@ -1,22 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, type KeyView, type UserView } from '../../api.ts';
+import { PLAN_IDS } from '@captionfarm/contracts';
+import { api, type AccountSummary, type KeyView, type UserView } from '../../api.ts';
 import { ago, when } from '../../format.ts';
-import { Card, CopyButton, Empty, ErrorState, Field, FormError, Loading, PageHeader, fieldError } from '../../ui.tsx';
-
-interface AccountRow {
-  id: string;
-  name: string;
-  plan: string;
-  createdAt: string;
-  minutesBalance: number;
-}
-
-const PLANS = ['free', 'starter', 'pro'];
+import { Card, CopyButton, Empty, Field, FormError, PageHeader, QueryRows, SelectField, Table, fieldError } from '../../ui.tsx';
 
 export function AccountsPage() {
   const qc = useQueryClient();
-  const accounts = useQuery({ queryKey: ['admin', 'accounts'], queryFn: () => api<{ accounts: AccountRow[] }>('GET', '/admin/accounts') });
+  const accounts = useQuery({ queryKey: ['admin', 'accounts'], queryFn: () => api<{ accounts: AccountSummary[] }>('GET', '/admin/accounts') });
   const [name, setName] = useState('');
   const [plan, setPlan] = useState('free');
   const [selected, setSelected] = useState<string | null>(null);
@@ -40,15 +31,7 @@ export function AccountsPage() {
           <Field label="Name" error={fieldError(create.error, 'name')}>
             {(id, d) => <input id={id} aria-describedby={d} required value={name} onChange={(e) => setName(e.target.value)} />}
           </Field>
-          <Field label="Plan">
-            {(id) => (
-              <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
-                {PLANS.map((p) => (
-                  <option key={p}>{p}</option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Plan" value={plan} options={PLAN_IDS} onChange={setPlan} />
           <button type="submit" className="btn primary" disabled={create.isPending}>
             Create
           </button>
@@ -56,68 +39,44 @@ export function AccountsPage() {
         <FormError error={create.error} />
       </Card>
       <Card title="All accounts">
-        {accounts.isPending ? (
-          <Loading />
-        ) : accounts.isError ? (
-          <ErrorState error={accounts.error} retry={() => void accounts.refetch()} />
-        ) : accounts.data.accounts.length === 0 ? (
-          <Empty title="No accounts yet" />
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Account</th>
-                  <th scope="col">Plan</th>
-                  <th scope="col">Minutes</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
+        <QueryRows query={accounts} rows={(d) => d.accounts} retry empty={<Empty title="No accounts yet" />}>
+          {(rows) => (
+            <Table columns={['Account', 'Plan', 'Minutes', 'Created']} actions>
+              {rows.map((a) => (
+                <tr key={a.id} className={selected === a.id ? 'selected' : ''}>
+                  <td>
+                    <strong>{a.name}</strong>
+                    <div className="muted small">
+                      <code>{a.id}</code>
+                    </div>
+                  </td>
+                  <td>{a.plan}</td>
+                  <td>{a.minutesBalance}</td>
+                  <td>{when(a.createdAt)}</td>
+                  <td className="right">
+                    <button type="button" className="btn small" aria-expanded={selected === a.id} onClick={() => setSelected(selected === a.id ? null : a.id)}>
+                      {selected === a.id ? 'Close' : 'Manage'}
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {accounts.data.accounts.map((a) => (
-                  <tr key={a.id} className={selected === a.id ? 'selected' : ''}>
-                    <td>
-                      <strong>{a.name}</strong>
-                      <div className="muted small">
-                        <code>{a.id}</code>
-                      </div>
-                    </td>
-                    <td>{a.plan}</td>
-                    <td>{a.minutesBalance}</td>
-                    <td>{when(a.createdAt)}</td>
-                    <td className="right">
-                      <button
-                        type="button"
-                        className="btn small"
-                        aria-expanded={selected === a.id}
-                        onClick={() => setSelected(selected === a.id ? null : a.id)}
-                      >
-                        {selected === a.id ? 'Close' : 'Manage'}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </QueryRows>
       </Card>
       {selected && accounts.data?.accounts.find((a) => a.id === selected) && <ManageAccount account={accounts.data.accounts.find((a) => a.id === selected)!} />}
     </>
   );
 }
 
-function ManageAccount({ account }: { account: AccountRow }) {
+function ManageAccount({ account }: { account: AccountSummary }) {
   const qc = useQueryClient();
   const keys = useQuery({ queryKey: ['admin', 'keys', account.id], queryFn: () => api<{ keys: KeyView[] }>('GET', `/admin/accounts/${account.id}/keys`) });
   const members = useQuery({
     queryKey: ['admin', 'users', account.id],
     queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(account.id)}`),
   });
-  const [plan, setPlan] = useState(account.plan);
+  const [plan, setPlan] = useState<string>(account.plan);
   const [minutes, setMinutes] = useState('');
   const [email, setEmail] = useState('');
   const [link, setLink] = useState<string | null>(null);
@@ -148,15 +107,7 @@ function ManageAccount({ account }: { account: AccountRow }) {
             setPlanM.mutate();
           }}
         >
-          <Field label="Plan">
-            {(id) => (
-              <select id={id} value={plan} onChange={(e) => setPlan(e.target.value)}>
-                {PLANS.map((p) => (
-                  <option key={p}>{p}</option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Plan" value={plan} options={PLAN_IDS} onChange={setPlan} />
           <button type="submit" className="btn" disabled={setPlanM.isPending}>
             Change plan
           </button>
@@ -213,44 +164,36 @@ function ManageAccount({ account }: { account: AccountRow }) {
         </div>
       )}
       <h3>Members</h3>
-      {members.isPending ? (
-        <Loading />
-      ) : members.isError ? (
-        <ErrorState error={members.error} />
-      ) : members.data.users.length === 0 ? (
-        <Empty title="No members yet" />
-      ) : (
-        <ul className="plain">
-          {members.data.users.map((u) => (
-            <li key={u.id} className="row-between">
-              <span>
-                {u.email}
-                {u.admin ? ' (administrator)' : ''}
-              </span>
-              <span className="muted small">{u.active ? `last sign-in ${ago(u.lastSignInAt)}` : 'invited'}</span>
-            </li>
-          ))}
-        </ul>
-      )}
+      <QueryRows query={members} rows={(d) => d.users} empty={<Empty title="No members yet" />}>
+        {(rows) => (
+          <ul className="plain">
+            {rows.map((u) => (
+              <li key={u.id} className="row-between">
+                <span>
+                  {u.email}
+                  {u.admin ? ' (administrator)' : ''}
+                </span>
+                <span className="muted small">{u.active ? `last sign-in ${ago(u.lastSignInAt)}` : 'invited'}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryRows>
       <h3>API keys</h3>
-      {keys.isPending ? (
-        <Loading />
-      ) : keys.isError ? (
-        <ErrorState error={keys.error} />
-      ) : keys.data.keys.length === 0 ? (
-        <Empty title="No keys" />
-      ) : (
-        <ul className="plain">
-          {keys.data.keys.map((k) => (
-            <li key={k.id} className="row-between">
-              <span>
-                <code>{k.prefix}…</code> {k.name}
-              </span>
-              <span className="muted small">{k.revokedAt ? 'revoked' : `last used ${ago(k.lastUsedAt)}`}</span>
-            </li>
-          ))}
-        </ul>
-      )}
+      <QueryRows query={keys} rows={(d) => d.keys} empty={<Empty title="No keys" />}>
+        {(rows) => (
+          <ul className="plain">
+            {rows.map((k) => (
+              <li key={k.id} className="row-between">
+                <span>
+                  <code>{k.prefix}…</code> {k.name}
+                </span>
+                <span className="muted small">{k.revokedAt ? 'revoked' : `last used ${ago(k.lastUsedAt)}`}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryRows>
     </Card>
   );
 }

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type NodeView } from '../../api.ts';
 import { ago, shortId } from '../../format.ts';
-import { Card, Empty, ErrorState, FormError, Loading, PageHeader } from '../../ui.tsx';
+import { Card, Empty, FormError, PageHeader, QueryRows, Table } from '../../ui.tsx';
 
-function capabilityList(c: Record<string, unknown>): string[] {
-  const slots = Number(c.maxConcurrentJobs ?? 1);
+function capabilityList(c: NodeView['capabilities']): string[] {
+  const slots = c.maxConcurrentJobs;
   return [c.gpu ? 'GPU' : 'CPU only', c.nvenc ? 'NVENC' : 'x264', c.cudaWhisper ? 'CUDA whisper' : 'CPU whisper', `${slots} slot${slots === 1 ? '' : 's'}`];
 }
 
@@ -19,66 +19,51 @@ export function NodesPage() {
     <>
       <PageHeader title="Nodes" subtitle="Agents connected to this control plane. Draining finishes current jobs and leases no new ones." />
       <Card>
-        {nodes.isPending ? (
-          <Loading />
-        ) : nodes.isError ? (
-          <ErrorState error={nodes.error} retry={() => void nodes.refetch()} />
-        ) : nodes.data.nodes.length === 0 ? (
-          <Empty title="No agents yet">Create a token with “captionfarm admin agents token create” and start an agent with it.</Empty>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Node</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Capabilities</th>
-                  <th scope="col">Current jobs</th>
-                  <th scope="col">Last heartbeat</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
+        <QueryRows
+          query={nodes}
+          rows={(d) => d.nodes}
+          retry
+          empty={<Empty title="No agents yet">Create a token with “captionfarm admin agents token create” and start an agent with it.</Empty>}
+        >
+          {(rows) => (
+            <Table columns={['Node', 'State', 'Capabilities', 'Current jobs', 'Last heartbeat']} actions>
+              {rows.map((n) => (
+                <tr key={n.id} data-node={n.name}>
+                  <td>
+                    <strong>{n.name}</strong>
+                    <div className="muted small">
+                      <code>{shortId(n.id)}</code>
+                    </div>
+                  </td>
+                  <td>
+                    <span className={`badge ${n.drain ? 'queued' : n.state === 'online' ? 'succeeded' : 'cancelled'}`} data-testid="node-state">
+                      {n.state}
+                    </span>
+                  </td>
+                  <td>{capabilityList(n.capabilities).join(' · ')}</td>
+                  <td>
+                    {n.currentJobs.length === 0 ? (
+                      <span className="muted">idle</span>
+                    ) : (
+                      n.currentJobs.map((j) => (
+                        <div key={j.id}>
+                          <code>{shortId(j.id)}</code> {j.phase}
+                          {j.percent != null ? ` ${j.percent}%` : ''}
+                        </div>
+                      ))
+                    )}
+                  </td>
+                  <td>{ago(n.lastHeartbeatAt)}</td>
+                  <td className="right">
+                    <button type="button" className={`btn small ${n.drain ? '' : 'danger'}`} disabled={toggle.isPending} onClick={() => toggle.mutate(n)}>
+                      {n.drain ? 'Undrain' : 'Drain'}
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {nodes.data.nodes.map((n) => (
-                  <tr key={n.id} data-node={n.name}>
-                    <td>
-                      <strong>{n.name}</strong>
-                      <div className="muted small">
-                        <code>{shortId(n.id)}</code>
-                      </div>
-                    </td>
-                    <td>
-                      <span className={`badge ${n.drain ? 'queued' : n.state === 'online' ? 'succeeded' : 'cancelled'}`} data-testid="node-state">
-                        {n.state}
-                      </span>
-                    </td>
-                    <td>{capabilityList(n.capabilities).join(' · ')}</td>
-                    <td>
-                      {n.currentJobs.length === 0 ? (
-                        <span className="muted">idle</span>
-                      ) : (
-                        n.currentJobs.map((j) => (
-                          <div key={j.id}>
-                            <code>{shortId(j.id)}</code> {j.phase}
-                            {j.percent != null ? ` ${j.percent}%` : ''}
-                          </div>
-                        ))
-                      )}
-                    </td>
-                    <td>{ago(n.lastHeartbeatAt)}</td>
-                    <td className="right">
-                      <button type="button" className={`btn small ${n.drain ? '' : 'danger'}`} disabled={toggle.isPending} onClick={() => toggle.mutate(n)}>
-                        {n.drain ? 'Undrain' : 'Drain'}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+              ))}
+            </Table>
+          )}
+        </QueryRows>
         <FormError error={toggle.error} />
       </Card>
     </>

@@ -1,14 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, type JobStatus } from '../../api.ts';
+import { api, type JobStatus, type QueueStats } from '../../api.ts';
 import { duration, shortId, when } from '../../format.ts';
 import { Card, ErrorState, Loading, PageHeader, StatusBadge } from '../../ui.tsx';
-
-interface QueueStats {
-  byStatus: Record<JobStatus, number>;
-  oldestQueued: { id: string; accountId: string; createdAt: string; ageSeconds: number } | null;
-  runningPerNode: { nodeId: string | null; nodeName: string | null; running: number }[];
-  webhookBacklog: { pending: number; oldestCreatedAt: string | null; nextAttemptAt: string | null };
-}
 
 export function QueuePage() {
   const q = useQuery({ queryKey: ['admin', 'queue'], queryFn: () => api<QueueStats>('GET', '/admin/queue'), refetchInterval: 3000 });

@@ -1,3 +1,4 @@
+import type { FailureCode } from '@captionfarm/contracts';
 import type { Kysely } from 'kysely';
 import type { Database, Job } from '../../schema.ts';
 
@@ -13,7 +14,10 @@ export type FailSweep =
  * transaction (`finishEnded` in the control plane). `lease_owner` is kept, so the caller can tell
  * the node that held a timed-out job to stop.
  */
-export async function failJobsWhere(db: Kysely<Database>, a: { sweep: FailSweep; now: string; failureCode: string; failureReason: string }): Promise<Job[]> {
+export async function failJobsWhere(
+  db: Kysely<Database>,
+  a: { sweep: FailSweep; now: string; failureCode: FailureCode; failureReason: string },
+): Promise<Job[]> {
   let q = db.updateTable('jobs').set({
     status: 'failed',
     phase: 'failed',

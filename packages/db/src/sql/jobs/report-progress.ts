@@ -1,3 +1,4 @@
+import type { RunningPhase } from '@captionfarm/contracts';
 import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../../dialect.ts';
 import type { Database } from '../../schema.ts';
@@ -8,7 +9,7 @@ import type { Database } from '../../schema.ts';
  */
 export async function reportProgress(
   db: Kysely<Database>,
-  a: { jobId: string; leaseId: string; nodeId: string; phase: string; percent: number | null; now: string },
+  a: { jobId: string; leaseId: string; nodeId: string; phase: RunningPhase; percent: number | null; now: string },
 ): Promise<boolean> {
   // The two-argument maximum is max() on SQLite and greatest() on PostgreSQL.
   const greatest = dialectOf(db) === 'postgres' ? 'greatest' : 'max';

@@ -1,18 +1,26 @@
+/**
+ * What `captionfarm-agent` (and `captionfarm agent`) runs: a standalone agent on this machine's
+ * hardware plan, or its self-test; `captionfarm serve` starts its embedded agent with startAgent.
+ */
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createAgent, detectHardware, planHardware, selfTest, type Agent, type WhisperBuild } from '@captionfarm/agent';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
 import {
-  captionfarmCacheDir,
+  cachedBaseModelPath,
   createTranscriber,
   defaultModelsDir,
   readWhisperBuildInfo,
   resolveModelPath,
   resolveWhisperBinDir,
 } from '@captionfarm/transcriber';
-import { CliError, UsageError } from '../output.ts';
+import { createAgent, type Agent } from './agent.ts';
+import type { AgentOptions } from './command.ts';
+import { CliError, UsageError } from './command-line.ts';
+import { readAgentEnv } from './env.ts';
+import { detectHardware, planHardware } from './hardware.ts';
+import { selfTest, type WhisperBuild } from './self-test.ts';
 
 /**
  * The model an agent uses when none is configured: ggml-base.bin from the models dir, else the
@@ -20,7 +28,7 @@ import { CliError, UsageError } from '../output.ts';
  * that says to run `captionfarm models pull base`).
  */
 export function defaultWhisperModel(): string {
-  for (const candidate of [path.join(defaultModelsDir(), 'ggml-base.bin'), path.join(captionfarmCacheDir(), 'test-models', 'ggml-base.bin')]) {
+  for (const candidate of [path.join(defaultModelsDir(), 'ggml-base.bin'), cachedBaseModelPath()]) {
     if (existsSync(candidate)) return candidate;
   }
   return 'base';
@@ -85,19 +93,6 @@ export async function startAgent(o: {
   };
 }
 
-/** What commander parsed for `captionfarm agent`. */
-export interface AgentOptions {
-  controlPlane?: string;
-  token?: string;
-  name?: string;
-  concurrency?: string;
-  model?: string;
-  threads?: string;
-  workDir?: string;
-  selfTest?: boolean;
-  seconds?: string;
-}
-
 export async function agentCommand(values: AgentOptions): Promise<void> {
   if (values.selfTest) {
     await runSelfTest({
@@ -113,7 +108,7 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
   const token = values.token;
   if (!url || !token) throw new UsageError('--control-plane and --token are required');
   // JSON lines on stdout (pretty on a terminal); CAPTIONFARM_LOG=silent|info|debug like the control plane.
-  const logger = createLogger({ name: 'agent', level: (process.env.CAPTIONFARM_LOG as 'silent' | 'info' | 'debug' | undefined) ?? 'info' });
+  const logger = createLogger({ name: 'agent', level: readAgentEnv().logLevel });
   const log = (m: string, fields: Record<string, unknown> = {}) => logger.info(fields, m);
   const { agent, close } = await startAgent({
     controlPlaneUrl: url,
@@ -160,7 +155,7 @@ function positive(v: string, name: string): number {
   return n;
 }
 
-/** `captionfarm agent --self-test`: the report on stdout; exit 1 when the local job failed. */
+/** `captionfarm-agent --self-test`: the report on stdout; exit 1 when the local job failed. */
 export async function runSelfTest(o: {
   model?: string | undefined;
   concurrency?: number | undefined;

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { runToEnd } from '../src/process.ts';
+
+describe('runToEnd', () => {
+  it("gives a tool's output, and refuses a failed run with its exit code and the end of its stderr", async () => {
+    expect((await runToEnd('sh', { args: ['-c', 'echo 42'] })).stdout).toBe('42\n');
+    await expect(runToEnd('sh', { args: ['-c', 'echo warming up >&2; echo no such file >&2; exit 3'] })).rejects.toThrow(
+      /^sh exited with code 3: warming up\nno such file$/,
+    );
+  });
+
+  it('rejects with the spawn error for a missing binary, and with the reason on abort', async () => {
+    await expect(runToEnd('/nonexistent/tool', { args: [] })).rejects.toMatchObject({ code: 'ENOENT' });
+    const reason = new Error('too slow');
+    await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+  });
+});
