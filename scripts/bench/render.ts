@@ -1,6 +1,6 @@
 /**
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
- * npm run bench:render -- --all [--rounds 3]   (every built-in template: wall and CPU ratio, median and range)
+ * npm run bench:render -- --all [--rounds 3] [--templates neon,impact]   (every (or these) built-in template(s): wall and CPU ratio, median and range)
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  *
  * In one run, alternating so that load from other work on the machine hits both alike:
@@ -34,6 +34,8 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     /** Every built-in template, each against a plain re-encode in the same rounds; a summary table with spreads. */
     all: { type: 'boolean', default: false },
+    /** With --all: only these built-in templates (comma-separated ids). */
+    templates: { type: 'string' },
   },
 });
 const rounds = Number(flags.rounds ?? (flags.all ? 3 : 2));
@@ -137,7 +139,8 @@ if (flags.all) {
     const sorted = [...xs].sort((a, b) => a - b);
     return { median: sorted[Math.floor(sorted.length / 2)]!, lo: sorted[0]!, hi: sorted.at(-1)! };
   };
-  for (const t of builtinTemplates) {
+  const chosen = flags.templates ? flags.templates.split(',').map((id) => getBuiltinTemplate(id) ?? raise(`No built-in template "${id}"`)) : builtinTemplates;
+  for (const t of chosen) {
     current = t;
     const cpuRatios: number[] = [];
     const wallRatios: number[] = [];
@@ -240,4 +243,8 @@ function loadWords(limit: number): Word[] {
       return { text: text!, start, end: Math.max(start + 0.05, next - 0.02), confidence: 1 };
     })
     .filter((w) => w.end <= limit);
+}
+
+function raise(message: string): never {
+  throw new Error(message);
 }
