@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlane, loadConfig } from '../src/index.ts';
-import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
 // Issue 11 item 9: killed PUTs left part files, and sources of ended jobs stayed on disk (78 of 78).
 let h: Harness;
@@ -19,27 +19,7 @@ beforeAll(async () => {
   h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
   dir = await mkdtemp(path.join(tmpdir(), 'cf-debris-'));
   const file = path.join(dir, 'clip.mp4');
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-y',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=s=320x240:r=25:d=2',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=d=2',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-c:a',
-    'aac',
-    '-shortest',
-    file,
-  ]);
+  makeTestClip(file);
   clip = await readFile(file);
 });
 afterAll(async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -121,3 +122,12 @@ export async function agentToken(h: Harness, name = 'test-agent'): Promise<strin
 
 /** Capabilities of a CPU-only test agent. */
 export const TEST_AGENT_CAPABILITIES = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };
+
+/** A 2 s H.264 + AAC MP4 (320x240 test pattern and a sine) at `file`, the clip the upload suites send. */
+export function makeTestClip(file: string): void {
+  execFileSync('ffmpeg', [
+    ...['-v', 'error', '-y'],
+    ...['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2'],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', file],
+  ]);
+}

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,7 +8,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client, createS3Store, type ObjectStore } from '@captionfarm/storage';
 import { startTestS3Server, testS3ServerMissing, type TestS3Server } from '@captionfarm/storage/testing';
-import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
 
 // The control plane on a real S3 server (MinIO on loopback): upload URLs point at the server and
 // it enforces them; the sweeps delete unclaimed uploads, sources of ended jobs and expired outputs
@@ -46,27 +45,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     h = await startHarness(s3.env, { now: () => new Date(Date.now() + clockOffsetMs) });
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-s3-cp-'));
     const file = path.join(dir, 'clip.mp4');
-    execFileSync('ffmpeg', [
-      '-v',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=s=320x240:r=25:d=2',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=d=2',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-c:a',
-      'aac',
-      '-shortest',
-      file,
-    ]);
+    makeTestClip(file);
     clip = await readFile(file);
     await rm(dir, { recursive: true, force: true });
   });
