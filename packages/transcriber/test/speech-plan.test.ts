@@ -51,22 +51,25 @@ describe('planChunks', () => {
   });
 });
 
+/** Two spans of one chunk: the second starts 3.7 s into the chunk, 9.8 s into the source. */
+const TWO_SPANS = {
+  spans: [
+    {
+      start: 0.8,
+      end: 4.2,
+      at: 0,
+      voiced: [
+        { start: 1, end: 3 },
+        { start: 3.5, end: 4 },
+      ],
+    },
+    { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
+  ],
+  duration: 8.1,
+};
+
 describe('toSourceTime', () => {
-  const chunk = {
-    spans: [
-      {
-        start: 0.8,
-        end: 4.2,
-        at: 0,
-        voiced: [
-          { start: 1, end: 3 },
-          { start: 3.5, end: 4 },
-        ],
-      },
-      { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
-    ],
-    duration: 8.1,
-  };
+  const chunk = TWO_SPANS;
   it('shifts times inside a span by its offset', () => {
     expect(toSourceTime(chunk, 1, 'start')).toBeCloseTo(1.8, 6);
     expect(toSourceTime(chunk, 4, 'start')).toBeCloseTo(10.1, 6);
@@ -172,21 +175,7 @@ describe('spread', () => {
 
 describe('skipStart', () => {
   it('drops the first seconds of a chunk, spans shifted accordingly', () => {
-    const chunk = {
-      spans: [
-        {
-          start: 0.8,
-          end: 4.2,
-          at: 0,
-          voiced: [
-            { start: 1, end: 3 },
-            { start: 3.5, end: 4 },
-          ],
-        },
-        { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
-      ],
-      duration: 8.1,
-    };
+    const chunk = TWO_SPANS;
     expect(skipStart(chunk, 1)).toMatchObject({
       spans: [
         { start: 1.8, end: 4.2, at: 0 },
