@@ -48,7 +48,7 @@ export interface Farm {
 
 export async function startFarm(o: { env?: Record<string, string>; opts?: ControlPlaneOptions } = {}): Promise<Farm> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-farm-'));
-  const certs = createTestCertificates();
+  const certs = await createTestCertificates();
   const testDb = await freshTestDatabase();
   const config = {
     ...loadConfig({
