@@ -19,7 +19,7 @@ beforeAll(async () => {
   h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
   dir = await mkdtemp(path.join(tmpdir(), 'cf-debris-'));
   const file = path.join(dir, 'clip.mp4');
-  makeTestClip(file);
+  await makeTestClip(file);
   clip = await readFile(file);
 });
 afterAll(async () => {
