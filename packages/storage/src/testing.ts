@@ -52,6 +52,10 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
   const secretAccessKey = randomBytes(24).toString('base64url');
   let output = '';
   let onOutput = () => {};
+  const seen = (chunk: string) => {
+    output += chunk;
+    onOutput();
+  };
   // Through the one process runner: its setpriv prefix takes MinIO down with a test worker that dies.
   const child = runProcess(bin, {
     args: ['server', path.join(dir, 'data'), '--address', '127.0.0.1:0'],
@@ -64,10 +68,9 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
       MINIO_UPDATE: 'off',
       MINIO_CALLHOME_ENABLE: 'off',
     },
-    onStdout: (chunk) => {
-      output += chunk;
-      onOutput();
-    },
+    // MinIO's banner (with the API line) is read from both streams, as it may print it on either.
+    onStdout: seen,
+    onStderr: seen,
   });
   let running = true;
   const exited = child.done.then(
@@ -87,7 +90,7 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
   try {
     // MinIO prints "API: http://127.0.0.1:<port>" once it listens (port 0: no race for a free port).
     const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`MinIO did not start within 60 s:\n${output}${child.stderrTail()}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`MinIO did not start within 60 s:\n${output}`)), 60_000);
       onOutput = () => {
         const m = /API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output);
         if (m) {
@@ -97,7 +100,7 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
       };
       void exited.then((code) => {
         clearTimeout(timer);
-        reject(new Error(`MinIO exited (${code}) before serving:\n${output}${child.stderrTail()}`));
+        reject(new Error(`MinIO exited (${code}) before serving:\n${output}`));
       });
     });
     const loc: S3Location = { endpoint, region: o.region ?? 'us-east-1', bucket: o.bucket ?? 'captionfarm', accessKeyId, secretAccessKey };

@@ -27,6 +27,8 @@ export interface RunProcessOptions {
   stdout?: 'pipe' | 'ignore';
   /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
   onStdout?: (chunk: string) => void;
+  /** Sees stderr as it comes (a server's "listening on" line); the tail is kept either way. */
+  onStderr?: (chunk: string) => void;
   /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
   inputPipe?: boolean;
   /** How much of stderr to keep; default 4096 characters. */
@@ -94,6 +96,7 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-(opts.stderrTailChars ?? STDERR_TAIL_CHARS));
+    opts.onStderr?.(chunk);
   });
 
   const done = child.then((result) => {
