@@ -123,13 +123,17 @@ export async function agentToken(h: Harness, name = 'test-agent'): Promise<strin
 /** Capabilities of a CPU-only test agent. */
 export const TEST_AGENT_CAPABILITIES = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };
 
-/** A 2 s H.264 + AAC MP4 (320x240 test pattern and a sine) at `file`, the clip the upload suites send. */
-export async function makeTestClip(file: string): Promise<void> {
+/**
+ * A test-pattern H.264 MP4 at `file`, with a sine as AAC unless `audio` is false: by default the
+ * 2 s 320x240 clip the upload suites send.
+ */
+export async function makeTestClip(file: string, o: { seconds?: number; size?: string; audio?: boolean } = {}): Promise<void> {
+  const { seconds = 2, size = '320x240', audio = true } = o;
   await runToEnd('ffmpeg', {
     args: [
-      ...['-v', 'error', '-y'],
-      ...['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2'],
-      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', file],
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=s=${size}:r=25:d=${seconds}`],
+      ...(audio ? ['-f', 'lavfi', '-i', `sine=d=${seconds}`, '-c:a', 'aac', '-shortest'] : []),
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', file],
     ],
   });
 }
