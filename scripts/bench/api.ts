@@ -1,7 +1,8 @@
 /**
  * bench:api — create-job and get-job latency of the REST API at fixed rates (200 and 500
  * requests/s), on SQLite and on PostgreSQL. The control plane runs in this process; the load comes
- * from a second process (autocannon, scripts/bench/api-load.ts) over loopback. 60 pro accounts
+ * from a second process (vegeta at a constant rate, open loop: scripts/bench/api-load.ts) over
+ * loopback. Latency is vegeta's, from each request's send to its answer. 60 pro accounts
  * (with minutes to spare) share the load, so no plan's rate limit caps the run. Each
  * (database, route, rate) runs `--rounds` times; the table gives the median p50/p99 over the
  * rounds with their spread, and each p99 as a ratio to GET /healthz (no database) at the same
@@ -35,6 +36,13 @@ const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const rates = values.rates.split(',').map(Number);
 const loadScript = path.join(import.meta.dirname, 'api-load.ts');
+// vegeta (built once from the Go module proxy and cached, like MinIO): an open-loop generator that
+// sends at a constant rate whatever the answers take. autocannon's overallRate is a closed loop
+// with a per-second quota: its connections fire back to back at each second's start, so at 500/s
+// the server saw bursts of 25 requests at once and every figure carried that queue.
+const vegeta =
+  process.env.CAPTIONFARM_VEGETA ??
+  (await run('bash', [path.join(import.meta.dirname, '../build-go-tool'), 'vegeta', 'github.com/tsenart/vegeta/v12', 'v12.13.0'])).stdout.trim();
 type Route = 'create' | 'get' | 'healthz';
 interface Sample {
   /** CPU time of this process (the control plane) per request served, in microseconds. */
@@ -50,7 +58,7 @@ async function load(spec: { url: string; route: Route; rate: number; keys: strin
   // The control plane runs in this process and this process does nothing else meanwhile: its CPU
   // time over the run is the server's cost, which holds on a loaded machine where latency does not.
   const cpu = process.cpuUsage();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds })], { maxBuffer: 1 << 24 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds, vegeta })], { maxBuffer: 1 << 24 });
   const used = process.cpuUsage(cpu);
   const s = JSON.parse(stdout) as Omit<Sample, 'cpuUs'>;
   return { ...s, cpuUs: Math.round((used.user + used.system) / Math.max(1, s.requests)) };

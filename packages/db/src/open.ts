@@ -9,6 +9,7 @@ import * as users from './migrations/0012-users.ts';
 import * as scaleOut from './migrations/0013-scale-out.ts';
 import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
+import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,8 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * when SQLite has none open, so the statement's own error (with its code) reaches the caller.
  */
 class KeepCauseSqliteDialect extends SqliteDialect {
+  /** Runs before the connection closes (the background checkpointer lets go of the file). */
+  beforeClose: () => Promise<void> = async () => undefined;
   constructor(private readonly sqlite: SQLite.Database) {
     super({ database: withStatementCache(sqlite) });
   }
@@ -64,6 +67,11 @@ class KeepCauseSqliteDialect extends SqliteDialect {
     const rollback = driver.rollbackTransaction.bind(driver);
     driver.rollbackTransaction = async (connection) => {
       if (this.sqlite.inTransaction) await rollback(connection);
+    };
+    const destroy = driver.destroy.bind(driver);
+    driver.destroy = async () => {
+      await this.beforeClose();
+      await destroy();
     };
     return driver;
   }
@@ -98,13 +106,16 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-function openSqlite(file: string): Db {
+function openSqlite(file: string): { db: Db; dialect: KeepCauseSqliteDialect } {
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new KeepCauseSqliteDialect(sqlite) });
+  // Checkpoints happen on the checkpointer's thread (checkpointer.ts); this is the safety net.
+  if (!sqlite.memory) sqlite.pragma(`wal_autocheckpoint = ${WAL_SAFETY_NET_PAGES}`);
+  const dialect = new KeepCauseSqliteDialect(sqlite);
+  return { db: new Kysely<Database>({ dialect }), dialect };
 }
 
 function openPostgres(url: string, poolSize: number): Db {
@@ -126,7 +137,8 @@ function openPostgres(url: string, poolSize: number): Db {
  * kysely's migrator holds a lock row while it runs).
  */
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
-  const db = opts.url !== undefined ? openPostgres(opts.url, opts.poolSize ?? 10) : openSqlite(opts.path);
+  const sqlite = opts.url === undefined ? openSqlite(opts.path) : undefined;
+  const db = opts.url !== undefined ? openPostgres(opts.url, opts.poolSize ?? 10) : sqlite!.db;
   // Names start with their issue's number, not with a date: 0013-waiting-jobs came after
   // 0016-fonts, so a database migrated before it runs it last (kysely refuses that by default).
   const { error, results } = await new Migrator({ db, provider: new StaticMigrationProvider(), allowUnorderedMigrations: true }).migrateToLatest();
@@ -134,6 +146,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (sqlite && opts.path !== ':memory:' && opts.path !== '') {
+    const checkpoints = await checkpointInBackground(opts.path!);
+    sqlite.dialect.beforeClose = () => checkpoints.release();
   }
   return db;
 }

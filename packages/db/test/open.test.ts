@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -165,6 +165,33 @@ describe('openDatabase', () => {
       } finally {
         await db.destroy();
       }
+    },
+  );
+
+  it.skipIf(testDatabaseServerUrl())(
+    'SQLite: the WAL is checkpointed in the background, not by the commit that writes it, and closing lets go of the file',
+    async () => {
+      const file = path.join(dir, 'checkpoints.db');
+      const db = await openDatabase({ path: file });
+      const size = async () => (await stat(file)).size;
+      try {
+        // The writer's own threshold is the far-off safety net: its commits never checkpoint here.
+        expect((await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db)).rows[0]).toEqual({ wal_autocheckpoint: 10_000 });
+        await sql`create table filler (x text)`.execute(db);
+        const before = await size();
+        // About 2,000 pages of WAL: past SQLite's default threshold (1,000), below the safety net.
+        for (let i = 0; i < 200; i++) await sql`insert into filler values (${'x'.repeat(40_000)})`.execute(db);
+        // The checkpoint worker copies them into the database file within a few of its periods.
+        const deadline = Date.now() + 20_000;
+        while ((await size()) < before + 4_000_000) {
+          if (Date.now() > deadline) throw new Error(`no checkpoint: the database file stayed at ${await size()} bytes`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } finally {
+        await db.destroy();
+      }
+      // The last connection to close removes the WAL: the worker's connection was closed too.
+      await expect(stat(`${file}-wal`)).rejects.toThrow(/ENOENT/);
     },
   );
 

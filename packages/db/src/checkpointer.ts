@@ -1,0 +1,81 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * SQLite WAL checkpoints off the request path. By default the connection that commits also
+ * checkpoints (every 1,000 pages of WAL): that commit copies the pages back into the database and
+ * fsyncs it, with the event loop stopped for milliseconds, and every request queued behind it waits
+ * (bench:api's p99 on SQLite). Here one worker thread per process holds its own connection to each
+ * open database file and runs a PASSIVE checkpoint every `CHECKPOINT_EVERY_MS`: it never blocks a
+ * writer, and the fsync happens on that thread. The writing connection keeps a far higher
+ * threshold (`WAL_SAFETY_NET_PAGES`) as a safety net should the worker stop.
+ */
+const CHECKPOINT_EVERY_MS = 500;
+/** 10,000 pages of 4 KiB: the WAL size past which the writer checkpoints by itself after all. */
+export const WAL_SAFETY_NET_PAGES = 10_000;
+
+// The worker is plain CommonJS (eval), so it runs the same under tsx, node and a bundle.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.betterSqlite3);
+const open = new Map();
+setInterval(() => {
+  for (const { db } of open.values()) {
+    try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  }
+}, workerData.everyMs);
+parentPort.on('message', ({ id, add, remove }) => {
+  try {
+    // Counted: one process may open the same file twice.
+    if (add) {
+      const o = open.get(add) ?? { db: new SQLite(add, { fileMustExist: true }), n: 0 };
+      o.n++;
+      open.set(add, o);
+    }
+    const o = remove && open.get(remove);
+    if (o && --o.n === 0) { o.db.close(); open.delete(remove); }
+    parentPort.postMessage({ id });
+  } catch (err) {
+    parentPort.postMessage({ id, error: String(err && err.message || err) });
+  }
+});
+`;
+
+let worker: Worker | undefined;
+let nextId = 0;
+const pending = new Map<number, (error?: string) => void>();
+
+function ask(message: { add?: string; remove?: string }): Promise<void> {
+  if (!worker) {
+    worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS },
+    });
+    // It must not keep a process alive that has nothing else to do.
+    worker.unref();
+    worker.on('message', ({ id, error }: { id: number; error?: string }) => {
+      pending.get(id)?.(error);
+      pending.delete(id);
+    });
+    // A worker that dies leaves the writers' own (safety-net) checkpoints; callers waiting on it go on.
+    const gone = () => {
+      worker = undefined;
+      for (const done of pending.values()) done('the checkpoint worker stopped');
+      pending.clear();
+    };
+    worker.on('error', gone);
+    worker.on('exit', gone);
+  }
+  const id = nextId++;
+  const w = worker;
+  return new Promise((resolve, reject) => {
+    pending.set(id, (error) => (error && message.add ? reject(new Error(error)) : resolve()));
+    w.postMessage({ id, ...message });
+  });
+}
+
+/** Checkpoints `file` in the background until `release` is awaited (before the writer closes it). */
+export async function checkpointInBackground(file: string): Promise<{ release(): Promise<void> }> {
+  await ask({ add: file });
+  return { release: () => ask({ remove: file }) };
+}
