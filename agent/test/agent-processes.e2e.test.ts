@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { Api } from '../../apps/control-plane/test/harness.ts';
 import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, testModelPath, watchJob, type Farm } from './e2e-harness.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -10,6 +11,18 @@ const main = path.join(root, 'apps/cli/src/main.ts');
 let farm: Farm;
 let clip: Buffer;
 const procs: ChildProcess[] = [];
+// The words are given, so no recognition runs: what these tests interrupt is the render, and a
+// 2-core machine under load spends its time there instead of on whisper (other suites cover it).
+const words = 'Two agents, one job, and minutes charged exactly once.'.split(' ').map((text, i) => ({ text, start: 0.5 + i * 0.4, end: 0.8 + i * 0.4 }));
+const given = { transcript: { language: 'en', words } };
+
+/** Each test starts from an empty queue: a job it left behind (when it failed) is cancelled, its agents killed. */
+function cleanUp(api: Api, ...ids: string[]): void {
+  onTestFinished(async () => {
+    for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+    for (const id of ids) if (!terminal((await api('GET', `/v1/automation-jobs/${id}`)).body)) await api('POST', `/v1/automation-jobs/${id}/cancel`);
+  });
+}
 
 /** Whether the agent's JSON log has the line `msg` for this job. */
 function logged(log: string, jobId: string, msg: string): boolean {
@@ -74,7 +87,7 @@ async function nodes(): Promise<{ id: string; name: string; state: string; lastH
 beforeAll(async () => {
   farm = await startFarm({ opts: { agentTimings: { leaseMs: 3000 } } });
   clip = await readFile(
-    await makeClip(farm.dir, 'long.mp4', { width: 1080, height: 1920, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }),
+    await makeClip(farm.dir, 'long.mp4', { width: 720, height: 1280, seconds: 20, fps: 30, speech: 'Two agents, one job, and minutes charged exactly once.' }),
   );
 }, 120_000);
 afterAll(async () => {
@@ -85,12 +98,10 @@ afterAll(async () => {
 describe('agent processes', () => {
   it('kill -9 of an agent mid-render: another agent finishes the job and minutes are charged once', async () => {
     const a = await spawnAgent('alpha');
-    onTestFinished(() => {
-      for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
-    });
     const { api, accountId } = await farm.account('pro', 'resilient');
     const before = await farm.balance(accountId);
-    const created = await submitUpload(api, clip, {});
+    const created = await submitUpload(api, clip, given);
+    cleanUp(api, created.id);
     await watchJob(api, created.id, (j) => (j.phase === 'rendering' && j.percent > 0) || terminal(j));
     const current = await api('GET', `/v1/automation-jobs/${created.id}`);
     expect(
@@ -121,7 +132,8 @@ describe('agent processes', () => {
     expect((await farm.admin('POST', `/admin/v1/nodes/${node.id}/drain`)).status).toBe(200);
     expect((await nodes()).find((n) => n.id === node.id)!.state).toBe('draining');
     const { api } = await farm.account('pro', 'patient');
-    const created = await submitUpload(api, clip, {});
+    const created = await submitUpload(api, clip, given);
+    cleanUp(api, created.id);
     // The drained agent keeps heartbeating (every quarter lease): after two more heartbeats it has
     // had its chances to lease, and the job must still be waiting.
     const beat = async () => (await nodes()).find((n) => n.id === node.id)!.lastHeartbeatAt;
@@ -136,24 +148,22 @@ describe('agent processes', () => {
     await farm.admin('POST', `/admin/v1/nodes/${node.id}/undrain`);
     await watchJob(api, created.id, (j) => j.phase === 'transcribing' || j.phase === 'rendering' || terminal(j));
     // SIGTERM: finish this job, take no new one.
-    const second = await submitUpload(api, clip, {});
+    const second = await submitUpload(api, clip, given);
+    cleanUp(api, second.id);
     c.proc.kill('SIGTERM');
     const exited = new Promise<number | null>((r) => c.proc.once('exit', (code) => r(code)));
     const { job } = await watchJob(api, created.id, terminal);
     expect(job.status, c.log()).toBe('succeeded');
     expect(await exited).toBe(0);
     expect((await api('GET', `/v1/automation-jobs/${second.id}`)).body.status).toBe('queued');
-    // Nobody else is connected: cancel it so the next test starts from an empty queue.
-    await api('POST', `/v1/automation-jobs/${second.id}/cancel`);
   });
 
   it('a second SIGTERM aborts the running job and gives it back at once: another agent finishes it, charged once', async () => {
     const d = await spawnAgent('delta');
     const { api, accountId } = await farm.account('pro', 'interrupted');
     const before = await farm.balance(accountId);
-    // The words are given, so no recognition runs: the render is what is interrupted.
-    const words = 'Two agents, one job, and minutes charged exactly once.'.split(' ').map((text, i) => ({ text, start: 0.5 + i * 0.4, end: 0.8 + i * 0.4 }));
-    const created = await submitUpload(api, clip, { transcript: { language: 'en', words } });
+    const created = await submitUpload(api, clip, given);
+    cleanUp(api, created.id);
     await watchJob(api, created.id, (j) => (j.phase === 'rendering' && j.percent > 0) || terminal(j));
     const exited = new Promise<number | null>((r) => d.proc.once('exit', (code) => r(code)));
     d.proc.kill('SIGTERM');
