@@ -206,6 +206,17 @@ async function pollOnce(api: Api, id: string, end: number): ReturnType<Api> {
   }
 }
 
+/** Prometheus text format (GET /metrics) -> `name{labels}` -> value (labels as written, sorted by prom-client). */
+export function parseMetrics(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    m.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return m;
+}
+
 export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);
 
 /** An HTTPS server on loopback with the test certificate, serving files by path. */
