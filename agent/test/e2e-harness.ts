@@ -172,7 +172,7 @@ export async function watchJob(
   const seen: { phase: string; percent: number | null; status: string }[] = [];
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const r = await api('GET', `/v1/automation-jobs/${id}`);
+    const r = await pollOnce(api, id, end);
     const j = r.body;
     const last = seen.at(-1);
     if (!last || last.phase !== j.phase || last.percent !== j.percent) seen.push({ phase: j.phase, percent: j.percent, status: j.status });
@@ -180,6 +180,41 @@ export async function watchJob(
     if (Date.now() > end) throw new Error(`job ${id} still ${j.status}/${j.phase} after ${timeoutMs} ms`);
     await new Promise((res) => setTimeout(res, 100));
   }
+}
+
+/** Retries of one poll after a network failure, and the first backoff (doubling: 0.1, 0.2 ... 3.2 s, 6.3 s in all). */
+const POLL_RETRIES = 6;
+const POLL_BACKOFF_MS = 100;
+
+/**
+ * One GET of the job, retried after a network failure (fetch rejects: ECONNRESET, a keep-alive
+ * socket the server closed under a loaded machine): the GET is idempotent, as the SDK's
+ * waitForJob treats it. Bounded by POLL_RETRIES and the wait's deadline; an HTTP answer, even
+ * an error status, is returned as is.
+ */
+async function pollOnce(api: Api, id: string, end: number): ReturnType<Api> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await api('GET', `/v1/automation-jobs/${id}`);
+    } catch (err) {
+      const delay = POLL_BACKOFF_MS * 2 ** attempt;
+      if (attempt >= POLL_RETRIES || Date.now() + delay > end) {
+        throw new Error(`polling job ${id} failed ${attempt + 1} times in a row: ${String((err as Error).cause ?? err)}`, { cause: err });
+      }
+      await new Promise((res) => setTimeout(res, delay));
+    }
+  }
+}
+
+/** Prometheus text format (GET /metrics) -> `name{labels}` -> value (labels as written, sorted by prom-client). */
+export function parseMetrics(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    m.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return m;
 }
 
 export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);

@@ -1,4 +1,4 @@
-import { createCanvas, loadImage, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, loadImage, type Canvas, type DOMMatrix, type Image, type SKRSContext2D } from '@napi-rs/canvas';
 import {
   backgroundRects,
   captionFrameAt,
@@ -44,6 +44,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
   };
 
   let ink: ReturnType<typeof inkBounds> | null = null;
+  const inkOf = (): ReturnType<typeof inkBounds> => (ink ??= inkBounds(layout, template));
   // Under a clip Skia fills a rounded rectangle with another rasteriser: its edge pixels came out
   // a level or two apart from an unclipped fill (measured on boxed-word and typewriter). Text,
   // strokes, shadows and glows matched exactly, so only templates without rounded boxes clip.
@@ -60,11 +61,9 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
         return;
       }
       ctx.save();
-      ctx.beginPath();
-      ctx.rect(rect.x, rect.y, rect.width, rect.height);
-      ctx.clip();
+      clipTo(ctx, rect);
       ctx.clearRect(rect.x, rect.y, rect.width, rect.height);
-      painter.paint(ctx, t);
+      paintFrame(ctx, t, rect);
       ctx.restore();
     },
     changed(from, to) {
@@ -72,7 +71,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
       const a = captionFrameAt(layout, template, from, { fps });
       const b = frameAt(to);
       if (a.key === b.key) return null;
-      ink ??= inkBounds(layout, template);
+      const ink = inkOf();
       let r: Rect | null = null;
       if (wordsOnlyChanged(a, b, template)) {
         // The page stands still: only the units whose look changed (and all that overlaps them, which
@@ -91,53 +90,78 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
       return r && bandPart(r, band);
     },
     paint(ctx, t) {
-      const f = frameAt(t);
-      if (f.page < 0) return;
-      let target = ctx;
-      if (f.opacity < 1) {
-        pageLayer ??= createCanvas(band.width, band.height);
-        target = pageLayer.getContext('2d');
-        target.clearRect(0, 0, band.width, band.height);
-      }
-      target.save();
-      target.translate(-band.x, -band.y);
-      const page = layout.pages[f.page]!;
-      if (f.scale !== 1 || f.dy !== 0) {
-        const cx = page.box.x + page.box.width / 2;
-        const cy = page.box.y + page.box.height / 2;
-        target.translate(cx, cy + f.dy);
-        target.scale(f.scale, f.scale);
-        target.translate(-cx, -cy);
-      }
-      paintBackground(target, layout, template, f, units);
-      if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
-      for (const w of f.words) {
-        if (w.opacity <= 0) continue;
-        if (w.opacity >= 1) {
-          paintWord(target, units[w.unit]!, w, template);
-          continue;
-        }
-        wordLayer ??= createCanvas(band.width, band.height);
-        const lc = wordLayer.getContext('2d');
-        lc.setTransform(1, 0, 0, 1, 0, 0);
-        lc.clearRect(0, 0, band.width, band.height);
-        lc.setTransform(target.getTransform());
-        paintWord(lc, units[w.unit]!, w, template);
-        target.save();
-        target.setTransform(1, 0, 0, 1, 0, 0);
-        target.globalAlpha = w.opacity;
-        target.drawImage(wordLayer, 0, 0);
-        target.restore();
-      }
-      target.restore();
-      if (target !== ctx && pageLayer) {
-        ctx.save();
-        ctx.globalAlpha = f.opacity;
-        ctx.drawImage(pageLayer, 0, 0);
-        ctx.restore();
-      }
+      paintFrame(ctx, t, null);
     },
   };
+
+  /**
+   * Paints time t; with `clip` (band pixels, already clipped on ctx) only what can reach it.
+   * Fading words and pages go through a scratch layer; only the part of the layer their ink can
+   * cover (and the clip) is cleared and composited: clearing and compositing the whole band for
+   * each fading word cost more than drawing it (neon: every upcoming word fades to 80%).
+   * A word paints nothing outside its ink rect (what `changed` already relies on, and what
+   * band-images.test checks against whole repaints), so outside that rect its layer is
+   * transparent and compositing it changed nothing: the image is the same to the byte (6,044
+   * band images of 14 looks at two sizes compared against the whole-layer code).
+   */
+  function paintFrame(ctx: SKRSContext2D, t: number, clip: Rect | null): void {
+    const f = frameAt(t);
+    if (f.page < 0) return;
+    const inks = inkOf();
+    let target = ctx;
+    let pageRect: Rect | null = null;
+    if (f.opacity < 1) {
+      pageRect = intersect(bandPart(inks.pages[f.page]!, band), clip);
+      if (!pageRect) return;
+      pageLayer ??= createCanvas(band.width, band.height);
+      target = pageLayer.getContext('2d');
+      target.clearRect(pageRect.x, pageRect.y, pageRect.width, pageRect.height);
+    }
+    target.save();
+    target.translate(-band.x, -band.y);
+    const page = layout.pages[f.page]!;
+    if (f.scale !== 1 || f.dy !== 0) {
+      const cx = page.box.x + page.box.width / 2;
+      const cy = page.box.y + page.box.height / 2;
+      target.translate(cx, cy + f.dy);
+      target.scale(f.scale, f.scale);
+      target.translate(-cx, -cy);
+    }
+    paintBackground(target, layout, template, f, units);
+    if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
+    const m = target.getTransform();
+    for (const w of f.words) {
+      if (w.opacity <= 0) continue;
+      const r = intersect(deviceRect(m, inks.units[w.unit]!, band), pageRect ?? clip);
+      // Nothing of this word can land in the part being painted.
+      if (!r) continue;
+      if (w.opacity >= 1) {
+        paintWord(target, units[w.unit]!, w, template);
+        continue;
+      }
+      wordLayer ??= createCanvas(band.width, band.height);
+      const lc = wordLayer.getContext('2d');
+      lc.setTransform(1, 0, 0, 1, 0, 0);
+      lc.clearRect(r.x, r.y, r.width, r.height);
+      lc.setTransform(m);
+      paintWord(lc, units[w.unit]!, w, template);
+      target.save();
+      target.setTransform(1, 0, 0, 1, 0, 0);
+      target.globalAlpha = w.opacity;
+      // A clip, not drawImage's source rect: that path samples the image differently (up to 255 levels off).
+      clipTo(target, r);
+      target.drawImage(wordLayer, 0, 0);
+      target.restore();
+    }
+    target.restore();
+    if (pageLayer && pageRect) {
+      ctx.save();
+      ctx.globalAlpha = f.opacity;
+      clipTo(ctx, pageRect);
+      ctx.drawImage(pageLayer, 0, 0);
+      ctx.restore();
+    }
+  }
   return painter;
 }
 
@@ -168,6 +192,35 @@ function bandPart(r: Rect, band: Rect): Rect | null {
   const y0 = Math.max(0, Math.floor(r.y - band.y));
   const x1 = Math.min(band.width, Math.ceil(r.x + r.width - band.x));
   const y1 = Math.min(band.height, Math.ceil(r.y + r.height - band.y));
+  return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : null;
+}
+
+/** The whole band pixels that frame rect `r` covers under transform `m` (a translate-and-scale, possibly more), inside the band; null when none. */
+function deviceRect(m: DOMMatrix, r: Rect, band: Rect): Rect | null {
+  const xs = [m.a * r.x + m.c * r.y, m.a * (r.x + r.width) + m.c * r.y, m.a * r.x + m.c * (r.y + r.height), m.a * (r.x + r.width) + m.c * (r.y + r.height)];
+  const ys = [m.b * r.x + m.d * r.y, m.b * (r.x + r.width) + m.d * r.y, m.b * r.x + m.d * (r.y + r.height), m.b * (r.x + r.width) + m.d * (r.y + r.height)];
+  const x0 = Math.min(...xs) + m.e;
+  const y0 = Math.min(...ys) + m.f;
+  // In band pixels already: bandPart with a band at the origin just rounds outwards and clips.
+  return bandPart(
+    { x: x0, y: y0, width: Math.max(...xs) + m.e - x0, height: Math.max(...ys) + m.f - y0 },
+    { x: 0, y: 0, width: band.width, height: band.height },
+  );
+}
+
+function clipTo(ctx: SKRSContext2D, r: Rect): void {
+  ctx.beginPath();
+  ctx.rect(r.x, r.y, r.width, r.height);
+  ctx.clip();
+}
+
+/** The overlap of two rects; `b` null means no limit. */
+function intersect(a: Rect | null, b: Rect | null): Rect | null {
+  if (!a || !b) return a;
+  const x0 = Math.max(a.x, b.x);
+  const y0 = Math.max(a.y, b.y);
+  const x1 = Math.min(a.x + a.width, b.x + b.width);
+  const y1 = Math.min(a.y + a.height, b.y + b.height);
   return x1 > x0 && y1 > y0 ? { x: x0, y: y0, width: x1 - x0, height: y1 - y0 } : null;
 }
 
