@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
-import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { createSafeFetch } from '@captionfarm/net';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
 import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
-import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
+import { apiFor, putBytes, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
 import { createTestCertificates, type TestCertificates } from '../../packages/net/test/helpers/test-ca.ts';
 
 /**
@@ -166,23 +165,11 @@ export async function makeClip(
   return out;
 }
 
-/** PUT bytes to a presigned URL with node:http (exact Content-Length, no Authorization). */
-function putFile(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Upload flow: create upload, PUT, create job. Returns the job record. */
 export async function submitUpload(api: Api, file: Buffer, job: Record<string, unknown>, fileName = 'clip.mp4'): Promise<any> {
   const up = await api('POST', '/v1/automation-jobs/uploads', { fileName, sizeBytes: file.length });
   if (up.status !== 201) throw new Error(`upload: ${JSON.stringify(up.body)}`);
-  const put = await putFile(up.body.uploadUrl, file);
+  const put = await putBytes(up.body.uploadUrl, file);
   if (put !== 200) throw new Error(`PUT answered ${put}`);
   const res = await api('POST', '/v1/automation-jobs', { uploadId: up.body.uploadId, templateId: 'karaoke', ...job });
   if (res.status !== 202) throw new Error(`create: ${JSON.stringify(res.body)}`);
