@@ -48,7 +48,7 @@ export interface Farm {
 
 export async function startFarm(o: { env?: Record<string, string>; opts?: ControlPlaneOptions } = {}): Promise<Farm> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-farm-'));
-  const certs = createTestCertificates();
+  const certs = await createTestCertificates();
   const testDb = await freshTestDatabase();
   const config = {
     ...loadConfig({
@@ -204,6 +204,17 @@ async function pollOnce(api: Api, id: string, end: number): ReturnType<Api> {
       await new Promise((res) => setTimeout(res, delay));
     }
   }
+}
+
+/** Prometheus text format (GET /metrics) -> `name{labels}` -> value (labels as written, sorted by prom-client). */
+export function parseMetrics(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    m.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return m;
 }
 
 export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);

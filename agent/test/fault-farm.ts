@@ -102,7 +102,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   if (!testDatabaseServerUrl()) throw new Error('the fault farm needs PostgreSQL: set CAPTIONFARM_TEST_DATABASE_URL (bash scripts/postgres prints one)');
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-fault-farm-'));
   const dataDir = path.join(dir, 'data');
-  const certs = createTestCertificates();
+  const certs = await createTestCertificates();
   const caFile = path.join(dir, 'ca.pem');
   await writeFile(caFile, certs.ca);
   const testDb = await freshTestDatabase();

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver } from '../../packages/net/test/helpers/receiver.ts';
-import { makeClip, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+import { makeClip, parseMetrics as parse, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // GET /metrics after real jobs through a real control plane and agent (whisper.cpp, ffmpeg): one
 // succeeded, one failed, one cancelled, each with a webhook to an HTTPS receiver on loopback.
@@ -17,17 +17,6 @@ afterAll(async () => {
   await receiver?.close();
   await farm?.close();
 });
-
-/** Prometheus text format -> `name{labels}` -> value (labels as written, sorted by prom-client). */
-function parse(text: string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    m.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return m;
-}
 
 async function scrape(token?: string): Promise<Response> {
   return fetch(`${farm.url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});

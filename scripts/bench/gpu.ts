@@ -4,7 +4,8 @@
  *   2. encoder throughput on a 60 s 1080x1920 30 fps clip: libx264 veryfast on every core (and on
  *      fewer threads, to show the scaling), h264_nvenc when the GPU has an encoder (else why not);
  *   3. the whole job (upload .. succeeded) for that clip through a real control plane and an agent
- *      planned from this machine's hardware (slots, threads, CUDA whisper, NVENC or x264).
+ *      planned from this machine's hardware (slots, threads, CUDA whisper, NVENC or x264), with each
+ *      stage's seconds as the agent reported them (the control plane's phase histogram on /metrics).
  * Normally started by `npm run bench:gpu` (scripts/bench/gpu builds what is missing first).
  *
  *   tsx scripts/bench/gpu.ts --cpu-whisper DIR [--cuda-whisper DIR] --model ggml-base.bin [--seconds 60] [--runs 3]
@@ -17,7 +18,7 @@ import { parseArgs, promisify } from 'node:util';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
-import { startFarm, submitUpload, terminal, watchJob } from '../../agent/test/e2e-harness.ts';
+import { parseMetrics, startFarm, submitUpload, terminal, watchJob, type Farm } from '../../agent/test/e2e-harness.ts';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -41,6 +42,31 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 }
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
 const spread = (a: number[]) => `median ${median(a).toFixed(2)} s, range ${Math.min(...a).toFixed(2)}-${Math.max(...a).toFixed(2)} s over ${a.length}`;
+
+const STAGES = ['ingest', 'transcribe', 'render', 'upload'] as const;
+/**
+ * The stage seconds of the one job a fresh farm ran: captionfarm_job_phase_duration_seconds_sum from its /metrics.
+ * The control plane records them just after the job reads succeeded: polled until the job is counted (10 s at most).
+ */
+async function stageSeconds(farm: Farm): Promise<Record<(typeof STAGES)[number], number>> {
+  const family = 'captionfarm_job_phase_duration_seconds';
+  const sum = (metrics: Map<string, number>, what: 'sum' | 'count', stage: string) =>
+    [...metrics].filter(([k]) => k.startsWith(`${family}_${what}{phase="${stage}",`)).reduce((a, [, v]) => a + v, 0);
+  for (const end = Date.now() + 10_000; ; ) {
+    const res = await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } });
+    const metrics = parseMetrics(await res.text());
+    if (sum(metrics, 'count', 'upload') >= 1) {
+      return {
+        ingest: sum(metrics, 'sum', 'ingest'),
+        transcribe: sum(metrics, 'sum', 'transcribe'),
+        render: sum(metrics, 'sum', 'render'),
+        upload: sum(metrics, 'sum', 'upload'),
+      };
+    }
+    if (Date.now() > end) throw new Error(`${family} never counted the job on ${farm.url}/metrics`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 const hw = await detectHardware();
 const nvenc = await nvencStatus();
@@ -118,6 +144,7 @@ try {
   );
   const bytes = await readFile(clip);
   const whole: number[] = [];
+  const stages = new Map<string, number[]>(STAGES.map((k) => [k, []]));
   // The agent's transcriber finds whisper.cpp through WHISPER_CPP_DIR: the CUDA build when there is one.
   process.env.WHISPER_CPP_DIR = values['cuda-whisper'] ?? values['cpu-whisper'];
   for (let i = 0; i < runs; i++) {
@@ -134,11 +161,18 @@ try {
         }),
       );
       if (!status.startsWith('succeeded')) throw new Error(`bench job ended ${status}`);
+      const t = await stageSeconds(farm);
+      for (const k of STAGES) stages.get(k)!.push(t[k]);
     } finally {
       await farm.close();
     }
   }
   console.log(`   ${spread(whole)}  -> ${(seconds / median(whole)).toFixed(1)}x realtime`);
+  // The agent overlaps stages (audio extraction during the download), so the stages can add up to more than the whole.
+  for (const k of STAGES) {
+    const t = stages.get(k)!;
+    console.log(`   ${k.padEnd(10)} ${spread(t)}  -> ${(seconds / Math.max(median(t), 1e-3)).toFixed(1)}x realtime`);
+  }
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

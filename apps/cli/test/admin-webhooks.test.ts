@@ -23,7 +23,7 @@ let templateId: string;
 // A control plane built with the test-only loopback switch (a config object, never env), and a
 // real HTTPS receiver on loopback that the webhooks go to.
 beforeAll(async () => {
-  certs = createTestCertificates();
+  certs = await createTestCertificates();
   dataDir = await mkdtemp(path.join(tmpdir(), 'cf-cli-wh-'));
   testDb = await freshTestDatabase();
   const config = {

@@ -1,23 +1,6 @@
-import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-/** Shared by the burn, jobs and templates CLI tests: run the real `captionfarm` as a user would. */
-const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
-const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
-
-const execFileP = promisify(execFile);
-
-/** The CLI with stdout/stderr as pipes (not a terminal): plain line output. */
-export async function cliPiped(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileP(TSX, [MAIN, ...args], { env: { ...process.env, ...env }, ...(cwd ? { cwd } : {}) });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { execa } from 'execa';
+import { MAIN, TSX } from './cli-process.ts';
 
 /**
  * A pseudo-terminal driver in python3's pty module (node-pty needs a native build): the command
@@ -80,9 +63,14 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
  */
 export function cliInPty(args: string[], env: Record<string, string>, cwd?: string, opts: { viaNpm?: boolean } = {}): PtyRun {
   const command = opts.viaNpm ? ['npm', 'run', '-s', 'captionfarm', '--', ...args] : [TSX, MAIN, ...args];
-  const child = spawn('python3', ['-c', PTY_DRIVER, ...command], {
+  // execa itself, not the process module: the test types into this child's stdin while it runs.
+  const child = execa('python3', ['-c', PTY_DRIVER, ...command], {
     env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'inherit',
+    buffer: false,
+    reject: false,
     cwd: opts.viaNpm ? ROOT : (cwd ?? process.cwd()),
   });
   let out = '';
@@ -92,7 +80,7 @@ export function cliInPty(args: string[], env: Record<string, string>, cwd?: stri
     out += d;
     for (const w of waiters) w();
   });
-  const exit = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  const exit = child.then((r) => r.exitCode ?? -1);
   let exited = false;
   void exit.then(() => {
     exited = true;

@@ -2,7 +2,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip, run, startFarm, startVideoServer, type Farm } from '../../../agent/test/e2e-harness.ts';
-import { JOB_ID, cliInPty, cliPiped } from './burn-helpers.ts';
+import { JOB_ID, cliInPty } from './burn-helpers.ts';
+import { cliPiped } from './cli-process.ts';
 
 /**
  * `captionfarm burn` in a pseudo-terminal against a real control plane with a real agent

@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, until, type Harness } from '../../control-plane/test/harness.ts';
-import { JOB_ID, cliInPty, cliPiped } from './burn-helpers.ts';
+import { makeTestClip, startHarness, until, type Harness } from '../../control-plane/test/harness.ts';
+import { JOB_ID, cliInPty } from './burn-helpers.ts';
+import { cliPiped } from './cli-process.ts';
 
 /**
  * `captionfarm burn` against a real control plane with no agent: jobs stay queued, which is
@@ -20,23 +19,8 @@ beforeAll(async () => {
   h = await startHarness();
   dir = await mkdtemp(path.join(tmpdir(), 'cf-burn-'));
   clip = path.join(dir, 'talk.mp4');
-  // A real (tiny) video: 2 s of test pattern, H.264 in mp4.
-  await promisify(execFile)('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=s=320x240:r=25:d=2',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    clip,
-  ]);
+  // A real (tiny) video: the control plane's upload clip (2 s of test pattern, H.264 in mp4).
+  await makeTestClip(clip);
 });
 afterAll(async () => {
   await h.close();

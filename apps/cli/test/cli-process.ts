@@ -1,26 +1,20 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { runProcess } from '@captionfarm/transcriber/process';
 
-const run = promisify(execFile);
-const main = path.resolve(import.meta.dirname, '../src/main.ts');
-const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+/** Shared by the CLI tests: run the real `captionfarm` (a tsx process) as a user would. */
+export const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
+export const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+
+/** The CLI with stdout/stderr as pipes (not a terminal): plain line output. Never throws: the exit code is returned. */
+export async function cliPiped(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await runProcess(TSX, { args: [MAIN, ...args], env: { ...process.env, ...env }, cwd, stderrTailChars: 1 << 20 }).done;
+  return { code: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderrTail };
+}
 
 /**
- * Runs the real CLI (a tsx process) as a local admin would: only the control plane's URL and data
- * dir, no token given (the CLI reads it from the data dir). Never throws: the exit code is returned.
+ * The CLI as a local admin runs it: only the control plane's URL and data dir, no token given
+ * (the CLI reads it from the data dir).
  */
-export async function runCliAsLocalAdmin(
-  where: { url: string; dataDir: string },
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(tsx, [main, ...args], {
-      env: { ...process.env, CAPTIONFARM_URL: where.url, CAPTIONFARM_DATA_DIR: where.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+export function runCliAsLocalAdmin(where: { url: string; dataDir: string }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliPiped(args, { CAPTIONFARM_URL: where.url, CAPTIONFARM_DATA_DIR: where.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' });
 }

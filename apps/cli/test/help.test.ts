@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { readCliEnv } from '../src/env.ts';
 import { createProgram } from '../src/program.ts';
 
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');
 
 /** Every command of the tree with its full name, e.g. "captionfarm admin keys create". */
@@ -18,7 +16,7 @@ function allCommands(cmd: Command, prefix = ''): { name: string; cmd: Command }[
 describe('captionfarm --help', () => {
   it('`npx captionfarm --help` (the bin scripts/setup links) lists every command', async () => {
     // From a package folder, as a newcomer might: npx finds the bin in the repository's node_modules/.bin.
-    const { stdout } = await run('npx', ['--no-install', 'captionfarm', '--help'], { cwd: path.join(root, 'packages/sdk') });
+    const { stdout } = await runToEnd('npx', { args: ['--no-install', 'captionfarm', '--help'], cwd: path.join(root, 'packages/sdk') });
     const listed = stdout
       .slice(stdout.indexOf('Commands:'))
       .split('\n')

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
-import { cliPiped } from './burn-helpers.ts';
+import { cliPiped } from './cli-process.ts';
 
 let h: Harness;
 let env: Record<string, string>;

@@ -1,20 +1,18 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { detectGpus } from '@captionfarm/agent';
+import { runToEnd } from '@captionfarm/transcriber/process';
 
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');
 
 describe('captionfarm agent --self-test (CPU path)', () => {
   // A 5 s job: the machine this runs on may be shared; the command's default is 10 s.
   it("reports the whisper build, NVENC or why not, x264 threads and slots, then one local job with each stage's realtime factor", async () => {
-    const { stdout } = await run(
-      path.join(root, 'node_modules/.bin/tsx'),
-      [path.join(root, 'apps/cli/src/main.ts'), 'agent', '--self-test', '--seconds', '5'],
-      { cwd: root, timeout: 580_000 },
-    );
+    const { stdout } = await runToEnd(path.join(root, 'node_modules/.bin/tsx'), {
+      args: [path.join(root, 'apps/cli/src/main.ts'), 'agent', '--self-test', '--seconds', '5'],
+      cwd: root,
+      signal: AbortSignal.timeout(580_000),
+    });
     const line = (key: string) => stdout.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '';
     expect(line('whisper')).toMatch(/^whisper: +(CPU|CUDA) build \(whisper\.cpp \d+\.\d+\.\d+/);
     expect(stdout).toMatch(/device (CPU|GPU 0)/);

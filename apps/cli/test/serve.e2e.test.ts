@@ -1,23 +1,22 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@captionfarm/sdk';
+import { runToEnd } from '@captionfarm/transcriber/process';
+import { execa, type ResultPromise } from 'execa';
 import { makeClip, testModelPath } from '../../../agent/test/e2e-harness.ts';
 
 // `npm start` exactly as the README's first line runs it (npm -> tsx -> captionfarm serve): the
 // embedded default answers, its in-process agent burns a job, the admin CLI works with no token
 // given, and SIGTERM stops everything (no whisper-server or ffmpeg left behind).
 
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../../..');
 
 let dir: string;
-let proc: ChildProcess;
+let proc: ResultPromise;
 let log = '';
 let url: string;
 
@@ -31,7 +30,7 @@ async function freePort(): Promise<number> {
 
 /** Live processes whose command line mentions `needle`. */
 async function processesMentioning(needle: string): Promise<string[]> {
-  const { stdout } = await run('ps', ['-eo', 'pid=,args=']);
+  const { stdout } = await runToEnd('ps', { args: ['-eo', 'pid=,args='] });
   return stdout.split('\n').filter((l) => l.includes(needle) && !l.includes(' ps '));
 }
 
@@ -39,10 +38,14 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'cf-serve-'));
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  proc = spawn('npm', ['start'], {
+  // execa itself, not the process module: npm must lead a process group of its own (detached), and
+  // outlive nothing but this test (afterAll kills the group).
+  proc = execa('npm', ['start'], {
     cwd: root,
     env: { ...process.env, PORT: String(port), CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_WHISPER_MODEL: testModelPath() },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdin: 'ignore',
+    buffer: false,
+    reject: false,
     detached: true, // its own process group, so the test can check every process of it
   });
   proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
@@ -69,7 +72,8 @@ describe('npm start (captionfarm serve, the embedded default)', () => {
     expect(existsSync(path.join(dir, 'data', 'secrets.json'))).toBe(true);
 
     const env = { ...process.env, CAPTIONFARM_URL: url, CAPTIONFARM_DATA_DIR: path.join(dir, 'data'), CAPTIONFARM_ADMIN_TOKEN: '' };
-    const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', path.join(root, 'apps/cli/src/main.ts'), ...args], { env, cwd: root });
+    const cli = (...args: string[]) =>
+      runToEnd(process.execPath, { args: ['--import', 'tsx', path.join(root, 'apps/cli/src/main.ts'), ...args], env, cwd: root });
     const account = JSON.parse((await cli('admin', 'accounts', 'create', '--name', 'Me', '--plan', 'starter', '--json')).stdout) as { id: string };
     const { key } = JSON.parse((await cli('admin', 'keys', 'create', '--account', account.id, '--json')).stdout) as { key: string };
     const nodes = JSON.parse((await cli('admin', 'nodes', 'list', '--json')).stdout) as { name: string; state: string }[];
@@ -96,7 +100,7 @@ describe('npm start (captionfarm serve, the embedded default)', () => {
     const end = Date.now() + 10_000;
     let left: string[] = [];
     do {
-      const { stdout } = await run('ps', ['-eo', 'pgid=,pid=,args=']);
+      const { stdout } = await runToEnd('ps', { args: ['-eo', 'pgid=,pid=,args='] });
       left = stdout.split('\n').filter((l) => l.trim().split(/\s+/)[0] === String(pgid));
       if (left.length === 0) break;
       await new Promise((r) => setTimeout(r, 100));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadImage } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../../control-plane/test/harness.ts';
-import { cliPiped } from './burn-helpers.ts';
+import { cliPiped } from './cli-process.ts';
 
 let h: Harness;
 let env: Record<string, string>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, type Api, type Harness } from './harness.ts';
 
@@ -39,13 +39,13 @@ afterAll(async () => {
 /**
  * A second, synchronous connection to the harness's database, as another control plane would
  * have: a second handle on the SQLite file, or psql on PostgreSQL (synchronous, so it can run
- * inside the clock hook). Values are inlined: they are our own UUIDs and ISO times.
+ * inside the clock hook: execa's sync call, where the process module is async). Values are inlined: they are our own UUIDs and ISO times.
  */
 function otherConnection() {
   const url = h.cp.config.databaseUrl;
   if (url) {
     return {
-      query: (text: string) => execFileSync('psql', [url, '-qtAX', '-v', 'ON_ERROR_STOP=1', '-c', text], { encoding: 'utf8' }).trim(),
+      query: (text: string) => execaSync('psql', [url, '-qtAX', '-v', 'ON_ERROR_STOP=1', '-c', text]).stdout.trim(),
       close: () => undefined,
     };
   }

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import { PLANS, type AgentEvent } from '@captionfarm/contracts';
 import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '@captionfarm/db/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { runProcess, type RunningProcess } from '@captionfarm/transcriber/process';
 import { readAdminToken } from '../src/index.ts';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, until, type Api } from './harness.ts';
 
@@ -18,7 +18,9 @@ const video = 'https://v.example.com/a.mp4';
 
 interface Cp {
   url: string;
-  proc: ChildProcess;
+  proc: RunningProcess;
+  /** Settles when it has exited. */
+  exited: Promise<unknown>;
   admin: Api;
 }
 
@@ -27,7 +29,10 @@ let dataDir: string;
 const cps: Cp[] = [];
 
 async function startCp(name: string): Promise<Cp> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+  let out = '';
+  let running = true;
+  const proc = runProcess(process.execPath, {
+    args: ['--import', 'tsx', entry],
     env: {
       ...process.env,
       ...testDb.env,
@@ -37,17 +42,16 @@ async function startCp(name: string): Promise<Cp> {
       PORT: '0',
       HOST: '127.0.0.1',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    onStdout: (d) => (out += d),
+    onStderr: (d) => (out += d),
   });
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = proc.done.finally(() => (running = false)).catch(() => undefined);
   const url = await until(
-    async () => /listening (\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined),
+    async () => /listening (\S+)/.exec(out)?.[1] ?? (!running ? Promise.reject(new Error(`${name} exited:\n${out}`)) : undefined),
     180_000,
     `${name} to listen`,
   );
-  const cp = { url, proc, admin: apiFor(url, readAdminToken(dataDir)) };
+  const cp = { url, proc, exited, admin: apiFor(url, readAdminToken(dataDir)) };
   cps.push(cp);
   return cp;
 }
@@ -93,7 +97,7 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
   }, 400_000);
   afterAll(async () => {
     for (const cp of cps) cp.proc.kill('SIGTERM');
-    await Promise.all(cps.map((cp) => (cp.proc.exitCode === null ? new Promise((r) => cp.proc.once('exit', r)) : undefined)));
+    await Promise.all(cps.map((cp) => cp.exited));
     await testDb?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });

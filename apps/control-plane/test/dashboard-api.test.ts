@@ -1,13 +1,7 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './harness.ts';
 import { ensureDashboardBuilt } from '../../dashboard/test/build.ts';
-
-const run = promisify(execFile);
-const cliMain = path.resolve(import.meta.dirname, '../../cli/src/main.ts');
-const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+import { runCliAsLocalAdmin } from '../../cli/test/cli-process.ts';
 
 // Each sign-in runs scrypt (32 MiB, p=3): ~0.2 s on a quiet core, seconds on a loaded shared machine.
 let h: Harness;
@@ -218,17 +212,7 @@ describe('session expiry', () => {
 });
 
 describe('captionfarm admin users', () => {
-  async function cli(...args: string[]) {
-    try {
-      const { stdout, stderr } = await run(tsx, [cliMain, ...args], {
-        env: { ...process.env, CAPTIONFARM_URL: h.url, CAPTIONFARM_DATA_DIR: h.dataDir, CAPTIONFARM_ADMIN_TOKEN: '' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const cli = (...args: string[]) => runCliAsLocalAdmin({ url: h.url, dataDir: h.dataDir }, ...args);
 
   it('invites (a one-time link), lists and removes members; removal ends their sessions', { timeout: 180_000 }, async () => {
     const { accountId } = await h.account('free', 'Cli');

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
@@ -6,6 +5,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '@captionfarm/transcriber/process';
 import { createControlPlane, loadConfig } from '../src/index.ts';
 import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
@@ -19,7 +19,7 @@ beforeAll(async () => {
   h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
   dir = await mkdtemp(path.join(tmpdir(), 'cf-debris-'));
   const file = path.join(dir, 'clip.mp4');
-  makeTestClip(file);
+  await makeTestClip(file);
   clip = await readFile(file);
 });
 afterAll(async () => {
@@ -143,15 +143,19 @@ describe('part files of PUTs', () => {
        const up = await cp.services.uploads.create({ accountId: account.id, plan: 'pro' }, { fileName: 'big.mp4', sizeBytes: 1000000 });
        console.log(JSON.stringify(up));`,
     );
-    const server = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    let printed = () => {};
+    const server = runProcess(process.execPath, {
+      args: ['--import', 'tsx', script],
+      onStdout: (d) => {
+        out += d;
+        printed();
+      },
+    });
     try {
       const upload = await new Promise<{ uploadUrl: string }>((resolve, reject) => {
-        let out = '';
-        server.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
-        });
-        server.on('exit', (code) => reject(new Error(`the server exited (${code})`)));
+        printed = () => out.includes('\n') && resolve(JSON.parse(out.split('\n')[0]!));
+        server.done.then((r) => reject(new Error(`the server exited (${r.exitCode}): ${r.stderrTail}`)), reject);
       });
       // Half of the declared body, then the server dies mid-upload.
       const req = request(upload.uploadUrl, { method: 'PUT', headers: { 'content-length': 1_000_000 } });
@@ -159,7 +163,7 @@ describe('part files of PUTs', () => {
       req.write(Buffer.alloc(500_000, 3));
       await until(async () => (await objects(dataDir)).some((f) => f.includes('.part-')), 10_000, 'the part file');
       server.kill('SIGKILL');
-      await new Promise((r) => server.once('exit', r));
+      await server.done;
       req.destroy();
       expect((await objects(dataDir)).filter((f) => f.includes('.part-'))).toHaveLength(1);
 

@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBodySchema } from '@captionfarm/contracts';
-import { startHarness, until, type Api, type Harness } from './harness.ts';
+import { makeTestClip, startHarness, until, type Api, type Harness } from './harness.ts';
 
 /** One HTTP/1.1 request over a raw socket: the head and `body`, then the socket stays as the test leaves it. */
 function rawRequest(url: string, head: string, body: Buffer | string = '', localAddress?: string) {
@@ -285,27 +283,10 @@ describe('creation-time URL checks (items 6, 12)', () => {
 describe('uploads (item 8)', () => {
   it('once a job has claimed an upload, its URL can no longer replace the object (409)', async () => {
     const dir = path.join(h.dataDir, 'media');
-    await promisify(execFile)('mkdir', ['-p', dir]);
+    await mkdir(dir, { recursive: true });
     const file = path.join(dir, 'clip.mp4');
-    await promisify(execFile)('ffmpeg', [
-      '-loglevel',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=s=64x64:d=1',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=d=1',
-      '-shortest',
-      '-c:v',
-      'libx264',
-      '-c:a',
-      'aac',
-      file,
-    ]);
+    await makeTestClip(file, { seconds: 1, size: '64x64' });
+
     const bytes = await readFile(file);
     const up = (await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length })).body;
     const putBytes = (b: Buffer) => fetch(up.uploadUrl, { method: 'PUT', body: b, headers: { 'content-type': 'video/mp4' } });

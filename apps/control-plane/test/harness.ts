@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc
 import WebSocket from 'ws';
 import type { LookupFn } from '@captionfarm/net';
 import { createFakeLookup } from '@captionfarm/net/testing';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {
@@ -123,11 +123,17 @@ export async function agentToken(h: Harness, name = 'test-agent'): Promise<strin
 /** Capabilities of a CPU-only test agent. */
 export const TEST_AGENT_CAPABILITIES = { gpu: false, nvenc: false, cudaWhisper: false, models: ['base'], maxConcurrentJobs: 2 };
 
-/** A 2 s H.264 + AAC MP4 (320x240 test pattern and a sine) at `file`, the clip the upload suites send. */
-export function makeTestClip(file: string): void {
-  execFileSync('ffmpeg', [
-    ...['-v', 'error', '-y'],
-    ...['-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2'],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', file],
-  ]);
+/**
+ * A test-pattern H.264 MP4 at `file`, with a sine as AAC unless `audio` is false: by default the
+ * 2 s 320x240 clip the upload suites send.
+ */
+export async function makeTestClip(file: string, o: { seconds?: number; size?: string; audio?: boolean } = {}): Promise<void> {
+  const { seconds = 2, size = '320x240', audio = true } = o;
+  await runToEnd('ffmpeg', {
+    args: [
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=s=${size}:r=25:d=${seconds}`],
+      ...(audio ? ['-f', 'lavfi', '-i', `sine=d=${seconds}`, '-c:a', 'aac', '-shortest'] : []),
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', file],
+    ],
+  });
 }

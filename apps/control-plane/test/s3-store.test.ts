@@ -45,7 +45,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     h = await startHarness(s3.env, { now: () => new Date(Date.now() + clockOffsetMs) });
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-s3-cp-'));
     const file = path.join(dir, 'clip.mp4');
-    makeTestClip(file);
+    await makeTestClip(file);
     clip = await readFile(file);
     await rm(dir, { recursive: true, force: true });
   });

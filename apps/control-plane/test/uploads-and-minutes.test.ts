@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,7 +5,7 @@ import path from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
-import { agentClient, agentToken, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
 let h: Harness;
 let clockOffsetMs = 0;
@@ -125,7 +124,7 @@ describe('POST /v1/automation-jobs/uploads', () => {
     // A real video, so its job stays queued (a job that ended would take its source with it).
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-forgetful-'));
     const clip = path.join(dir, 'b.mp4');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=160x120:r=10:d=1', '-c:v', 'libx264', '-preset', 'ultrafast', clip]);
+    await makeTestClip(clip, { seconds: 1, size: '160x120', audio: false });
     const video = await readFile(clip);
     await rm(dir, { recursive: true, force: true });
     const used = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'b.mp4', sizeBytes: video.length });
@@ -209,27 +208,8 @@ describe('minutes ledger', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-probe-'));
     try {
       const clip = path.join(dir, 'clip.mp4');
-      execFileSync('ffmpeg', [
-        '-v',
-        'error',
-        '-y',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=s=320x240:r=25:d=3',
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=d=3',
-        '-c:v',
-        'libx264',
-        '-preset',
-        'ultrafast',
-        '-c:a',
-        'aac',
-        '-shortest',
-        clip,
-      ]);
+      await makeTestClip(clip, { seconds: 3 });
+
       const create = async (bytes: Buffer) => {
         const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length });
         expect(await put(up.body.uploadUrl, bytes)).toBe(200);

@@ -23,8 +23,8 @@ const HOUR = 60 * MINUTE;
 const VIDEO = 'https://videos.example.com/talk.mp4';
 
 let certs: TestCertificates;
-beforeAll(() => {
-  certs = createTestCertificates();
+beforeAll(async () => {
+  certs = await createTestCertificates();
 });
 afterAll(() => certs.cleanup());
 

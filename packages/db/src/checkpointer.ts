@@ -47,15 +47,17 @@ const pending = new Map<number, (error?: string) => void>();
 
 function ask(message: { add?: string; remove?: string }): Promise<void> {
   if (!worker) {
-    worker = new Worker(WORKER, {
+    const w = new Worker(WORKER, {
       eval: true,
       workerData: { betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS },
     });
-    // It must not keep a process alive that has nothing else to do.
-    worker.unref();
-    worker.on('message', ({ id, error }: { id: number; error?: string }) => {
+    worker = w;
+    w.on('message', ({ id, error }: { id: number; error?: string }) => {
       pending.get(id)?.(error);
       pending.delete(id);
+      // Held only while an answer is awaited: it must not keep a process alive that has nothing else
+      // to do (a 'message' listener refs the worker's port, so a single unref() at creation never holds).
+      if (pending.size === 0) w.unref();
     });
     // A worker that dies leaves the writers' own (safety-net) checkpoints; callers waiting on it go on.
     const gone = () => {
@@ -63,13 +65,14 @@ function ask(message: { add?: string; remove?: string }): Promise<void> {
       for (const done of pending.values()) done('the checkpoint worker stopped');
       pending.clear();
     };
-    worker.on('error', gone);
-    worker.on('exit', gone);
+    w.on('error', gone);
+    w.on('exit', gone);
   }
   const id = nextId++;
   const w = worker;
   return new Promise((resolve, reject) => {
     pending.set(id, (error) => (error && message.add ? reject(new Error(error)) : resolve()));
+    w.ref();
     w.postMessage({ id, ...message });
   });
 }

@@ -35,7 +35,7 @@ async function waitFor(predicate: () => boolean, timeoutMs = 5000): Promise<void
 }
 
 beforeAll(async () => {
-  certs = createTestCertificates();
+  certs = await createTestCertificates();
   receiver = await startReceiver(certs, (_req, res) => res.end('ok'));
   testFetch = createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca, lookup: createFakeLookup() });
   strictFetch = createSafeFetch({ ca: certs.ca, lookup: createFakeLookup() });

@@ -1,6 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeVideo, tempDir } from './helpers/media.ts';
 
@@ -10,17 +10,16 @@ beforeAll(async () => ({ dir, cleanup } = await tempDir()));
 afterAll(() => cleanup());
 
 /** pids of running processes whose command line contains `needle`. */
-function pidsWith(needle: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,args='])
-    .toString()
+async function pidsWith(needle: string): Promise<number[]> {
+  return (await runToEnd('ps', { args: ['-eo', 'pid=,args='] })).stdout
     .split('\n')
     .filter((l) => l.includes(needle) && !l.includes('ps -eo'))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -45,15 +44,16 @@ describe('child processes', () => {
          onProgress: (p) => { if (!told) { told = true; console.log('rendering'); } } });`,
     );
     // node itself with tsx's loader: the tsx CLI would put a wrapper process in between.
-    const parent = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let rendering = () => {};
+    const parent = runProcess(process.execPath, { args: ['--import', 'tsx', script], onStdout: (d) => d.includes('rendering') && rendering() });
     await new Promise<void>((resolve, reject) => {
-      parent.stdout.on('data', (d: Buffer) => d.toString().includes('rendering') && resolve());
-      parent.on('exit', (code) => reject(new Error(`the render exited early (${code})`)));
+      rendering = resolve;
+      parent.done.then((r) => reject(new Error(`the render exited early (${r.exitCode}): ${r.stderrTail}`)), reject);
     });
     // The partial output's name carries the output's name.
-    const ffmpegs = () => pidsWith(`orphan-`).filter((pid) => pid !== parent.pid);
-    expect(ffmpegs().length).toBeGreaterThanOrEqual(1);
+    const ffmpegs = async () => (await pidsWith(`orphan-`)).filter((pid) => pid !== parent.pid);
+    expect((await ffmpegs()).length).toBeGreaterThanOrEqual(1);
     parent.kill('SIGKILL');
-    await waitFor(() => ffmpegs().length === 0, 5000, 'the orphaned ffmpeg to die');
+    await waitFor(async () => (await ffmpegs()).length === 0, 5000, 'the orphaned ffmpeg to die');
   });
 });

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Word } from '@captionfarm/contracts';
 import { getBuiltinTemplate, deriveTemplate } from '@captionfarm/captions';
 import { createBandPainter } from '../src/paint/painter.ts';
+import { runToEnd } from '@captionfarm/transcriber/process';
+import { ffmpegPaths } from '../src/ffmpeg-path.ts';
 import { probeMedia } from '../src/probe-media.ts';
 import { renderVideo, type OutputFrame } from '../src/render-video.ts';
 import { RenderError } from '../src/errors.ts';
@@ -88,15 +90,10 @@ describe.each([
 
   it('is transparent outside the captions and opaque on them', async () => {
     const dec = format === 'webm' ? ['-c:v', 'libvpx-vp9'] : [];
-    const { execFile } = await import('node:child_process');
-    const rgba = await new Promise<Buffer>((resolve, reject) =>
-      execFile(
-        process.env.FFMPEG_PATH || 'ffmpeg',
-        ['-v', 'error', ...dec, '-ss', '1.5', '-i', overlay, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', '-'],
-        { encoding: 'buffer', maxBuffer: 64 << 20 },
-        (e, out) => (e ? reject(e) : resolve(out)),
-      ),
-    );
+    const { stdout: rgba } = await runToEnd(ffmpegPaths().ffmpeg, {
+      args: ['-v', 'error', ...dec, '-ss', '1.5', '-i', overlay, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', '-'],
+      encoding: 'buffer',
+    });
     let opaque = 0;
     let clear = 0;
     for (let i = 3; i < rgba.length; i += 4) {

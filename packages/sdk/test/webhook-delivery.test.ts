@@ -21,7 +21,7 @@ let dataDir: string;
 let testDb: TestDatabase;
 let url: string;
 beforeAll(async () => {
-  certs = createTestCertificates();
+  certs = await createTestCertificates();
   dataDir = await mkdtemp(path.join(tmpdir(), 'cf-sdk-hooks-'));
   testDb = await freshTestDatabase();
   const config = Object.freeze({

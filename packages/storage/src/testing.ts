@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { runProcess } from '@captionfarm/transcriber/process';
 import { createS3Client } from './s3-store.ts';
 import type { S3Location } from './types.ts';
 
@@ -50,7 +50,15 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-s3-'));
   const accessKeyId = `cf${randomBytes(9).toString('hex')}`;
   const secretAccessKey = randomBytes(24).toString('base64url');
-  const child = spawn(bin, ['server', path.join(dir, 'data'), '--address', '127.0.0.1:0'], {
+  let output = '';
+  let onOutput = () => {};
+  const seen = (chunk: string) => {
+    output += chunk;
+    onOutput();
+  };
+  // Through the one process runner: its setpriv prefix takes MinIO down with a test worker that dies.
+  const child = runProcess(bin, {
+    args: ['server', path.join(dir, 'data'), '--address', '127.0.0.1:0'],
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: dir,
@@ -60,12 +68,18 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
       MINIO_UPDATE: 'off',
       MINIO_CALLHOME_ENABLE: 'off',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // MinIO's banner (with the API line) is read from both streams, as it may print it on either.
+    onStdout: seen,
+    onStderr: seen,
   });
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let running = true;
+  const exited = child.done.then(
+    (r) => r.exitCode,
+    () => null,
+  );
+  void exited.then(() => (running = false));
   const close = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (running) {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
@@ -77,16 +91,13 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
     // MinIO prints "API: http://127.0.0.1:<port>" once it listens (port 0: no race for a free port).
     const endpoint = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`MinIO did not start within 60 s:\n${output}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
+      onOutput = () => {
         const m = /API:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output);
         if (m) {
           clearTimeout(timer);
           resolve(m[1]!);
         }
       };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
       void exited.then((code) => {
         clearTimeout(timer);
         reject(new Error(`MinIO exited (${code}) before serving:\n${output}`));

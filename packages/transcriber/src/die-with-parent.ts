@@ -9,7 +9,6 @@
  * running when this process exits normally are killed by an exit hook.
  */
 import { accessSync, constants, existsSync } from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 const SETPRIV = process.platform === 'linux' && existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : null;
@@ -47,10 +46,16 @@ export function dieWithParent(binary: string, args: readonly string[]): [string,
   return SETPRIV && canRun(binary) ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, [...args]];
 }
 
-const live = new Set<ChildProcess>();
+/** What the exit hook needs of a child (execa's subprocess is one). */
+interface Killable {
+  kill(signal: NodeJS.Signals): unknown;
+  once(event: 'exit', listener: () => void): unknown;
+}
+
+const live = new Set<Killable>();
 let exitHookInstalled = false;
 /** Kills `child` when this process exits normally (for platforms without setpriv). */
-export function killOnExit(child: ChildProcess): void {
+export function killOnExit(child: Killable): void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once('exit', () => {

@@ -1,5 +1,5 @@
 /**
- * The one module that runs child processes (ffmpeg, ffprobe, the VAD), on execa. What it adds:
+ * The one module that runs child processes (ffmpeg, ffprobe, the VAD, the tests' tools), on execa. What it adds:
  * the `setpriv --pdeathsig` prefix (dieWithParent: the child dies with us, which execa cannot do),
  * an AbortSignal that SIGKILLs the child at once, and the tail of stderr kept for error messages
  * (the reason is in the last lines; a long run's full stderr is not kept).
@@ -17,26 +17,36 @@ export interface RunProcessOptions {
   signal?: AbortSignal | undefined;
   /** The child's whole environment (not merged with ours); default ours. */
   env?: NodeJS.ProcessEnv | undefined;
+  /** Its working directory; default ours. */
+  cwd?: string | undefined;
+  /** Written to its stdin, which is then closed; default no stdin. */
+  input?: string | Uint8Array | undefined;
+  /** 'buffer' collects stdout as bytes (a PNG from ffmpeg's image2pipe); default text. */
+  encoding?: 'utf8' | 'buffer';
   /** Whether stdout is read (collected, or streamed to `onStdout`); default yes. */
   stdout?: 'pipe' | 'ignore';
   /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
   onStdout?: (chunk: string) => void;
+  /** Sees stderr as it comes (a server's "listening on" line); the tail is kept either way. */
+  onStderr?: (chunk: string) => void;
   /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
   inputPipe?: boolean;
   /** How much of stderr to keep; default 4096 characters. */
   stderrTailChars?: number;
 }
 
-export interface ProcessResult {
+export interface ProcessResult<Stdout extends string | Buffer = string> {
   exitCode: number | null;
   /** Set when the child died from a signal. */
   exitSignal: NodeJS.Signals | null;
   /** Collected stdout; empty when `onStdout` was given or stdout was ignored. */
-  stdout: string;
+  stdout: Stdout;
   stderrTail: string;
 }
 
-export interface RunningProcess {
+type Binary = RunProcessOptions & { encoding: 'buffer' };
+
+export interface RunningProcess<Stdout extends string | Buffer = string> {
   /** fd 3 of the child, when `inputPipe` was set. */
   input: Writable | undefined;
   /**
@@ -44,7 +54,7 @@ export interface RunningProcess {
    * the signal's reason if it was aborted (after the child is gone, so callers can remove temp
    * files), or with the spawn error (ENOENT ...) if it never started.
    */
-  done: Promise<ProcessResult>;
+  done: Promise<ProcessResult<Stdout>>;
   pid: number | undefined;
   /** For a long-running child (whisper-server): stop it with `signal`. */
   kill(signal: NodeJS.Signals): void;
@@ -52,12 +62,16 @@ export interface RunningProcess {
   stderrTail(): string;
 }
 
-export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess {
+export function runProcess(binary: string, opts: Binary): RunningProcess<Buffer>;
+export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess;
+export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess<string | Buffer> {
   const { signal } = opts;
   if (signal?.aborted) return { input: undefined, done: Promise.reject(signal.reason), pid: undefined, kill: () => undefined, stderrTail: () => '' };
   const [command, args] = dieWithParent(binary, opts.args);
   const child = execa(command, args, {
-    stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', opts.stdout ?? 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
+    ...(opts.input === undefined ? {} : { input: opts.input }),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
     // Streams are read here (a progress callback, a stderr tail), not buffered whole by execa.
     buffer: false,
     reject: false,
@@ -72,20 +86,25 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
   input?.on('error', () => {});
 
   let stdout = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    if (opts.onStdout) opts.onStdout(chunk);
-    else stdout += chunk;
-  });
+  const bytes: Buffer[] = [];
+  if (opts.encoding === 'buffer') child.stdout?.on('data', (chunk: Buffer) => bytes.push(chunk));
+  else
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (opts.onStdout) opts.onStdout(chunk);
+      else stdout += chunk;
+    });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-(opts.stderrTailChars ?? STDERR_TAIL_CHARS));
+    opts.onStderr?.(chunk);
   });
 
   const done = child.then((result) => {
     if (signal?.aborted) throw signal.reason;
     // Never started (ENOENT, EACCES): no exit code and no signal; the spawn error is the cause.
     if (result.exitCode === undefined && result.signal === undefined) throw result.cause ?? result;
-    return { exitCode: result.exitCode ?? null, exitSignal: (result.signal as NodeJS.Signals | undefined) ?? null, stdout, stderrTail: stderr };
+    const out = opts.encoding === 'buffer' ? Buffer.concat(bytes) : stdout;
+    return { exitCode: result.exitCode ?? null, exitSignal: (result.signal as NodeJS.Signals | undefined) ?? null, stdout: out, stderrTail: stderr };
   });
   return { input, done, pid: child.pid, kill: (sig) => void child.kill(sig), stderrTail: () => stderr };
 }
@@ -95,7 +114,9 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
  * Error with the exit status and the end of stderr when it did not exit 0. A child that never
  * started (ENOENT) and an abort reject as runProcess's `done` does.
  */
-export async function runToEnd(binary: string, opts: RunProcessOptions): Promise<ProcessResult> {
+export async function runToEnd(binary: string, opts: Binary): Promise<ProcessResult<Buffer>>;
+export async function runToEnd(binary: string, opts: RunProcessOptions): Promise<ProcessResult>;
+export async function runToEnd(binary: string, opts: RunProcessOptions): Promise<ProcessResult<string | Buffer>> {
   const result = await runProcess(binary, opts).done;
   if (result.exitCode !== 0) {
     const how = result.exitSignal ? `was killed by ${result.exitSignal}` : `exited with code ${result.exitCode}`;

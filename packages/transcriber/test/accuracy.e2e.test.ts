@@ -5,13 +5,13 @@
  * Without the weights or the whisper.cpp build the suite fails with what to run. The figures are
  * printed for the README (npm run bench:accuracy measures the same clips over several rounds).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate, type Transcriber, type TranscribeResult } from '../src/index.ts';
 import { loopReason } from '../src/loops.ts';
+import { runToEnd } from '../src/process.ts';
 import { CLIPS, makeClip, MUSIC_LAVFI, sharedEnClip, wordsInSilence, type Clip } from './clips.ts';
 import { childPids, cpuMs, MEDIA, realModel, whisperBinDir } from './helpers.ts';
 
@@ -22,7 +22,7 @@ const text = (r: TranscribeResult) => r.words.map((w) => w.text).join(' ');
 describe('transcription accuracy with Whisper base (real weights)', () => {
   let dir: string;
   let transcriber: Transcriber;
-  const ffmpeg = (...args: string[]) => execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...args]);
+  const ffmpeg = (...args: string[]) => runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', ...args] });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcriber-e2e-'));
@@ -68,15 +68,17 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
 
   it('detects German speech when no language is given', async () => {
     const wav = join(dir, 'de.wav');
-    execFileSync('espeak-ng', [
-      '-v',
-      'de',
-      '-s',
-      '150',
-      '-w',
-      wav,
-      'Der Nordwind und die Sonne stritten sich, wer von ihnen beiden wohl der Stärkere wäre, als ein Wanderer, der in einen warmen Mantel gehüllt war, des Weges daherkam.',
-    ]);
+    await runToEnd('espeak-ng', {
+      args: [
+        '-v',
+        'de',
+        '-s',
+        '150',
+        '-w',
+        wav,
+        'Der Nordwind und die Sonne stritten sich, wer von ihnen beiden wohl der Stärkere wäre, als ein Wanderer, der in einen warmen Mantel gehüllt war, des Weges daherkam.',
+      ],
+    });
     const r = await transcriber.transcribe({ audioPath: wav });
     console.log(`de (espeak): language ${r.language} p=${r.languageProbability}: ${text(r)}`);
     expect(r.language).toBe('de');
@@ -103,7 +105,7 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     ],
   ])('%s yields zero words (whisper alone says "Thank you." / "Thanks for watching!")', async (_name, args) => {
     const file = join(dir, `${_name.split(' ')[0]}.mp3`);
-    ffmpeg(...args, file);
+    await ffmpeg(...args, file);
     expect((await transcriber.transcribe({ audioPath: file, language: 'en' })).words).toEqual([]);
     expect((await transcriber.transcribe({ audioPath: file })).words).toEqual([]);
   });
@@ -112,7 +114,7 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     const file = join(dir, 'late.wav');
     // -t before -i: it bounds the silent input (after it, it would bound the next input and the
     // endless anullsrc would fill the disk).
-    ffmpeg(
+    await ffmpeg(
       '-f',
       'lavfi',
       '-t',
@@ -163,9 +165,9 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       return results.get(name)!;
     };
 
-    beforeAll(() => {
-      clips.set('en.wav', sharedEnClip(MEDIA));
-      for (const spec of CLIPS) clips.set(spec.name, makeClip(spec, dir));
+    beforeAll(async () => {
+      clips.set('en.wav', await sharedEnClip(MEDIA));
+      for (const spec of CLIPS) clips.set(spec.name, await makeClip(spec, dir));
     });
 
     // Issue 10: at most 2 points (one word of this 44-word read is 2.3 points, so: the same words).
@@ -238,7 +240,7 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       // No VAD (every second goes to whisper) and a language forced: music as English, and the
       // French read as Thai (the issue's loop: French detected as Thai looped for 52 s of 18).
       const music = join(dir, 'loop-music.wav');
-      ffmpeg('-f', 'lavfi', '-t', '20', '-i', MUSIC_LAVFI, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', music);
+      await ffmpeg('-f', 'lavfi', '-t', '20', '-i', MUSIC_LAVFI, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', music);
       const logged: string[] = [];
       const noVad = createTranscriber({ model, threads: 2, binDir, vadModel: false, log: (m) => logged.push(m) });
       try {

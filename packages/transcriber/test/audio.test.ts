@@ -1,15 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ffmpegToWavArgs, isWhisperWav, parseWavHeader, toWhisperWav } from '../src/audio.ts';
+import { runToEnd } from '../src/process.ts';
 
 const JFK = new URL('../../../../shared/media/jfk.wav', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'transcriber-audio-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const ffmpeg = (...args: string[]) => execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...args]);
+const ffmpeg = (...args: string[]) => runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', ...args] });
 
 describe('WAV header', () => {
   it('reads 16 kHz mono s16 from jfk.wav', () => {
@@ -31,7 +31,7 @@ describe('toWhisperWav', () => {
 
   it('converts a 44.1 kHz stereo mp3 with ffmpeg', async () => {
     const mp3 = join(work, 'tone.mp3');
-    ffmpeg('-f', 'lavfi', '-i', 'sine=f=440:r=44100:d=2', '-ac', '2', mp3);
+    await ffmpeg('-f', 'lavfi', '-i', 'sine=f=440:r=44100:d=2', '-ac', '2', mp3);
     const dir = mkdtempSync(join(work, 'a-'));
     const out = await toWhisperWav({ input: mp3, workDir: dir, ffmpegPath: 'ffmpeg' });
     expect(out?.path).toBe(join(dir, 'audio-16k.wav'));
@@ -41,7 +41,7 @@ describe('toWhisperWav', () => {
 
   it('says null for a video without an audio track', async () => {
     const mp4 = join(work, 'silent-video.mp4');
-    ffmpeg('-f', 'lavfi', '-i', 'color=c=black:s=64x64:d=1', '-c:v', 'libx264', mp4);
+    await ffmpeg('-f', 'lavfi', '-i', 'color=c=black:s=64x64:d=1', '-c:v', 'libx264', mp4);
     expect(await toWhisperWav({ input: mp4, workDir: mkdtempSync(join(work, 'b-')), ffmpegPath: 'ffmpeg' })).toBeNull();
   });
 

@@ -4,10 +4,10 @@
  * room noise between sentences, ffmpeg mixes a music or noise bed under the whole clip. Shared by
  * the accuracy tests and scripts/bench/accuracy.ts, so both measure the same clips.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseReferenceOnsets, type ReferenceOnset } from '../src/index.ts';
+import { runToEnd } from '../src/process.ts';
 
 const ESPEAK_WORDS = new URL('./espeak-words.py', import.meta.url).pathname;
 
@@ -87,67 +87,70 @@ const BEDS = {
 };
 
 // sox -R: repeatable (seeded) noise; -D: no dither. The same spec gives the same samples every time.
-const wavSeconds = (path: string) => Number(execFileSync('soxi', ['-D', path], { encoding: 'utf8' }));
+const wavSeconds = async (path: string) => Number((await runToEnd('soxi', { args: ['-D', path] })).stdout);
+const sox = (args: string[]) => runToEnd('sox', { args });
 
 /** Builds a clip into `dir` (deterministic: same spec, same samples). */
-export function makeClip(spec: ClipSpec, dir: string): Clip {
+export async function makeClip(spec: ClipSpec, dir: string): Promise<Clip> {
   const pieces: string[] = [];
   const onsets: ReferenceOnset[] = [];
   const silences: Clip['silences'] = [];
   const texts: string[] = [];
   let offset = 0;
-  spec.parts.forEach((part, i) => {
+  for (const [i, part] of spec.parts.entries()) {
     const out = join(dir, `${spec.name}-${i}.wav`);
     if ('quiet' in part) {
       // Quiet room noise (pink, about -50 dBFS), not digital silence: what a real pause sounds like.
-      execFileSync('sox', ['-R', '-n', '-r', '16000', '-c', '1', '-b', '16', out, 'synth', String(part.quiet), 'pinknoise', 'vol', '0.003']);
+      await sox(['-R', '-n', '-r', '16000', '-c', '1', '-b', '16', out, 'synth', String(part.quiet), 'pinknoise', 'vol', '0.003']);
       silences.push({ start: offset, end: offset + part.quiet });
     } else {
       const raw = join(dir, `${spec.name}-${i}-espeak.wav`);
       const words = join(dir, `${spec.name}-${i}.words`);
       const { name, rate, pitch } = spec.voice;
-      execFileSync('python3', [ESPEAK_WORDS, name, String(rate), raw, words, String(pitch)], { input: part.say });
-      execFileSync('sox', ['-R', '-D', raw, '-r', '16000', '-b', '16', out]);
+      await runToEnd('python3', { args: [ESPEAK_WORDS, name, String(rate), raw, words, String(pitch)], input: part.say });
+      await sox(['-R', '-D', raw, '-r', '16000', '-b', '16', out]);
       for (const o of parseReferenceOnsets(readFileSync(words, 'utf8'))) onsets.push({ word: o.word, onset: offset + o.onset });
       texts.push(part.say);
     }
     pieces.push(out);
-    offset += wavSeconds(out);
-  });
+    offset += await wavSeconds(out);
+  }
   const speech = join(dir, `${spec.name}-speech.wav`);
-  execFileSync('sox', [...pieces, speech]);
+  await sox([...pieces, speech]);
   const path = join(dir, `${spec.name}.wav`);
   if (spec.bed) {
     const bed = BEDS[spec.bed];
-    execFileSync('ffmpeg', [
-      '-nostdin',
-      '-v',
-      'error',
-      '-y',
-      '-i',
-      speech,
-      '-f',
-      'lavfi',
-      '-i',
-      bed.lavfi,
-      '-filter_complex',
-      `[1]volume=${bed.gain}[b];[0][b]amix=inputs=2:duration=first:normalize=0`,
-      '-ac',
-      '1',
-      '-ar',
-      '16000',
-      '-c:a',
-      'pcm_s16le',
-      path,
-    ]);
+    await runToEnd('ffmpeg', {
+      args: [
+        '-nostdin',
+        '-v',
+        'error',
+        '-y',
+        '-i',
+        speech,
+        '-f',
+        'lavfi',
+        '-i',
+        bed.lavfi,
+        '-filter_complex',
+        `[1]volume=${bed.gain}[b];[0][b]amix=inputs=2:duration=first:normalize=0`,
+        '-ac',
+        '1',
+        '-ar',
+        '16000',
+        '-c:a',
+        'pcm_s16le',
+        path,
+      ],
+    });
   } else {
-    execFileSync('sox', [speech, path]);
+    await sox([speech, path]);
   }
-  return { name: spec.name, language: spec.language, path, text: texts.join(' '), onsets, silences, duration: wavSeconds(path) };
+  return { name: spec.name, language: spec.language, path, text: texts.join(' '), onsets, silences, duration: await wavSeconds(path) };
 }
 
 /** The shared espeak read (../shared/media/en.wav) as a Clip. */
-export function sharedEnClip(media: string): Clip {
+export async function sharedEnClip(media: string): Promise<Clip> {
   const path = join(media, 'en.wav');
   return {
     name: 'en.wav',
@@ -156,7 +159,7 @@ export function sharedEnClip(media: string): Clip {
     text: readFileSync(join(media, 'en.txt'), 'utf8'),
     onsets: parseReferenceOnsets(readFileSync(join(media, 'en.words'), 'utf8')),
     silences: [],
-    duration: wavSeconds(path),
+    duration: await wavSeconds(path),
   };
 }
 

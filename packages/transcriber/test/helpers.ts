@@ -1,8 +1,8 @@
 /** Shared by the transcriber tests: where binaries, models and media are (missing ones fail the suite). */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveWhisperBinDir, testModelPath } from '../src/index.ts';
+import { runToEnd } from '../src/process.ts';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
 const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
@@ -46,15 +46,15 @@ export function childPids(name: string): number[] {
 }
 
 /** Polls `check` every 20 ms until it returns true or `ms` pass. */
-export async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
+export async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+const CLOCK_TICKS_PER_SECOND = Number((await runToEnd('getconf', { args: ['CLK_TCK'] })).stdout.trim()) || 100;
 
 /** CPU time (user + system) a process has used, in ms (Linux /proc); 0 once it is gone. Also used by agent/test. */
 export function cpuMs(pid: number): number {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest, createServer, type Server } from 'node:https';
@@ -9,6 +8,7 @@ import { Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelsList, modelsPull, resolveModelPath, TranscriptionError, WHISPER_MODELS } from '../src/index.ts';
+import { runToEnd } from '../src/process.ts';
 
 const sha1 = (b: Buffer) => createHash('sha1').update(b).digest('hex');
 
@@ -50,9 +50,8 @@ describe('modelsPull / modelsList against a local HTTPS server', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcriber-models-'));
     // A self-signed certificate for 127.0.0.1, made now; the client trusts it as its CA.
-    execFileSync(
-      'openssl',
-      [
+    await runToEnd('openssl', {
+      args: [
         'req',
         '-x509',
         '-newkey',
@@ -69,8 +68,8 @@ describe('modelsPull / modelsList against a local HTTPS server', () => {
         '-out',
         join(dir, 'cert.pem'),
       ],
-      { stdio: 'ignore' },
-    );
+      stdout: 'ignore',
+    });
     const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
       requests++;

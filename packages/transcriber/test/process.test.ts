@@ -15,4 +15,12 @@ describe('runToEnd', () => {
     await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: 'TimeoutError' });
     await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
   });
+
+  it('feeds stdin, runs in a given directory, and gives binary stdout byte for byte', async () => {
+    expect((await runToEnd('tr', { args: ['a-z', 'A-Z'], input: 'said the tool' })).stdout).toBe('SAID THE TOOL');
+    expect((await runToEnd('pwd', { args: [], cwd: '/tmp' })).stdout).toBe('/tmp\n');
+    const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x0a]);
+    const { stdout } = await runToEnd('cat', { args: [], input: bytes, encoding: 'buffer' });
+    expect(Buffer.isBuffer(stdout) && stdout.equals(bytes)).toBe(true);
+  });
 });

@@ -3,7 +3,6 @@
  * model (loads like a real one, transcribes to nothing): lifecycle, errors, crash isolation,
  * abort. Accuracy with real weights is in accuracy.e2e.test.ts.
  */
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import {
 } from '../src/index.ts';
 import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
+import { runProcess, runToEnd } from '../src/process.ts';
 import { childPids, EMPTY_TINY, MEDIA, waitFor, waitForCpu, whisperBinDir } from './helpers.ts';
 
 describe('pure pieces', () => {
@@ -95,11 +95,11 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
   let transcriber: Transcriber;
   const base = { threads: 2, binDir: binDir!, vadModel: false as const };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transcriber-it-'));
     // ~5.5 minutes of speech: long enough to still be running when a test kills or aborts it.
     longWav = join(dir, 'long.wav');
-    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-stream_loop', '29', '-i', join(MEDIA, 'jfk.wav'), '-c', 'copy', longWav]);
+    await runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', '-stream_loop', '29', '-i', join(MEDIA, 'jfk.wav'), '-c', 'copy', longWav] });
     transcriber = createTranscriber({ ...base, model: EMPTY_TINY });
   });
 
@@ -215,7 +215,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
 
   it('converts non-WAV input with ffmpeg', async () => {
     const mp3 = join(dir, 'jfk.mp3');
-    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3]);
+    await runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3] });
     expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
   });
 
@@ -231,16 +231,16 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
       setInterval(() => {}, 1000);`,
     );
     // node itself with tsx's loader: the tsx CLI would put a wrapper process in between.
-    const agent = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => agent.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
-    const servers = () =>
-      execFileSync('ps', ['-eo', 'pid,args'])
-        .toString()
+    let ready = () => {};
+    const agent = runProcess(process.execPath, { args: ['--import', 'tsx', script], onStdout: (d) => d.includes('ready') && ready() });
+    await new Promise<void>((resolve) => (ready = resolve));
+    const servers = async () =>
+      (await runToEnd('ps', { args: ['-eo', 'pid,args'] })).stdout
         .split('\n')
         .filter((l) => l.includes('whisper-server') && l.includes(EMPTY_TINY) && l.includes('--threads 1'));
-    expect(servers()).toHaveLength(1);
+    expect(await servers()).toHaveLength(1);
     agent.kill('SIGKILL');
-    await waitFor(() => servers().length === 0, 5000, 'the orphaned whisper-server to die');
+    await waitFor(async () => (await servers()).length === 0, 5000, 'the orphaned whisper-server to die');
   });
 
   it('stops whisper.cpp on close', async () => {

@@ -3,13 +3,13 @@
  * real espeak-ng on a read whose word onsets are known (espeak-words.py, another voice than the
  * one refineOnsets synthesizes with), given word starts that are off by up to 200 ms.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Word } from '@captionfarm/contracts';
 import { parseReferenceOnsets, percentile } from '../src/index.ts';
+import { runToEnd } from '../src/process.ts';
 import { dtwFirstMatch, espeakArgs, joinSyntheticWords, mfccFrames, refineOnsets, soundingRuns, wordGroups } from '../src/tts-align.ts';
 
 const ESPEAK_WORDS = new URL('./espeak-words.py', import.meta.url).pathname;
@@ -80,15 +80,19 @@ describe('tts-align, pure parts', () => {
   });
 });
 
-describe('refineOnsets with espeak-ng', () => {
-  // The read: espeak-ng's en-us voice, variant +f3, 170 wpm, pitch 65; refineOnsets synthesizes
-  // with the plain 'en' voice at its default rate, so the two reads differ in voice and timing.
-  const wav = join(dir, 'read.wav');
+// The read: espeak-ng's en-us voice, variant +f3, 170 wpm, pitch 65; refineOnsets synthesizes
+// with the plain 'en' voice at its default rate, so the two reads differ in voice and timing. Made
+// while the file loads (top-level await): the cases below are built from its word onsets.
+const wav = join(dir, 'read.wav');
+const wordsFile = join(dir, 'read.words');
+{
   const raw = join(dir, 'read-22k.wav');
-  const wordsFile = join(dir, 'read.words');
   const text = 'Most new customers found us through the mobile app in the spring, and next year we will invest in support.';
-  execFileSync('python3', [ESPEAK_WORDS, 'en-us+f3', '170', raw, wordsFile, '65'], { input: text });
-  execFileSync('sox', ['-R', '-D', raw, '-r', '16000', '-b', '16', wav]);
+  await runToEnd('python3', { args: [ESPEAK_WORDS, 'en-us+f3', '170', raw, wordsFile, '65'], input: text });
+  await runToEnd('sox', { args: ['-R', '-D', raw, '-r', '16000', '-b', '16', wav] });
+}
+
+describe('refineOnsets with espeak-ng', () => {
   const reference = parseReferenceOnsets(readFileSync(wordsFile, 'utf8')).filter((r) => r.word.length > 0);
   // Starts off by -200..+200 ms (as whisper's are, at worst), within the 0.3 s window.
   const offsets = [0.2, -0.15, 0.1, -0.2, 0.15, 0, -0.1, 0.2];

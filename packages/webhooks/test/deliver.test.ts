@@ -16,7 +16,7 @@ const now = (): number => Math.floor(Date.now() / 1000);
 const url = (): string => `https://${TEST_HOSTNAME}:${receiver.port}/hooks/captionfarm`;
 
 beforeAll(async () => {
-  certs = createTestCertificates();
+  certs = await createTestCertificates();
   receiver = await startReceiver(certs, (_req, res) => res.end());
   fetch = createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca, lookup: createFakeLookup() });
 });

@@ -78,7 +78,7 @@ function eventWaiter(timeoutMs = 15_000) {
 }
 
 beforeAll(async () => {
-  certs = createTestCertificates();
+  certs = await createTestCertificates();
   receiver = await startReceiver(certs, (_req, res) => res.end());
   fetch = createSafeFetch({ allowLoopbackForTests: true, ca: certs.ca, lookup: createFakeLookup() });
 });

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
-import { execa } from 'execa';
 import { getBuiltinTemplate, parseTemplate } from '@captionfarm/captions';
 import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
 import { ffmpegPaths, probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { readFile } from 'node:fs/promises';
 import { defaultWhisperModel } from '@captionfarm/agent';
 import { CliError, UsageError } from '../output.ts';
@@ -30,14 +30,10 @@ export async function previewCommand(values: {
     const info = await probeMedia(values.video).catch((err: unknown) => {
       throw new CliError(`cannot read ${values.video}: ${(err as Error).message.split('\n')[0]}`);
     });
-    const { stdout } = await execa(
-      ffmpegPaths().ffmpeg,
-      ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'],
-      {
-        encoding: 'buffer',
-        maxBuffer: 256 << 20,
-      },
-    );
+    const { stdout } = await runToEnd(ffmpegPaths().ffmpeg, {
+      args: ['-v', 'error', '-ss', String(at), '-i', values.video, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-'],
+      encoding: 'buffer',
+    });
     let words;
     if (values.text) words = sampleWords(values.text, at);
     else {
@@ -48,7 +44,7 @@ export async function previewCommand(values: {
         await transcriber.close();
       }
     }
-    png = await renderPreviewFrame({ words, template, width: info.width, height: info.height, t: at, background: Buffer.from(stdout) });
+    png = await renderPreviewFrame({ words, template, width: info.width, height: info.height, t: at, background: stdout });
   } else {
     const [w, h] = (values.size ?? '1080x1920').split('x').map(Number);
     if (!w || !h) throw new UsageError('--size must look like 1080x1920');

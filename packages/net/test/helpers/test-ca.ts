@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runToEnd } from '@captionfarm/transcriber/process';
 
 export interface TestCertificates {
   /** PEM of the test CA: pass as `ca` to createSafeFetch. */
@@ -18,13 +18,11 @@ export const TEST_HOSTNAME = 'receiver.test';
  * A throwaway CA and a server certificate for receiver.test, localhost, 127.0.0.1 and ::1,
  * made with openssl (args as arrays, no shell) in a fresh temp dir.
  */
-export function createTestCertificates(): TestCertificates {
+export async function createTestCertificates(): Promise<TestCertificates> {
   const dir = mkdtempSync(join(tmpdir(), 'cf-webhooks-tls-'));
   const p = (name: string): string => join(dir, name);
-  const openssl = (args: string[]): void => {
-    execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  };
-  openssl([
+  const openssl = (args: string[]) => runToEnd('openssl', { args, stdout: 'ignore' });
+  await openssl([
     'req',
     '-x509',
     '-newkey',
@@ -43,7 +41,7 @@ export function createTestCertificates(): TestCertificates {
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', `/CN=${TEST_HOSTNAME}`]);
+  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', `/CN=${TEST_HOSTNAME}`]);
   writeFileSync(
     p('server.ext'),
     [
@@ -54,7 +52,7 @@ export function createTestCertificates(): TestCertificates {
       '',
     ].join('\n'),
   );
-  openssl([
+  await openssl([
     'x509',
     '-req',
     '-in',

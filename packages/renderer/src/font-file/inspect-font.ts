@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runProcess } from '@captionfarm/transcriber/process';
 import { abortError } from '../errors.ts';
 import { precheckFontFile, type FontFileFormat } from './decode.ts';
 import { FontProblem, MAX_SFNT_BYTES } from './sfnt.ts';
@@ -92,65 +92,55 @@ async function precheck(input: string): Promise<void> {
   }
 }
 
-function runChild(opts: InspectFontOptions): Promise<FontReport> {
+async function runChild(opts: InspectFontOptions): Promise<FontReport> {
   const { signal } = opts;
-  return new Promise<FontReport>((resolve, reject) => {
-    const child = spawn(process.execPath, [`--max-old-space-size=${CHILD_HEAP_MB}`, '--stack-size=900', '--import', TSX, CHILD, opts.input, opts.output], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+  let stdout = '';
+  const child = runProcess(process.execPath, {
+    args: [`--max-old-space-size=${CHILD_HEAP_MB}`, '--stack-size=900', '--import', TSX, CHILD, opts.input, opts.output],
+    signal,
+    onStdout: (c) => {
       if (stdout.length < STDOUT_CAP) stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr = (stderr + c).slice(-2048);
-    });
-    let timedOut = false;
-    const budgetMs = opts.timeoutMs ?? 20_000;
-    const started = Date.now();
-    const timer = setInterval(
-      () => {
-        const wallMs = Date.now() - started;
-        if ((cpuMsOf(child.pid) ?? wallMs) > budgetMs || wallMs > budgetMs * WALL_FACTOR) {
-          timedOut = true;
-          child.kill('SIGKILL');
-        }
-      },
-      Math.min(100, budgetMs),
-    );
-    const onAbort = () => child.kill('SIGKILL');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (err) => {
-      clearInterval(timer);
-      signal?.removeEventListener('abort', onAbort);
-      reject(err);
-    });
-    child.on('close', (code, sig) => {
-      clearInterval(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (signal?.aborted) return reject(abortError(signal));
-      if (timedOut) return reject(new FontRejectedError('the font took too long to read (refused as a possible attack)'));
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      let msg: { ok: true; font: FontReport } | { ok: false; reason: string } | undefined;
-      try {
-        msg = line ? (JSON.parse(line) as typeof msg) : undefined;
-      } catch {
-        msg = undefined;
-      }
-      if (msg?.ok === true && code === 0) return resolve(msg.font);
-      if (msg?.ok === false) return reject(new FontRejectedError(msg.reason));
-      // No verdict: the checker crashed or ran out of memory on this font.
-      const why = sig ? `signal ${sig}` : `exit ${code}`;
-      const oom = /heap out of memory|Allocation failed/i.test(stderr);
-      reject(
-        new FontRejectedError(
-          oom ? 'the font needs too much memory to read (refused as a possible attack)' : `the font crashed the font reader (${why}); it is damaged or hostile`,
-        ),
-      );
-    });
+    },
+    stderrTailChars: 2048,
   });
+  let timedOut = false;
+  const budgetMs = opts.timeoutMs ?? 20_000;
+  const started = Date.now();
+  const timer = setInterval(
+    () => {
+      const wallMs = Date.now() - started;
+      if ((cpuMsOf(child.pid) ?? wallMs) > budgetMs || wallMs > budgetMs * WALL_FACTOR) {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }
+    },
+    Math.min(100, budgetMs),
+  );
+  let exit: Awaited<typeof child.done>;
+  try {
+    exit = await child.done;
+  } catch (err) {
+    if (signal?.aborted) throw abortError(signal);
+    throw err;
+  } finally {
+    clearInterval(timer);
+  }
+  if (timedOut) throw new FontRejectedError('the font took too long to read (refused as a possible attack)');
+  const line = stdout.split('\n').find((l) => l.startsWith('{'));
+  let msg: { ok: true; font: FontReport } | { ok: false; reason: string } | undefined;
+  try {
+    msg = line ? (JSON.parse(line) as typeof msg) : undefined;
+  } catch {
+    msg = undefined;
+  }
+  if (msg?.ok === true && exit.exitCode === 0) return msg.font;
+  if (msg?.ok === false) throw new FontRejectedError(msg.reason);
+  // No verdict: the checker crashed or ran out of memory on this font.
+  const why = exit.exitSignal ? `signal ${exit.exitSignal}` : `exit ${exit.exitCode}`;
+  const oom = /heap out of memory|Allocation failed/i.test(exit.stderrTail);
+  throw new FontRejectedError(
+    oom ? 'the font needs too much memory to read (refused as a possible attack)' : `the font crashed the font reader (${why}); it is damaged or hostile`,
+  );
 }
 
 /** CPU time (user + system) a process has used so far, in ms; undefined where /proc cannot tell (not Linux, gone). */

@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execaSync } from 'execa';
 
 /** A real small file system for the disk-full suites (renderer and control plane). */
 type TinyDisk = { path: string; missing?: undefined; unmount(): void } | { path?: undefined; missing: string; unmount(): void };
@@ -10,15 +10,16 @@ type TinyDisk = { path: string; missing?: undefined; unmount(): void } | { path?
  * Mounts a tmpfs of `size` (mount's syntax: `64k`, `6m`) on a fresh temp directory. Mounting needs
  * root (CAP_SYS_ADMIN). Where it fails, the suite skips and says why, except on CI (CI=true):
  * .ci/run runs as root and checks a tmpfs mount before the tests, so a failure there is a broken
- * machine, and a skip would read as green. Synchronous: `describe.skipIf` is decided at load.
+ * machine, and a skip would read as green. Synchronous: `describe.skipIf` is decided at load, so
+ * this is the one place that runs a tool with execa's sync call rather than the process module.
  */
 export function mountTinyDisk(size: string, env: NodeJS.ProcessEnv = process.env): TinyDisk {
   const dir = mkdtempSync(join(tmpdir(), 'cf-tiny-disk-'));
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execaSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdin: 'ignore', stdout: 'ignore' });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    const stderr = String((err as { stderr?: Buffer }).stderr ?? '')
+    const stderr = String((err as { stderr?: string }).stderr ?? '')
       .replace(/\s+/g, ' ')
       .trim();
     const why = `cannot mount a ${size} tmpfs (${stderr || (err as Error).message}; it needs root): the disk-full tests are skipped`;
@@ -30,7 +31,7 @@ export function mountTinyDisk(size: string, env: NodeJS.ProcessEnv = process.env
   return {
     path: dir,
     unmount() {
-      execFileSync('umount', [dir]);
+      execaSync('umount', [dir]);
       rmSync(dir, { recursive: true, force: true });
     },
   };
