@@ -62,7 +62,9 @@ async function spawnAgent(name: string): Promise<{ proc: Subprocess; workDir: st
       '--work-dir',
       workDir,
     ],
-    { stdin: 'ignore', buffer: false, reject: false, env: { ...process.env, CAPTIONFARM_LOG: 'info' }, cwd: root },
+    // forceKillAfterDelay off: a SIGTERM must stay one SIGTERM (execa would add a SIGKILL 5 s later,
+    // which reads as the second signal or a crash these tests tell apart).
+    { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, env: { ...process.env, CAPTIONFARM_LOG: 'info' }, cwd: root },
   );
   let log = '';
   // Its log: JSON lines on stdout (the process is not on a TTY), errors on stderr.

@@ -136,10 +136,13 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   const cps: { name: string; port: number; url: string; proc?: Subprocess; out: string }[] = [];
   async function startCp(cp: (typeof cps)[number]): Promise<void> {
     cp.out = '';
+    // forceKillAfterDelay off (here and for the agents): a SIGTERM stays one SIGTERM, with no SIGKILL
+    // from execa 5 s later.
     const proc = execa(process.execPath, ['--import', 'tsx', cpEntry], {
       stdin: 'ignore',
       buffer: false,
       reject: false,
+      forceKillAfterDelay: false,
       cwd: root,
       env: {
         ...process.env,
@@ -211,7 +214,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
           '--work-dir',
           workDir,
         ],
-        { stdin: 'ignore', buffer: false, reject: false, cwd: root, env: { ...process.env, CAPTIONFARM_LOG: 'silent' } },
+        { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, cwd: root, env: { ...process.env, CAPTIONFARM_LOG: 'silent' } },
       );
       proc.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       proc.stderr.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
