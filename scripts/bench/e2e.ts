@@ -9,18 +9,18 @@
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
  *                                                 against both at once (2 slots, the 2-core default)
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
+const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } },
 });

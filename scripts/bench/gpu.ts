@@ -10,17 +10,18 @@
  *
  *   tsx scripts/bench/gpu.ts --cpu-whisper DIR [--cuda-whisper DIR] --model ggml-base.bin [--seconds 60] [--runs 3]
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { parseMetrics, startFarm, submitUpload, terminal, watchJob, type Farm } from '../../agent/test/e2e-harness.ts';
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
+const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
   options: {
     'cpu-whisper': { type: 'string' },
@@ -87,11 +88,23 @@ try {
 
   // 1. whisper: the same whisper-cli arguments as bench:e2e's hand-made baseline (beam 5, word timestamps).
   const whisper = (bin: string, threads: number) =>
-    run(
-      path.join(bin, 'whisper-cli'),
-      ['-m', values.model!, '-f', wav, '-t', String(threads), '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np'],
-      { maxBuffer: 64 * 2 ** 20 },
-    );
+    run(path.join(bin, 'whisper-cli'), [
+      '-m',
+      values.model!,
+      '-f',
+      wav,
+      '-t',
+      String(threads),
+      '-l',
+      'en',
+      '-ml',
+      '1',
+      '-sow',
+      '-oj',
+      '-of',
+      path.join(dir, 'words'),
+      '-np',
+    ]);
   console.log('1. whisper.cpp, whisper-cli, same audio and model');
   const cpuThreads = Math.min(8, hw.cores);
   const cpu: number[] = [];
