@@ -13,6 +13,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { runToEnd } from '@captionfarm/transcriber/process';
+import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
@@ -102,24 +103,8 @@ try {
     // Baseline: what a person would script by hand.
     const [tb] = await time(async () => {
       const wav = path.join(dir, 'audio.wav');
-      await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
-      await run(path.join(bin, 'whisper-cli'), [
-        '-m',
-        model,
-        '-f',
-        wav,
-        '-t',
-        '2',
-        '-l',
-        'en',
-        '-ml',
-        '1',
-        '-sow',
-        '-oj',
-        '-of',
-        path.join(dir, 'words'),
-        '-np',
-      ]);
+      await run('ffmpeg', wavArgs(clip, wav));
+      await run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: 2, outBase: path.join(dir, 'words') }));
       await run('ffmpeg', [
         '-y',
         '-loglevel',
