@@ -6,6 +6,7 @@ import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
 import { registerCaptionFonts } from '@captionfarm/renderer';
 import { BRAND_OTF, BRAND_TTF } from '../../packages/renderer/test/helpers/fonts.ts';
 import type { Api } from '../../apps/control-plane/test/harness.ts';
+import { psnrOfComposite } from '../../packages/renderer/test/helpers/media.ts';
 import { makeClip, rawFrame, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // Issue 16 through the public API and a real agent: a job styled with an uploaded font burns
@@ -181,30 +182,6 @@ describe('overlay output and emoji, through an agent', () => {
     burned = await burn(textured, job, 'burned.mp4');
   }, 300_000);
 
-  /** PSNR of `overlay` laid over the source with ffmpeg's overlay filter, against the burned job. */
-  async function compositePsnr(overlay: string): Promise<number> {
-    const dec = overlay.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
-    const { stderr } = await run('ffmpeg', [
-      '-hide_banner',
-      '-nostdin',
-      '-i',
-      texturedPath,
-      ...dec,
-      '-i',
-      overlay,
-      '-i',
-      burned,
-      '-filter_complex',
-      '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr',
-      '-f',
-      'null',
-      '-',
-    ]);
-    const m = /PSNR .*average:(\S+)/.exec(stderr);
-    if (!m) throw new Error(stderr);
-    return m[1] === 'inf' ? Infinity : Number(m[1]);
-  }
-
   it.each([
     ['webm', 'vp9', /^yuva420p$/],
     // ProRes 4444 is 10-bit; Debian's ffmpeg 5.1 decodes it to 12-bit.
@@ -223,7 +200,7 @@ describe('overlay output and emoji, through an agent', () => {
       const dec = format === 'webm' ? ['-c:v', 'libvpx-vp9'] : [];
       const shown = await run('ffmpeg', ['-hide_banner', ...dec, '-i', overlay, '-frames:v', '1', '-vf', 'showinfo', '-f', 'null', '-']);
       expect(/fmt:(\w+)/.exec(shown.stderr)![1]).toMatch(pixFmt);
-      const db = await compositePsnr(overlay);
+      const db = await psnrOfComposite(texturedPath, overlay, burned);
       console.log(`agent overlay ${format}: composite vs burned PSNR ${db.toFixed(2)} dB`);
       expect(db).toBeGreaterThanOrEqual(40);
     },

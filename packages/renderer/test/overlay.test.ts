@@ -8,7 +8,7 @@ import { ffmpegPaths } from '../src/ffmpeg-path.ts';
 import { probeMedia } from '../src/probe-media.ts';
 import { renderVideo, type OutputFrame } from '../src/render-video.ts';
 import { RenderError } from '../src/errors.ts';
-import { ffmpeg, ffprobeJson, makeVideo, tempDir } from './helpers/media.ts';
+import { ffmpeg, ffprobeJson, makeVideo, psnrOfComposite, tempDir } from './helpers/media.ts';
 
 // Transparent overlay output: only the captions, on transparent frames, for editors to composite.
 
@@ -28,30 +28,6 @@ beforeAll(async () => {
   source = await makeVideo(dir, 'source.mp4', { width: 640, height: 360, fps: 25, seconds: 2, audio: true });
 });
 afterAll(() => cleanup());
-
-/** Average PSNR of two videos' frames; `composite` decodes `overlay` with alpha and lays it over `base` first. */
-async function psnrOfComposite(base: string, overlay: string, burned: string): Promise<number> {
-  const alphaDecoder = overlay.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
-  const stderr = await ffmpeg([
-    '-loglevel',
-    'info',
-    '-i',
-    base,
-    ...alphaDecoder,
-    '-i',
-    overlay,
-    '-i',
-    burned,
-    '-filter_complex',
-    '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr',
-    '-f',
-    'null',
-    '-',
-  ]);
-  const m = /PSNR .*average:(\S+)/.exec(stderr);
-  if (!m) throw new Error(stderr);
-  return m[1] === 'inf' ? Infinity : Number(m[1]);
-}
 
 /** The pixel format ffmpeg decodes to (libvpx for VP9, which keeps the alpha plane). */
 async function decodedPixFmt(path: string): Promise<string> {

@@ -143,3 +143,31 @@ export function blockPainter(size: { width: number; height: number }, times = { 
 export function near(actual: [number, number, number], expected: [number, number, number], tolerance = 40): boolean {
   return actual.every((c, i) => Math.abs(c - expected[i]!) <= tolerance);
 }
+
+/**
+ * Average PSNR of `burned` against `overlay` laid over `base` with ffmpeg's overlay filter (a VP9
+ * overlay decoded by libvpx, which keeps its alpha): how close compositing an overlay output comes
+ * to the burned render. Also used by the agent's brand e2e.
+ */
+export async function psnrOfComposite(base: string, overlay: string, burned: string): Promise<number> {
+  const alphaDecoder = overlay.endsWith('.webm') ? ['-c:v', 'libvpx-vp9'] : [];
+  const stderr = await ffmpeg([
+    '-loglevel',
+    'info',
+    '-i',
+    base,
+    ...alphaDecoder,
+    '-i',
+    overlay,
+    '-i',
+    burned,
+    '-filter_complex',
+    '[0:v][1:v]overlay=format=yuv420[c];[c][2:v]psnr',
+    '-f',
+    'null',
+    '-',
+  ]);
+  const m = /PSNR .*average:(\S+)/.exec(stderr);
+  if (!m) throw new Error(stderr);
+  return m[1] === 'inf' ? Infinity : Number(m[1]);
+}
