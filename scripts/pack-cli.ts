@@ -8,11 +8,11 @@
  * the top, the workspace packages it needs (and the built dashboard `serve` shows) copied into its
  * node_modules as bundled dependencies, and their registry dependencies merged into its own.
  */
-import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
 
 interface Manifest {
   name: string;
@@ -27,7 +27,7 @@ const out = path.resolve(values.out!);
 
 // Every workspace by package name.
 const workspaces = new Map<string, { dir: string; manifest: Manifest }>();
-const listed = JSON.parse(execFileSync('npm', ['query', '.workspace', '--json'], { cwd: repo, encoding: 'utf8' })) as { path: string }[];
+const listed = JSON.parse((await runToEnd('npm', { args: ['query', '.workspace', '--json'], cwd: repo })).stdout) as { path: string }[];
 for (const { path: dir } of listed) {
   const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest;
   workspaces.set(manifest.name, { dir, manifest });
@@ -93,7 +93,7 @@ try {
     bundleDependencies: bundled,
   };
   writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8' })) as {
+  const packed = JSON.parse((await runToEnd('npm', { args: ['pack', '--json', '--pack-destination', out], cwd: stage })).stdout) as {
     filename: string;
     size: number;
   }[];

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { execa, type Subprocess } from 'execa';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Api } from '../../apps/control-plane/test/harness.ts';
 import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, testModelPath, watchJob, type Farm } from './e2e-harness.ts';
@@ -10,7 +10,7 @@ const main = path.join(root, 'apps/cli/src/main.ts');
 
 let farm: Farm;
 let clip: Buffer;
-const procs: ChildProcess[] = [];
+const procs: Subprocess[] = [];
 // The words are given, so no recognition runs: what these tests interrupt is the render, and a
 // 2-core machine under load spends its time there instead of on whisper (other suites cover it).
 const words = 'Two agents, one job, and minutes charged exactly once.'.split(' ').map((text, i) => ({ text, start: 0.5 + i * 0.4, end: 0.8 + i * 0.4 }));
@@ -37,11 +37,12 @@ function logged(log: string, jobId: string, msg: string): boolean {
 }
 
 /** A real `captionfarm agent` process. */
-async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: string; log: () => string }> {
+async function spawnAgent(name: string): Promise<{ proc: Subprocess; workDir: string; log: () => string }> {
   const workDir = await mkdtemp(path.join(farm.dir, `${name}-`));
   const token = await farm.agentToken();
-  // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper.
-  const proc = spawn(
+  // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper. execa
+  // itself, not the process module: the tests signal it and read its exit code as a ChildProcess.
+  const proc = execa(
     process.execPath,
     [
       '--import',
@@ -61,16 +62,14 @@ async function spawnAgent(name: string): Promise<{ proc: ChildProcess; workDir: 
       '--work-dir',
       workDir,
     ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CAPTIONFARM_LOG: 'info' },
-      cwd: root,
-    },
+    // forceKillAfterDelay off: a SIGTERM must stay one SIGTERM (execa would add a SIGKILL 5 s later,
+    // which reads as the second signal or a crash these tests tell apart).
+    { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, env: { ...process.env, CAPTIONFARM_LOG: 'info' }, cwd: root },
   );
   let log = '';
   // Its log: JSON lines on stdout (the process is not on a TTY), errors on stderr.
-  proc.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-  proc.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  proc.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (log += d.toString()));
   procs.push(proc);
   const deadline = Date.now() + 30_000;
   while (!log.includes('connected to')) {

@@ -6,7 +6,7 @@ import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
 import { registerCaptionFonts } from '@captionfarm/renderer';
 import { BRAND_OTF, BRAND_TTF } from '../../packages/renderer/test/helpers/fonts.ts';
 import type { Api } from '../../apps/control-plane/test/harness.ts';
-import { makeClip, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+import { makeClip, rawFrame, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 // Issue 16 through the public API and a real agent: a job styled with an uploaded font burns
 // that font's glyphs; an overlay job's output has alpha and composites back into the burned
@@ -25,35 +25,7 @@ beforeAll(async () => {
   farm = await startFarm();
   ({ api } = await farm.account('pro'));
   // A flat dark source for glyph comparisons, a moving test pattern for compositing.
-  const flatPath = path.join(farm.dir, 'flat.mp4');
-  await run('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `color=c=black:s=${W}x${H}:r=25:d=2`,
-    '-f',
-    'lavfi',
-    '-i',
-    'anullsrc=r=16000:cl=mono',
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-t',
-    '2',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    flatPath,
-  ]);
+  const flatPath = await makeClip(farm.dir, 'flat.mp4', { width: W, height: H, seconds: 2, video: `color=c=black:s=${W}x${H}:r=25:d=2`, silentAudio: true });
   flat = await readFile(flatPath);
   texturedPath = await makeClip(farm.dir, 'textured.mp4', { width: 640, height: 360, seconds: 2, silentAudio: true });
   textured = await readFile(texturedPath);
@@ -86,11 +58,7 @@ async function burn(source: Buffer, job: Record<string, unknown>, name: string):
 
 /** One frame as 8-bit luma. */
 async function grayFrame(file: string, t: number, w: number, h: number): Promise<Uint8Array> {
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], {
-    encoding: 'buffer',
-    maxBuffer: 64 << 20,
-  });
-  const out = stdout as unknown as Buffer;
+  const out = await rawFrame(file, t, 'gray');
   expect(out.length).toBe(w * h);
   return out;
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getBuiltinTemplate, type Rect } from '@captionfarm/captions';
 import { TranscriptRecordSchema, type Word } from '@captionfarm/contracts';
 import { createBandPainter } from '@captionfarm/renderer';
-import { run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+import { makeClip, rawFrame, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 /**
  * The product's promise, checked in the pixels of a video made through the public API by a real
@@ -33,39 +33,17 @@ let painter: ReturnType<typeof createBandPainter>;
 
 beforeAll(async () => {
   farm = await startFarm();
-  const wav = path.join(farm.dir, 'speech.wav');
-  await run('espeak-ng', ['-s', '130', '-w', wav, SPEECH]);
-  const source = path.join(farm.dir, 'source.mp4');
   // A moving test pattern, so "matches the re-encode" is not a flat colour matching itself; in
   // grey, so the only yellow in the frame is the captions'.
-  await run('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=s=${W}x${H}:r=${FPS}:d=6,format=gray`,
-    '-i',
-    wav,
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-af',
-    `adelay=${LEAD * 1000}:all=1,apad`,
-    '-t',
-    '6',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    source,
-  ]);
+  const source = await makeClip(farm.dir, 'source.mp4', {
+    width: W,
+    height: H,
+    seconds: 6,
+    video: `testsrc2=s=${W}x${H}:r=${FPS}:d=6,format=gray`,
+    speech: SPEECH,
+    speechRate: 130,
+    leadSeconds: LEAD,
+  });
   plain = path.join(farm.dir, 'plain.mp4');
   await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', source, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-an', plain]);
 
@@ -87,14 +65,7 @@ afterAll(async () => {
 });
 
 async function frame(video: string, t: number): Promise<Buffer> {
-  const { stdout } = (await run(
-    'ffmpeg',
-    ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-    {
-      encoding: 'buffer',
-      maxBuffer: 64 << 20,
-    },
-  )) as unknown as { stdout: Buffer };
+  const stdout = await rawFrame(video, t, 'rgb24');
   expect(stdout.length).toBe(W * H * 3);
   return stdout;
 }

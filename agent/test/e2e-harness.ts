@@ -1,21 +1,32 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
-import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../../apps/control-plane/src/index.ts';
 import { createTranscriber, testModelPath as testModelLocation } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/net';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
 import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
-import { apiFor, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
+import { apiFor, putBytes, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';
 import { createTestCertificates, type TestCertificates } from '../../packages/net/test/helpers/test-ca.ts';
 
-export const run = promisify(execFile);
+/**
+ * A tool (ffmpeg, ffprobe, espeak-ng, ps) run to its end through the process module: its stdout,
+ * and its stderr (whole, for ffmpeg's PSNR and showinfo lines); rejects on a non-zero exit.
+ */
+export async function run(binary: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderrTail } = await runToEnd(binary, { args, stderrTailChars: 1 << 20 });
+  return { stdout, stderr: stderrTail };
+}
+
+/** The decoded frame of `video` at `t` seconds as raw pixels (rgb24: 3 bytes a pixel, gray: 1). */
+export async function rawFrame(video: string, t: number, pixFmt: 'rgb24' | 'gray'): Promise<Buffer> {
+  const args = ['-v', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', pixFmt, '-'];
+  return (await runToEnd('ffmpeg', { args, encoding: 'buffer' })).stdout;
+}
 
 /** The real Whisper base model that scripts/setup fetches (scripts/fetch-test-model). */
 export function testModelPath(): string {
@@ -119,18 +130,33 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
   return farm;
 }
 
-/** A clip made at test time: testsrc2 video plus espeak-ng speech (or none), H.264 + AAC in mp4. */
+/**
+ * A clip made at test time: testsrc2 video (or another lavfi `video` source) plus espeak-ng speech
+ * (at `speechRate` words a minute, after `leadSeconds` of silence) or none, H.264 + AAC in mp4.
+ */
 export async function makeClip(
   dir: string,
   name: string,
-  o: { width: number; height: number; seconds: number; fps?: number; speech?: string | null; silentAudio?: boolean },
+  o: {
+    width: number;
+    height: number;
+    seconds: number;
+    fps?: number;
+    video?: string;
+    speech?: string | null;
+    speechRate?: number;
+    leadSeconds?: number;
+    silentAudio?: boolean;
+  },
 ): Promise<string> {
   const out = path.join(dir, name);
-  const args = ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${o.width}x${o.height}:r=${o.fps ?? 25}:d=${o.seconds}`];
+  const video = o.video ?? `testsrc2=s=${o.width}x${o.height}:r=${o.fps ?? 25}:d=${o.seconds}`;
+  const args = ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', video];
   if (o.speech) {
     const wav = path.join(dir, `${name}.wav`);
-    await run('espeak-ng', ['-w', wav, o.speech]);
-    args.push('-i', wav, '-map', '0:v', '-map', '1:a', '-af', 'apad', '-t', String(o.seconds), '-c:a', 'aac');
+    await run('espeak-ng', [...(o.speechRate ? ['-s', String(o.speechRate)] : []), '-w', wav, o.speech]);
+    const pad = o.leadSeconds ? `adelay=${o.leadSeconds * 1000}:all=1,apad` : 'apad';
+    args.push('-i', wav, '-map', '0:v', '-map', '1:a', '-af', pad, '-t', String(o.seconds), '-c:a', 'aac');
   } else if (o.silentAudio) {
     args.push('-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono`, '-map', '0:v', '-map', '1:a', '-t', String(o.seconds), '-c:a', 'aac');
   }
@@ -139,23 +165,11 @@ export async function makeClip(
   return out;
 }
 
-/** PUT bytes to a presigned URL with node:http (exact Content-Length, no Authorization). */
-function putFile(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Upload flow: create upload, PUT, create job. Returns the job record. */
 export async function submitUpload(api: Api, file: Buffer, job: Record<string, unknown>, fileName = 'clip.mp4'): Promise<any> {
   const up = await api('POST', '/v1/automation-jobs/uploads', { fileName, sizeBytes: file.length });
   if (up.status !== 201) throw new Error(`upload: ${JSON.stringify(up.body)}`);
-  const put = await putFile(up.body.uploadUrl, file);
+  const put = await putBytes(up.body.uploadUrl, file);
   if (put !== 200) throw new Error(`PUT answered ${put}`);
   const res = await api('POST', '/v1/automation-jobs', { uploadId: up.body.uploadId, templateId: 'karaoke', ...job });
   if (res.status !== 202) throw new Error(`create: ${JSON.stringify(res.body)}`);

@@ -1,10 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createS3Store } from '@captionfarm/storage';
+import { runToEnd } from '@captionfarm/transcriber/process';
+import { execa, type Subprocess } from 'execa';
 import { startTestS3Server, type TestS3Server } from '@captionfarm/storage/testing';
 import { openDatabase, type Db } from '../../packages/db/src/index.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
@@ -86,15 +87,15 @@ async function until<T>(check: () => Promise<T | undefined | null | false>, ms: 
 }
 
 /** Restarts the Debian PostgreSQL cluster that serves `url` (found by its port). Needs root. */
-function restartPostgres(url: string): void {
+async function restartPostgres(url: string): Promise<void> {
   const port = new URL(url).port || '5432';
-  const line = execFileSync('pg_lsclusters', ['--no-header'], { encoding: 'utf8' })
+  const line = (await runToEnd('pg_lsclusters', { args: ['--no-header'] })).stdout
     .trim()
     .split('\n')
     .find((l) => l.split(/\s+/)[2] === port);
   if (!line) throw new Error(`no local PostgreSQL cluster on port ${port} to restart`);
   const [version, cluster] = line.split(/\s+/);
-  execFileSync('pg_ctlcluster', [version!, cluster!, 'restart'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await runToEnd('pg_ctlcluster', { args: [version!, cluster!, 'restart'], stdout: 'ignore' });
 }
 
 export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult> {
@@ -107,12 +108,14 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   await writeFile(caFile, certs.ca);
   const testDb = await freshTestDatabase();
   let s3: TestS3Server | undefined;
-  const procs: ChildProcess[] = [];
+  // execa itself, not the process module, for the control planes and agents: the farm signals them
+  // and reads their exit as a ChildProcess's.
+  const procs: Subprocess[] = [];
   const unexpectedExits: string[] = [];
   let stopping = false;
-  const planned = new Set<ChildProcess>();
+  const planned = new Set<Subprocess>();
   /** Any exit but the planned kill and the teardown is a failure, reported with what the process said. */
-  const watchExit = (proc: ChildProcess, name: string, out: () => string) =>
+  const watchExit = (proc: Subprocess, name: string, out: () => string) =>
     proc.once('exit', (code, signal) => {
       if (stopping || planned.has(proc)) return;
       const what = `${name} exited (${signal ?? `code ${code}`}); its last output:\n${out().slice(-3000)}`;
@@ -130,10 +133,16 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   });
   let db: Db | undefined;
 
-  const cps: { name: string; port: number; url: string; proc?: ChildProcess; out: string }[] = [];
+  const cps: { name: string; port: number; url: string; proc?: Subprocess; out: string }[] = [];
   async function startCp(cp: (typeof cps)[number]): Promise<void> {
     cp.out = '';
-    const proc = spawn(process.execPath, ['--import', 'tsx', cpEntry], {
+    // forceKillAfterDelay off (here and for the agents): a SIGTERM stays one SIGTERM, with no SIGKILL
+    // from execa 5 s later.
+    const proc = execa(process.execPath, ['--import', 'tsx', cpEntry], {
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+      forceKillAfterDelay: false,
       cwd: root,
       env: {
         ...process.env,
@@ -149,12 +158,11 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
         PORT: String(cp.port),
         HOST: '127.0.0.1',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
     // The last 20 KB: requests and errors are logged (the level has no errors-only), crashes print their stack.
     const keep = (d: Buffer) => (cp.out = (cp.out + d.toString()).slice(-20_000));
-    proc.stdout!.on('data', keep);
-    proc.stderr!.on('data', keep);
+    proc.stdout.on('data', keep);
+    proc.stderr.on('data', keep);
     procs.push(proc);
     watchExit(proc, cp.name, () => cp.out);
     cp.proc = proc;
@@ -184,7 +192,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       const token = (await admin(cp)('POST', '/admin/v1/agents/tokens', { name: `agent-${i + 1}` })).body.token as string;
       const workDir = await mkdtemp(path.join(dir, `agent-${i + 1}-`));
       let out = '';
-      const proc = spawn(
+      const proc = execa(
         process.execPath,
         [
           '--import',
@@ -206,14 +214,10 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
           '--work-dir',
           workDir,
         ],
-        {
-          cwd: root,
-          env: { ...process.env, CAPTIONFARM_LOG: 'silent' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+        { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, cwd: root, env: { ...process.env, CAPTIONFARM_LOG: 'silent' } },
       );
-      proc.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      proc.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      proc.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      proc.stderr.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       procs.push(proc);
       watchExit(proc, `agent-${i + 1}`, () => out);
       await until(
@@ -271,7 +275,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     if (o.restartPostgres) {
       await until(async () => (await terminalCount()) >= Math.floor(o.jobs / 2), o.timeoutMs ?? 900_000, 'half of the jobs to end');
       postgresRestartedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
-      restartPostgres(testDb.url!);
+      await restartPostgres(testDb.url!);
       log(`PostgreSQL restarted (${postgresRestartedAt})`);
     }
 

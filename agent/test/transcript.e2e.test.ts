@@ -8,7 +8,7 @@ import { createClient, type CaptionfarmClient } from '../../packages/sdk/src/ind
 import { createTranscriber, type Transcriber } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/net';
 import { createAgent, type Agent } from '../src/index.ts';
-import { run, startFarm, testModelPath, type Farm } from './e2e-harness.ts';
+import { makeClip, rawFrame, startFarm, testModelPath, type Farm } from './e2e-harness.ts';
 import type { Api } from '../../apps/control-plane/test/harness.ts';
 
 /**
@@ -37,38 +37,14 @@ const H = 640;
 beforeAll(async () => {
   farm = await startFarm();
   // A plain dark background, so the template's green active word is the only green in the frame.
-  const wav = path.join(farm.dir, 'speech.wav');
-  await run('espeak-ng', ['-s', '140', '-w', wav, SPEECH]);
-  const file = path.join(farm.dir, 'talk.mp4');
-  await run('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `color=c=0x303030:s=${W}x${H}:r=25:d=6`,
-    '-i',
-    wav,
-    '-map',
-    '0:v',
-    '-map',
-    '1:a',
-    '-af',
-    'apad',
-    '-t',
-    '6',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    file,
-  ]);
-  clip = file;
+  clip = await makeClip(farm.dir, 'talk.mp4', {
+    width: W,
+    height: H,
+    seconds: 6,
+    video: `color=c=0x303030:s=${W}x${H}:r=25:d=6`,
+    speech: SPEECH,
+    speechRate: 140,
+  });
 
   // Every phase an agent reports, per job (the API is polled too coarsely to see a short phase).
   const agents = farm.cp.services.agents;
@@ -127,14 +103,7 @@ async function transcript(id: string, format: 'json' | 'srt' | 'vtt' = 'json'): 
 
 /** The green of word-pop's active word (#3CFF6B) in the frame at `t` seconds: pixel count and bounding-box width. */
 async function activeGreen(video: string, t: number): Promise<{ count: number; width: number }> {
-  const { stdout } = (await run(
-    'ffmpeg',
-    ['-loglevel', 'error', '-ss', t.toFixed(3), '-i', video, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-    {
-      encoding: 'buffer',
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  )) as unknown as { stdout: Buffer };
+  const stdout = await rawFrame(video, t, 'rgb24');
   let count = 0;
   let minX = W;
   let maxX = -1;

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runProcess } from '@captionfarm/transcriber/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlane, loadConfig, type ControlPlane } from '../../apps/control-plane/src/index.ts';
 import { createAgent } from '../src/agent.ts';
@@ -29,10 +29,11 @@ async function killedAttempt(workDir: string, jobId: string): Promise<string> {
      console.log(dir);
      setInterval(() => {}, 1000);`,
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const dir = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  let printed = (_: string) => {};
+  const child = runProcess(process.execPath, { args: ['--import', 'tsx', script], onStdout: (d) => printed(d) });
+  const dir = await new Promise<string>((resolve) => (printed = (d) => resolve(d.trim())));
   child.kill('SIGKILL');
-  await new Promise((r) => child.once('exit', r));
+  await child.done;
   return path.basename(dir);
 }
 
@@ -44,7 +45,7 @@ describe('agent work dirs', () => {
     const legacy = 'job-bbbbbbbb-Xk2PqA'; // made before dirs carried their pid
     const ourRunning = `${jobDirPrefix('cccccccc-0000-4000-8000-000000000003')}AbCdEf`;
     const ourEnded = `${jobDirPrefix('dddddddd-0000-4000-8000-000000000004')}AbCdEf`;
-    const other: ChildProcess = spawn('sleep', ['60']);
+    const other = runProcess('sleep', { args: ['60'] });
     const otherLive = `job-eeeeeeee-p${other.pid}-AbCdEf`;
     try {
       for (const d of [legacy, ourRunning, ourEnded, otherLive, 'models']) await mkdir(path.join(workDir, d));
@@ -54,6 +55,7 @@ describe('agent work dirs', () => {
       expect((await readdir(workDir)).sort()).toEqual([ourRunning, otherLive, 'models'].sort());
     } finally {
       other.kill('SIGKILL');
+      await other.done;
     }
   });
 

@@ -14,16 +14,17 @@
  *   npm run bench:api [-- --seconds 10 --rounds 3 --rates 200,500]
  *   PostgreSQL: CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:api
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { createControlPlane, loadConfig } from '../../apps/control-plane/src/index.ts';
 import { apiFor, testLookup } from '../../apps/control-plane/test/harness.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
+const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -58,7 +59,7 @@ async function load(spec: { url: string; route: Route; rate: number; keys: strin
   // The control plane runs in this process and this process does nothing else meanwhile: its CPU
   // time over the run is the server's cost, which holds on a loaded machine where latency does not.
   const cpu = process.cpuUsage();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds, vegeta })], { maxBuffer: 1 << 24 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds, vegeta })]);
   const used = process.cpuUsage(cpu);
   const s = JSON.parse(stdout) as Omit<Sample, 'cpuUs'>;
   return { ...s, cpuUs: Math.round((used.user + used.system) / Math.max(1, s.requests)) };

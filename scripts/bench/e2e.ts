@@ -9,18 +9,19 @@
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
  *                                                 against both at once (2 slots, the 2-core default)
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
+import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
+const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } },
 });
@@ -102,24 +103,8 @@ try {
     // Baseline: what a person would script by hand.
     const [tb] = await time(async () => {
       const wav = path.join(dir, 'audio.wav');
-      await run('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
-      await run(path.join(bin, 'whisper-cli'), [
-        '-m',
-        model,
-        '-f',
-        wav,
-        '-t',
-        '2',
-        '-l',
-        'en',
-        '-ml',
-        '1',
-        '-sow',
-        '-oj',
-        '-of',
-        path.join(dir, 'words'),
-        '-np',
-      ]);
+      await run('ffmpeg', wavArgs(clip, wav));
+      await run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: 2, outBase: path.join(dir, 'words') }));
       await run('ffmpeg', [
         '-y',
         '-loglevel',

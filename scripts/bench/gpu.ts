@@ -10,17 +10,19 @@
  *
  *   tsx scripts/bench/gpu.ts --cpu-whisper DIR [--cuda-whisper DIR] --model ggml-base.bin [--seconds 60] [--runs 3]
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
+import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { parseMetrics, startFarm, submitUpload, terminal, watchJob, type Farm } from '../../agent/test/e2e-harness.ts';
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
+const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
   options: {
     'cpu-whisper': { type: 'string' },
@@ -82,16 +84,12 @@ try {
   const clip = path.join(dir, 'clip.mp4');
   await run(ffmpeg, testClipArgs({ seconds, audio: speech.args, output: clip, preset: 'veryfast', crf: 20 }));
   const wav = path.join(dir, 'audio.wav');
-  await run(ffmpeg, ['-y', '-loglevel', 'error', '-i', clip, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav]);
+  await run(ffmpeg, wavArgs(clip, wav));
   console.log(`  clip: ${seconds} s 1080x1920 30 fps, ${speech.what}, model ${path.basename(values.model)}\n`);
 
   // 1. whisper: the same whisper-cli arguments as bench:e2e's hand-made baseline (beam 5, word timestamps).
   const whisper = (bin: string, threads: number) =>
-    run(
-      path.join(bin, 'whisper-cli'),
-      ['-m', values.model!, '-f', wav, '-t', String(threads), '-l', 'en', '-ml', '1', '-sow', '-oj', '-of', path.join(dir, 'words'), '-np'],
-      { maxBuffer: 64 * 2 ** 20 },
-    );
+    run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model: values.model!, wav, threads, outBase: path.join(dir, 'words') }));
   console.log('1. whisper.cpp, whisper-cli, same audio and model');
   const cpuThreads = Math.min(8, hw.cores);
   const cpu: number[] = [];

@@ -12,15 +12,14 @@
  *
  *   npm run bench:hardening [-- --rounds 3 --seconds 15 --connections 1000 --size 3840x2160 --part AB]
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { execFileSync } from 'node:child_process';
 import { readAdminToken } from '@captionfarm/control-plane';
+import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, type Api } from '../../apps/control-plane/test/harness.ts';
 
 const { values } = parseArgs({
@@ -48,25 +47,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startServer(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
   const repo = path.resolve(import.meta.dirname, '../..');
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.resolve('tsx/cli')), path.join(repo, 'apps/cli/src/main.ts'), 'serve'], {
+  let listening = (_: string) => {};
+  const child = runProcess(process.execPath, {
+    args: [fileURLToPath(import.meta.resolve('tsx/cli')), path.join(repo, 'apps/cli/src/main.ts'), 'serve'],
     env: { ...process.env, PORT: '0', CAPTIONFARM_DATA_DIR: dataDir, CAPTIONFARM_EMBEDDED_AGENT: '0', CAPTIONFARM_LOG: 'silent' },
-    stdio: ['ignore', 'inherit', 'pipe'],
+    stdout: 'ignore',
+    onStderr: () => listening(child.stderrTail()),
   });
   const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
+    listening = (err) => {
       const m = /listening on (\S+)/.exec(err);
       if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
+    };
+    child.done.then((r) => reject(new Error(`serve exited (${r.exitCode}): ${r.stderrTail}`)), reject);
   });
-  child.stderr!.resume();
   return {
     url,
     async stop() {
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await child.done;
     },
   };
 }
@@ -108,7 +107,7 @@ async function account(plan: string): Promise<Api> {
   return apiFor(server.url, k.body.key as string);
 }
 console.log(
-  `bench:hardening against ${server.url} (captionfarm serve, child process); ulimit -n ${execFileSync('sh', ['-c', 'ulimit -n']).toString().trim()}; ${rounds} rounds`,
+  `bench:hardening against ${server.url} (captionfarm serve, child process); ulimit -n ${(await runToEnd('sh', { args: ['-c', 'ulimit -n'] })).stdout.trim()}; ${rounds} rounds`,
 );
 
 try {

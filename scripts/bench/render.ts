@@ -16,8 +16,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execFileSync } from 'node:child_process';
 import { testClipArgs } from '@captionfarm/agent';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
 import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
@@ -57,7 +57,7 @@ if (!existsSync(source)) {
   const speech = join(media, 'en.wav');
   const audio = existsSync(speech) ? ['-i', speech] : ['-f', 'lavfi', '-i', `sine=f=220:d=${seconds}`];
   // Generating the source is set-up, not measured; it is cached between runs.
-  execFileSync('ffmpeg', testClipArgs({ seconds, audio, output: source, size, preset: 'veryfast', crf: 23 }));
+  await runToEnd('ffmpeg', { args: testClipArgs({ seconds, audio, output: source, size, preset: 'veryfast', crf: 23 }) });
 }
 
 const words = loadWords(seconds);

@@ -14,11 +14,11 @@
  *
  * Defaults: the test model from scripts/fetch-test-model, 2 threads, 3 runs, beam 5 (as createTranscriber).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runToEnd } from '@captionfarm/transcriber/process';
 import {
   testModelPath,
   createTranscriber,
@@ -59,7 +59,7 @@ const files = [
 const env = { ...process.env };
 
 /** whisper-cli with the flags our server requests use (inferenceFields) and JSON token output. */
-function cli(file: string, outBase: string): Promise<number> {
+async function cli(file: string, outBase: string): Promise<number> {
   const args = [
     '-m',
     values.model,
@@ -87,9 +87,8 @@ function cli(file: string, outBase: string): Promise<number> {
     ...(timing === 'dtw' ? ['-dtw', 'base', '-nfa'] : []),
   ];
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    execFile(join(binDir, 'whisper-cli'), args, { env }, (err) => (err ? reject(err) : resolve(performance.now() - started)));
-  });
+  await runToEnd(join(binDir, 'whisper-cli'), { args, env });
+  return performance.now() - started;
 }
 
 const work = mkdtempSync(join(tmpdir(), 'bench-transcribe-'));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '@captionfarm/transcriber/process';
 import { createControlPlane, loadConfig } from '../src/index.ts';
-import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, putBytes, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
 // Issue 11 item 9: killed PUTs left part files, and sources of ended jobs stayed on disk (78 of 78).
 let h: Harness;
@@ -27,17 +27,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function put(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Every file under the built-in store's folder, relative to it. */
 async function objects(dataDir: string): Promise<string[]> {
   const root = path.join(dataDir, 'objects');
@@ -52,7 +41,7 @@ describe('sources of ended jobs', () => {
     const { api } = await h.account('pro', 'sources');
     const upload = async (bytes: Buffer) => {
       const up = (await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length })).body;
-      expect(await put(up.uploadUrl, bytes)).toBe(200);
+      expect(await putBytes(up.uploadUrl, bytes)).toBe(200);
       const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
       return { key: `uploads/${up.uploadId}.mp4`, job };
     };
@@ -85,7 +74,7 @@ describe('sources of ended jobs', () => {
   it('the sweeper deletes the sources that a crash between a job end and the delete left', async () => {
     const { api } = await h.account('pro', 'crashed-delete');
     const up = (await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: clip.length })).body;
-    expect(await put(up.uploadUrl, clip)).toBe(200);
+    expect(await putBytes(up.uploadUrl, clip)).toBe(200);
     const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
     // The job ends behind the service's back, as if the process died before its 'ended' handler.
     await h.cp.db.updateTable('jobs').set({ status: 'cancelled', phase: 'cancelled' }).where('id', '=', job.id).execute();
@@ -109,7 +98,7 @@ describe('outputs', () => {
       expect(await c.agent.ingested.mutate({ ...ref, durationSeconds: 2, width: 320, height: 240 })).toEqual({ ok: true });
       const up = await c.agent.outputUploadUrl.mutate({ ...ref, sizeBytes: clip.length });
       expect(up.ok).toBe(true);
-      expect(await put((up as { url: string }).url, clip)).toBe(200);
+      expect(await putBytes((up as { url: string }).url, clip)).toBe(200);
       expect(await c.agent.complete.mutate({ ...ref, resolution: { width: 320, height: 240 }, outputBytes: clip.length })).toEqual({ ok: true });
     } finally {
       c.close();

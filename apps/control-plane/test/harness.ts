@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
@@ -135,5 +136,25 @@ export async function makeTestClip(file: string, o: { seconds?: number; size?: s
       ...(audio ? ['-f', 'lavfi', '-i', `sine=d=${seconds}`, '-c:a', 'aac', '-shortest'] : []),
       ...['-c:v', 'libx264', '-preset', 'ultrafast', file],
     ],
+  });
+}
+
+/**
+ * PUTs `body` to a presigned URL with node:http: its exact Content-Length, no Authorization, and
+ * `headers` on top. The answer counts even when the server closes before reading the whole body
+ * (S3 may answer 403 first).
+ */
+export function putBytes(url: string, body: Buffer, headers: Record<string, string | number> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length, ...headers } }, (res) => {
+      answered = true;
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.end(body);
   });
 }

@@ -1,35 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client, createS3Store, type ObjectStore } from '@captionfarm/storage';
 import { startTestS3Server, testS3ServerMissing, type TestS3Server } from '@captionfarm/storage/testing';
-import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, putBytes, startHarness, TEST_AGENT_CAPABILITIES, until, type Api, type Harness } from './harness.ts';
 
 // The control plane on a real S3 server (MinIO on loopback): upload URLs point at the server and
 // it enforces them; the sweeps delete unclaimed uploads, sources of ended jobs and expired outputs
 // there. Skipped only when the MinIO binary is absent on this machine; on CI its absence fails.
 const missing = testS3ServerMissing();
-
-function put(url: string, body: Buffer, length = body.length): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    const req = request(url, { method: 'PUT', headers: { 'content-length': length } }, (res) => {
-      answered = true;
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    // S3 may answer 403 before it reads the body, and close: the answer counts.
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    req.end(body);
-  });
-}
 
 describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? ` - skipped: ${missing}` : ''}`, () => {
   let s3: TestS3Server;
@@ -69,14 +52,14 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     const { api } = await h.account('pro', 'uploader');
     const up = await upload(api, clip);
     expect(new URL(up.url).origin).toBe(new URL(s3.endpoint).origin);
-    expect(await put(up.url, Buffer.concat([clip, Buffer.alloc(10)]))).toBe(403);
-    expect(await put(up.url, clip.subarray(0, clip.length - 1))).toBe(403);
+    expect(await putBytes(up.url, Buffer.concat([clip, Buffer.alloc(10)]))).toBe(403);
+    expect(await putBytes(up.url, clip.subarray(0, clip.length - 1))).toBe(403);
     expect(await bucket.head(up.key)).toBeNull();
     const early = await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' });
     expect(early.status).toBe(409);
     expect(early.body.error.code).toBe('upload_not_completed');
 
-    expect(await put(up.url, clip)).toBe(200);
+    expect(await putBytes(up.url, clip)).toBe(200);
     expect(await bucket.head(up.key)).toEqual({ sizeBytes: clip.length });
     const job = await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' });
     expect(job.status).toBe(202);
@@ -92,9 +75,9 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
   it('the sweep deletes an upload not turned into a job within 24 hours, and keeps a claimed one', async () => {
     const { api } = await h.account('pro', 'forgetful');
     const forgotten = await upload(api, clip);
-    expect(await put(forgotten.url, clip)).toBe(200);
+    expect(await putBytes(forgotten.url, clip)).toBe(200);
     const used = await upload(api, clip);
-    expect(await put(used.url, clip)).toBe(200);
+    expect(await putBytes(used.url, clip)).toBe(200);
     expect((await api('POST', '/v1/automation-jobs', { uploadId: used.uploadId, templateId: 'karaoke' })).status).toBe(202);
 
     clockOffsetMs = 23 * 3600_000;
@@ -115,7 +98,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
   it('a PUT to the upload URL after a job claimed it changes nothing the job reads: the source was copied to a key no URL names', async () => {
     const { api } = await h.account('pro', 'second-put');
     const up = await upload(api, clip);
-    expect(await put(up.url, clip)).toBe(200);
+    expect(await putBytes(up.url, clip)).toBe(200);
     const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
     const source = await sourceKey(up.uploadId);
     expect(source).toBe(`sources/${job.id}.mp4`);
@@ -123,7 +106,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
     expect(await bucket.head(up.key)).toBeNull();
     // S3 cannot revoke the URL: other bytes of the same size are accepted, under the upload's key.
     const other = Buffer.alloc(clip.length, 0x5a);
-    expect(await put(up.url, other)).toBe(200);
+    expect(await putBytes(up.url, other)).toBe(200);
     expect(await bucket.head(up.key)).toEqual({ sizeBytes: clip.length });
     // What an agent's lease points at is still the bytes the job was created with.
     const c = agentClient(h.url, await agentToken(h, 'second-put'));
@@ -147,7 +130,7 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
   it('a cancelled job takes its uploaded source with it', async () => {
     const { api } = await h.account('pro', 'canceller');
     const up = await upload(api, clip);
-    expect(await put(up.url, clip)).toBe(200);
+    expect(await putBytes(up.url, clip)).toBe(200);
     const job = (await api('POST', '/v1/automation-jobs', { uploadId: up.uploadId, templateId: 'karaoke' })).body;
     const source = await sourceKey(up.uploadId);
     expect(await bucket.head(source)).toEqual({ sizeBytes: clip.length });
@@ -170,8 +153,8 @@ describe.skipIf(missing)(`control plane on a real S3 server (MinIO)${missing ? `
       expect(up.ok).toBe(true);
       const url = (up as { url: string }).url;
       expect(new URL(url).origin).toBe(new URL(s3.endpoint).origin);
-      expect(await put(url, Buffer.concat([clip, Buffer.alloc(1)]))).toBe(403);
-      expect(await put(url, clip)).toBe(200);
+      expect(await putBytes(url, Buffer.concat([clip, Buffer.alloc(1)]))).toBe(403);
+      expect(await putBytes(url, clip)).toBe(200);
       expect(await c.agent.complete.mutate({ ...ref, resolution: { width: 320, height: 240 }, outputBytes: clip.length })).toEqual({ ok: true });
     } finally {
       c.close();

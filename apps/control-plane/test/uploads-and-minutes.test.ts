@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PLANS, UploadRecordSchema } from '@captionfarm/contracts';
-import { agentClient, agentToken, makeTestClip, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
+import { agentClient, agentToken, makeTestClip, putBytes, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 
 let h: Harness;
 let clockOffsetMs = 0;
@@ -17,17 +16,6 @@ beforeAll(async () => {
   template = (await api('GET', '/v1/templates')).body.templates[0].id;
 });
 afterAll(() => h.close());
-
-function put(url: string, body: Buffer, headers: Record<string, string | number> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'content-length': body.length, ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const bytes = Buffer.alloc(4096, 7);
 
@@ -47,9 +35,9 @@ describe('POST /v1/automation-jobs/uploads', () => {
     expect(early.status).toBe(409);
     expect(early.body.error.code).toBe('upload_not_completed');
 
-    expect(await put(rec.uploadUrl, bytes.subarray(1), { 'content-type': rec.contentType })).toBe(403);
-    expect(await put(rec.uploadUrl, bytes, { 'content-type': rec.contentType, authorization: 'Bearer x' })).toBe(403);
-    expect(await put(rec.uploadUrl, bytes, { 'content-type': rec.contentType })).toBe(200);
+    expect(await putBytes(rec.uploadUrl, bytes.subarray(1), { 'content-type': rec.contentType })).toBe(403);
+    expect(await putBytes(rec.uploadUrl, bytes, { 'content-type': rec.contentType, authorization: 'Bearer x' })).toBe(403);
+    expect(await putBytes(rec.uploadUrl, bytes, { 'content-type': rec.contentType })).toBe(200);
 
     const job = await api('POST', '/v1/automation-jobs', { uploadId: rec.uploadId, templateId: template });
     expect(job.status).toBe(202);
@@ -63,7 +51,7 @@ describe('POST /v1/automation-jobs/uploads', () => {
     const { api: other } = await h.account('pro', 'a2');
     expect((await api('POST', '/v1/automation-jobs', { uploadId: '7d0b6b9e-8a57-4f4e-9a36-2f3c0f0c1d11', templateId: template })).status).toBe(404);
     const up = await other('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: bytes.length });
-    expect(await put(up.body.uploadUrl, bytes)).toBe(200);
+    expect(await putBytes(up.body.uploadUrl, bytes)).toBe(200);
     const res = await api('POST', '/v1/automation-jobs', { uploadId: up.body.uploadId, templateId: template });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
@@ -120,7 +108,7 @@ describe('POST /v1/automation-jobs/uploads', () => {
   it('removes an uploaded file not turned into a job within 24 hours', async () => {
     const { api } = await h.account('pro', 'forgetful');
     const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: bytes.length });
-    expect(await put(up.body.uploadUrl, bytes)).toBe(200);
+    expect(await putBytes(up.body.uploadUrl, bytes)).toBe(200);
     // A real video, so its job stays queued (a job that ended would take its source with it).
     const dir = await mkdtemp(path.join(tmpdir(), 'cf-forgetful-'));
     const clip = path.join(dir, 'b.mp4');
@@ -128,7 +116,7 @@ describe('POST /v1/automation-jobs/uploads', () => {
     const video = await readFile(clip);
     await rm(dir, { recursive: true, force: true });
     const used = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'b.mp4', sizeBytes: video.length });
-    expect(await put(used.body.uploadUrl, video)).toBe(200);
+    expect(await putBytes(used.body.uploadUrl, video)).toBe(200);
     const job = await api('POST', '/v1/automation-jobs', { uploadId: used.body.uploadId, templateId: template });
     expect(job.status).toBe(202);
     clockOffsetMs = 23 * 3600_000;
@@ -212,7 +200,7 @@ describe('minutes ledger', () => {
 
       const create = async (bytes: Buffer) => {
         const up = await api('POST', '/v1/automation-jobs/uploads', { fileName: 'clip.mp4', sizeBytes: bytes.length });
-        expect(await put(up.body.uploadUrl, bytes)).toBe(200);
+        expect(await putBytes(up.body.uploadUrl, bytes)).toBe(200);
         return api('POST', '/v1/automation-jobs', { uploadId: up.body.uploadId, templateId: template });
       };
       const good = await create(await readFile(clip));

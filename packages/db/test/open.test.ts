@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '@captionfarm/transcriber/process';
 import { dialectOf, isPostgresUrl, openDatabase, type Db, type OpenDatabaseOptions } from '../src/index.ts';
 import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '../src/testing.ts';
 
@@ -207,19 +207,25 @@ describe('openDatabase', () => {
           `const db = await openDatabase({ path: ${JSON.stringify(path.join(dir, 'exits.db'))} });\n` +
           `await db.destroy();\nconsole.log('closed');\n`,
       );
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       let closedAt = 0;
-      child.stdout.on('data', (b: Buffer) => {
-        out += b;
-        if (out.includes('closed')) closedAt ||= Date.now();
+      const child = runProcess(process.execPath, {
+        args: ['--import', 'tsx', script],
+        onStdout: (b) => {
+          out += b;
+          if (out.includes('closed')) closedAt ||= Date.now();
+        },
       });
-      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      let exited = false;
+      const exit = child.done.then((r) => {
+        exited = true;
+        return r.exitCode;
+      });
       // Once the database is closed nothing is left to do: a process still alive 30 s later is held by a handle.
       const held = (async () => {
         for (;;) {
           await new Promise((r) => setTimeout(r, 100));
-          if (child.exitCode !== null || child.signalCode !== null) return false;
+          if (exited) return false;
           if (closedAt && Date.now() - closedAt > 30_000) return true;
         }
       })();

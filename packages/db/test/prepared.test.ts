@@ -1,28 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countRequest, openDatabase, prepared, type Db } from '../src/index.ts';
-import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '../src/testing.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { countRequest, prepared, type Db } from '../src/index.ts';
+import { testDatabaseServerUrl } from '../src/testing.ts';
+import { useFreshDatabase } from './fresh-db.ts';
 
 // Statements compiled once and run many times (prepared.ts), and SQLite's prepared-statement
 // cache (open.ts): both must answer exactly as a freshly built statement would. On SQLite, and on
 // PostgreSQL when CAPTIONFARM_TEST_DATABASE_URL names a server (CI runs this file on both).
 
-let dir: string;
-let testDb: TestDatabase;
+const fresh = useFreshDatabase('cf-db-prepared-');
 let db: Db;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'cf-db-prepared-'));
-  testDb = await freshTestDatabase();
-  db = await openDatabase(testDb.url ? { url: testDb.url } : { path: path.join(dir, 'captionfarm.db') });
-});
-afterAll(async () => {
-  await db?.destroy();
-  await testDb.drop();
-  await rm(dir, { recursive: true, force: true });
+beforeAll(() => {
+  db = fresh.get();
 });
 
 const account = (id: string, name: string, plan: PlanId) => ({

@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { sql, type InsertType, type SelectType } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, type Db, dialectOf, openDatabase } from '../src/index.ts';
-import { freshTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Database, type Db, dialectOf } from '../src/index.ts';
+import { useFreshDatabase } from './fresh-db.ts';
 
 // schema.ts against what the migrations build, on SQLite and (CAPTIONFARM_TEST_DATABASE_URL) on
 // PostgreSQL. `EXPECTED` below is checked twice: by tsc against schema.ts (every table and column,
@@ -266,18 +263,10 @@ async function describeDatabase(db: Db): Promise<Record<string, Record<string, s
   return out;
 }
 
-let dir: string;
-let testDb: TestDatabase;
+const fresh = useFreshDatabase('cf-schema-');
 let db: Db;
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'cf-schema-'));
-  testDb = await freshTestDatabase();
-  db = await openDatabase(testDb.url ? { url: testDb.url } : { path: path.join(dir, 'captionfarm.db') });
-});
-afterAll(async () => {
-  await db?.destroy();
-  await testDb.drop();
-  await rm(dir, { recursive: true, force: true });
+beforeAll(() => {
+  db = fresh.get();
 });
 
 describe('schema.ts', () => {

@@ -1,16 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
+import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
+import { makeTestClip, startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
 
 // The SDK as its users get it: built (tsup: one ESM file and one .d.ts), packed with `npm pack`,
 // installed into a fresh project outside the repository, type-checked with tsc against the packed
 // .d.ts and run with plain node (no tsx) against a real control plane.
 
-const run = promisify(execFile);
+/** A tool run to its end through the process module, in `cwd`; rejects on a non-zero exit. */
+const run = (binary: string, args: string[], o: { cwd: string }) => runToEnd(binary, { args, cwd: o.cwd });
 const sdkDir = path.resolve(import.meta.dirname, '..');
 const repo = path.resolve(sdkDir, '../..');
 const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
@@ -112,16 +112,26 @@ describe('the packed SDK in a plain Node project', () => {
 
   it('type-checks a typed example against the packed .d.ts, and refuses a wrong call or style', async () => {
     await run('node', [tsc, '-p', project], { cwd: project });
-    const wrong = await run(
-      'node',
-      [tsc, '--noEmit', '--strict', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--target', 'ES2023', '--types', 'node', 'wrong/wrong.ts'],
-      {
+    // Its errors are on stdout, whatever the exit code.
+    const wrong = (
+      await runProcess('node', {
+        args: [
+          tsc,
+          '--noEmit',
+          '--strict',
+          '--module',
+          'NodeNext',
+          '--moduleResolution',
+          'NodeNext',
+          '--target',
+          'ES2023',
+          '--types',
+          'node',
+          'wrong/wrong.ts',
+        ],
         cwd: project,
-      },
-    ).then(
-      () => '',
-      (err: { stdout: string }) => err.stdout,
-    );
+      }).done
+    ).stdout;
     expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
     expect(wrong).toMatch(/wrong\.ts\(3,\d+\): error TS2322: Type '"ultra"' is not assignable to type '"high" \| "low" \| "medium"/);
     // (tsc prints a union's members in no fixed order)
@@ -137,21 +147,7 @@ describe('the packed SDK in a plain Node project', () => {
   it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors', async () => {
     const { key } = await h.account('pro');
     const video = path.join(project, 'clip.mp4');
-    await run('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x240:rate=25:duration=1',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:duration=1',
-      '-shortest',
-      '-y',
-      video,
-    ]);
+    await makeTestClip(video, { seconds: 1 });
     const { stdout } = await run('node', [path.join(project, 'out/example.js'), h.url, key, video], { cwd: project });
     const out = JSON.parse(stdout) as {
       templates: string[];
