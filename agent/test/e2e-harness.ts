@@ -17,8 +17,8 @@ import { createTestCertificates, type TestCertificates } from '../../packages/ne
  * A tool (ffmpeg, ffprobe, espeak-ng, ps) run to its end through the process module: its stdout,
  * and its stderr (whole, for ffmpeg's PSNR and showinfo lines); rejects on a non-zero exit.
  */
-export async function run(binary: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const { stdout, stderrTail } = await runToEnd(binary, { args, stderrTailChars: 1 << 20 });
+export async function run(binary: string, args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderrTail } = await runToEnd(binary, { args, env: opts.env, stderrTailChars: 1 << 20 });
   return { stdout, stderr: stderrTail };
 }
 
