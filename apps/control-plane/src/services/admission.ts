@@ -1,6 +1,6 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
 import { appendLedger, lockAccount, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
-import type { Transaction } from 'kysely';
+import type { ExpressionBuilder, Transaction } from 'kysely';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
 
@@ -21,30 +21,29 @@ async function needOf(trx: Trx, job: Job, plan: PlanId): Promise<{ need: number;
   return { need: max, floor: 1 };
 }
 
+/** A job waiting for its minutes: queued, and no reservation yet (`reserved_at` unset, no reserve row in the ledger). */
+const waitingForMinutes = (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  eb.and([
+    eb('status', '=', 'queued'),
+    eb('reserved_at', 'is', null),
+    eb.not(
+      eb.exists(
+        eb
+          .selectFrom('minutes_ledger')
+          .select('minutes_ledger.id')
+          .whereRef('minutes_ledger.job_id', '=', 'jobs.id')
+          .where('minutes_ledger.kind', '=', 'reserve'),
+      ),
+    ),
+  ]);
+
 /**
  * Queued jobs of an account that hold no reservation yet, oldest first (every job create looks:
  * compiled once, prepared). `reserved_at` (index jobs_account_waiting) leads to them without
  * reading the account's other jobs; the ledger, the record of reservations, is checked too.
  */
 const waitingJobs = prepared((db, a: { accountId: string }) =>
-  db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('account_id', '=', a.accountId)
-    .where('status', '=', 'queued')
-    .where('reserved_at', 'is', null)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('minutes_ledger')
-            .select('minutes_ledger.id')
-            .whereRef('minutes_ledger.job_id', '=', 'jobs.id')
-            .where('minutes_ledger.kind', '=', 'reserve'),
-        ),
-      ),
-    )
-    .orderBy('created_at')
-    .orderBy('id'),
+  db.selectFrom('jobs').selectAll().where('account_id', '=', a.accountId).where(waitingForMinutes).orderBy('created_at').orderBy('id'),
 );
 
 const markReserved = prepared((db, a: { id: string; at: string }) => db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id));
@@ -139,23 +138,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
     admit,
     /** Every account with a job waiting for minutes (the sweeper: grants and new months). */
     async admitAll(): Promise<void> {
-      const accounts = await db
-        .selectFrom('jobs')
-        .select('account_id')
-        .distinct()
-        .where('status', '=', 'queued')
-        .where('reserved_at', 'is', null)
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('minutes_ledger')
-                .select('minutes_ledger.id')
-                .whereRef('minutes_ledger.job_id', '=', 'jobs.id')
-                .where('minutes_ledger.kind', '=', 'reserve'),
-            ),
-          ),
-        )
-        .execute();
+      const accounts = await db.selectFrom('jobs').select('account_id').distinct().where(waitingForMinutes).execute();
       for (const a of accounts) await admit(a.account_id);
     },
   };
