@@ -24,21 +24,7 @@ describe('planChunks', () => {
     );
     // 1-3 and 3.5-4 are 0.1 s apart once padded: one span. 10-14 fits in the same chunk, 20-27 does not.
     expect(chunks).toEqual([
-      {
-        spans: [
-          {
-            start: 0.8,
-            end: 4.2,
-            at: 0,
-            voiced: [
-              { start: 1, end: 3 },
-              { start: 3.5, end: 4 },
-            ],
-          },
-          { start: 9.8, end: 14.2, at: 3.7, voiced: [{ start: 10, end: 14 }] },
-        ],
-        duration: expect.closeTo(8.1, 6),
-      },
+      { ...TWO_SPANS, duration: expect.closeTo(8.1, 6) },
       { spans: [{ start: 19.8, end: 27.2, at: 0, voiced: [{ start: 20, end: 27 }] }], duration: expect.closeTo(7.4, 6) },
     ]);
   });
