@@ -321,13 +321,16 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         mountAgentAdmin(r, agents);
       },
     });
+  // A create counts its request in its own transaction: one write per create (http/middleware.ts).
+  const publicRateLimit = rateLimit(db, now, new Set(['POST /automation-jobs']));
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
-    rateLimit(db, now),
+    publicRateLimit.count,
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
     makePublicRoutes(),
+    publicRateLimit.countOnError,
   );
   app.use('/admin/v1', declaredLengthLimit(config.maxJsonBytes), adminOnly, ...jsonBody(config.maxJsonBytes, bodyTimeouts), makeAdminRoutes());
   app.use(

@@ -148,6 +148,23 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
     expect(limited[0]!.body.error.code).toBe('rate_limited');
   });
 
+  it('creates, which count in their own transaction, hold the plan requests per minute across both control planes', async () => {
+    const acc = await account(a, 'free', 'creator');
+    const limit = PLANS.free.requestsPerMinute;
+    const reads = await Promise.all(Array.from({ length: limit - 4 }, (_, i) => acc.on(i % 2 ? a : b)('GET', '/v1/automation-jobs?limit=1')));
+    const creates = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => acc.on(i % 2 ? a : b)('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })),
+    );
+    const passed = [...reads, ...creates].filter((r) => r.status === 200 || r.status === 202).length;
+    const refused = creates.filter((r) => r.status === 429);
+    // A burst that crosses a minute boundary starts a new window: at most `limit` more pass.
+    expect(refused.length === 4 || passed <= limit * 2).toBe(true);
+    expect(refused.every((r) => r.body.error.code === 'rate_limited')).toBe(true);
+    // A refused create made no job: one reservation (3 of the free plan's 30 minutes) per 202.
+    const ledger = (await a.admin('GET', `/admin/v1/accounts/${acc.accountId}/minutes`)).body as { ledger: { kind: string }[] };
+    expect(ledger.ledger.filter((l) => l.kind === 'reserve')).toHaveLength(creates.filter((r) => r.status === 202).length);
+  });
+
   it('the daily upload quota holds across both control planes', async () => {
     const acc = await account(a, 'free', 'uploader');
     const quota = PLANS.free.uploadsPerDay;

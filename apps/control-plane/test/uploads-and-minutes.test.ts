@@ -334,6 +334,38 @@ describe('rate limit', () => {
     const { api: quiet } = await h.account('free', 'quiet');
     expect((await quiet('GET', '/v1/automation-jobs')).status).toBe(200);
   });
+
+  it('a create counts in its own transaction: past the limit 429 and no job; a refused body counts too, and is refused as rate_limited once past it', async () => {
+    const { api, accountId } = await h.account('free', 'creator');
+    const limit = PLANS.free.requestsPerMinute;
+    const t = Date.now() + clockOffsetMs;
+    clockOffsetMs += Math.ceil(t / 60_000) * 60_000 + 10 - t;
+    const create = () => api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: template });
+    const jobsOf = async () => (await h.cp.db.selectFrom('jobs').select('id').where('account_id', '=', accountId).execute()).length;
+    // Reads spend most of the window; creates count in the same window.
+    const reads = await Promise.all(Array.from({ length: limit - 5 }, () => api('GET', '/v1/automation-jobs?limit=1')));
+    expect(reads.map((r) => r.status)).toEqual(reads.map(() => 200));
+    const first = await Promise.all(Array.from({ length: 2 }, create));
+    expect(first.map((r) => r.status)).toEqual([202, 202]);
+    expect(first.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual([String(limit), String(limit)]);
+    expect(first.map((r) => r.headers.get('x-ratelimit-remaining')).sort()).toEqual(['3', '4']);
+    // Refused before its transaction (a bad template): still one request of the window.
+    const bad = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/a.mp4', templateId: 'no-such-template' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('x-ratelimit-remaining')).toBe('2');
+    // Two places left, four creates at once: two jobs, two refusals, and nothing created for them.
+    const racing = await Promise.all(Array.from({ length: 4 }, create));
+    expect(racing.map((r) => r.status).sort()).toEqual([202, 202, 429, 429]);
+    const limited = racing.find((r) => r.status === 429)!;
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await jobsOf()).toBe(4);
+    // Past the limit a bad body is refused for the limit, as when the count came first.
+    const late = await api('POST', '/v1/automation-jobs', { templateId: 'no-such-template' });
+    expect(late.status).toBe(429);
+    expect(late.body.error.code).toBe('rate_limited');
+    expect(await jobsOf()).toBe(4);
+  });
 });
 
 describe('concurrency limit', () => {

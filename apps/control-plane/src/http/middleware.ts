@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS } from '@captionfarm/contracts';
-import { countRequest, type Db } from '@captionfarm/db';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { Caller } from '../services/jobs.ts';
+import { countRequest, requestsInWindow, type Db } from '@captionfarm/db';
+import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Caller, CountInTransaction } from '../services/jobs.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 
 export function requestId(): RequestHandler {
@@ -55,30 +55,88 @@ export function callerOf(res: Response): Caller {
   return res.locals.caller as Caller;
 }
 
+interface RateWindow {
+  /** The row that counts it (rate_windows). */
+  key: { accountId: string; windowStart: string };
+  limit: number;
+  retryAfterSeconds: number;
+}
+
+/** The rate-limit headers for `count` requests in the window; rate_limited past the limit. */
+function verdict(res: Response, w: RateWindow, count: number): ApiError | undefined {
+  res.setHeader('X-RateLimit-Limit', String(w.limit));
+  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, w.limit - count)));
+  if (count <= w.limit) return undefined;
+  return new ApiError('rate_limited', `More than ${w.limit} requests in a minute; slow down and retry after the Retry-After delay.`, {
+    retryAfterSeconds: w.retryAfterSeconds,
+  });
+}
+
+/** A request counted in the transaction of the work it asks for (services/jobs.ts CountInTransaction), until that commits. */
+interface Deferred extends CountInTransaction {
+  window: RateWindow;
+  pending: boolean;
+}
+
+/** The count a route writes in its own transaction (POST /v1/automation-jobs), or undefined. */
+export function countInTransactionOf(res: Response): CountInTransaction | undefined {
+  return res.locals.rateCount as Deferred | undefined;
+}
+
 /**
  * Per-account requests per minute (fixed one-minute windows). The count lives in the database
  * (rate_windows), so the limit holds across every control plane of a farm. 429 rate_limited with
  * Retry-After to the window's end.
+ *
+ * `inTransaction` routes ("METHOD /path" relative to the mount point) count the request in their
+ * own write transaction (a job create: one write per create, not two; measured with bench:api). An
+ * account already at its limit is refused here, before its body is read; one that crosses it in
+ * the transaction is refused there, and nothing is created. A request that fails before its
+ * transaction commits (a bad body, a refused URL) is counted by `countOnError`, mounted after the
+ * routes, and a rate_limited answer takes the place of its error, as when the count came first; a
+ * request that ends without either is counted when its answer is sent. Every request counts once.
  */
-export function rateLimit(db: Db, now: () => Date): RequestHandler {
-  return (_req, res, next) => {
-    const caller = callerOf(res);
+export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<string> = new Set()) {
+  const windowOf = (caller: Caller): RateWindow => {
     const t = now().getTime();
     const start = Math.floor(t / 60_000) * 60_000;
-    const limit = PLANS[caller.plan].requestsPerMinute;
-    countRequest(db, { accountId: caller.accountId, windowStart: new Date(start).toISOString() }).then((count) => {
-      res.setHeader('X-RateLimit-Limit', String(limit));
-      res.setHeader('X-RateLimit-Remaining', String(Math.max(0, limit - count)));
-      if (count > limit) {
-        return next(
-          new ApiError('rate_limited', `More than ${limit} requests in a minute; slow down and retry after the Retry-After delay.`, {
-            retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)),
-          }),
-        );
-      }
+    return {
+      key: { accountId: caller.accountId, windowStart: new Date(start).toISOString() },
+      limit: PLANS[caller.plan].requestsPerMinute,
+      retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)),
+    };
+  };
+  const countNow = (res: Response, w: RateWindow, next: NextFunction) => countRequest(db, w.key).then((count) => next(verdict(res, w, count)), next);
+  const count: RequestHandler = (req, res, next) => {
+    const w = windowOf(callerOf(res));
+    if (!inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`)) return void countNow(res, w, next);
+    requestsInWindow(db, w.key).then((seen) => {
+      if (seen >= w.limit) return countNow(res, w, next);
+      const deferred: Deferred = {
+        window: w,
+        pending: true,
+        async count(trx) {
+          const refused = verdict(res, w, await countRequest(trx, w.key));
+          if (refused) throw refused;
+        },
+        committed() {
+          deferred.pending = false;
+        },
+      };
+      res.locals.rateCount = deferred;
+      res.once('finish', () => {
+        if (deferred.pending) void countRequest(db, w.key).catch(() => undefined);
+      });
       next();
     }, next);
   };
+  const countOnError: ErrorRequestHandler = (err, _req, res, next) => {
+    const deferred = res.locals.rateCount as Deferred | undefined;
+    if (!deferred?.pending) return next(err);
+    deferred.pending = false;
+    countRequest(db, deferred.window.key).then((n) => next(verdict(res, deferred.window, n) ?? err), next);
+  };
+  return { count, countOnError };
 }
 
 /**

@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
 import type { PreviewPool } from '../preview-pool.ts';
-import { callerOf } from '../http/middleware.ts';
+import { callerOf, countInTransactionOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
@@ -49,7 +49,7 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.post(
     '/automation-jobs',
     asyncRoute(async (req, res) => {
-      const job = await deps.jobs.create(callerOf(res), req.body);
+      const job = await deps.jobs.create(callerOf(res), req.body, countInTransactionOf(res));
       res.locals.jobId = job.id; // for the request's log line
       res.status(202).json(job);
     }),

@@ -28,6 +28,16 @@ export interface Caller {
   plan: PlanId;
 }
 
+/**
+ * The request's rate-limit count, written in the create's own transaction (http/middleware.ts
+ * rateLimit): `count` throws rate_limited past the plan's limit, which rolls the create back;
+ * `committed` says the transaction that counted it committed.
+ */
+export interface CountInTransaction {
+  count(trx: Db): Promise<void>;
+  committed(): void;
+}
+
 /** Events other parts (agents, webhooks) listen to. */
 export interface JobEvents {
   queued: [jobId: string];
@@ -48,7 +58,6 @@ export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: numb
 const ownedJob = prepared((db, a: { id: string; accountId: string }) =>
   db.selectFrom('jobs').selectAll().where('id', '=', a.id).where('account_id', '=', a.accountId),
 );
-const jobById = prepared((db, a: { id: string }) => db.selectFrom('jobs').selectAll().where('id', '=', a.id));
 const lastSeq = prepared((db, a: { accountId: string }) =>
   db
     .selectFrom('jobs')
@@ -84,7 +93,7 @@ export function createJobsService(deps: {
     return row;
   }
 
-  async function create(caller: Caller, body: unknown): Promise<JobRecord> {
+  async function create(caller: Caller, body: unknown, rateCount?: CountInTransaction): Promise<JobRecord> {
     const parsed = CreateJobRequestSchema.safeParse(body);
     if (!parsed.success) {
       // A 20,000-word transcript can be wrong everywhere: the first 100 problems say enough.
@@ -169,6 +178,8 @@ export function createJobsService(deps: {
     const iso = t.toISOString();
     let reserved: string[] = [];
     const created = db.transaction().execute(async (trx) => {
+      // The request's own rate-limit count, in the same write: past the limit nothing is created.
+      await rateCount?.count(trx);
       // Another control plane's create for this account waits here: the balance cannot be spent twice.
       await lockAccount(trx, caller.accountId);
       if (input.uploadId) {
@@ -204,7 +215,7 @@ export function createJobsService(deps: {
       }
       // The account's creation order (the list's order): under the account lock, so no two jobs share a place.
       const [last] = await lastSeq(trx, { accountId: caller.accountId });
-      await insertJob(trx, {
+      const values: NewJob = {
         id,
         account_id: caller.accountId,
         status: 'queued',
@@ -243,23 +254,27 @@ export function createJobsService(deps: {
         seq: (last?.seq ?? 0) + 1,
         lease_expires_at: null,
         reserved_at: null,
-      });
+      };
+      await insertJob(trx, values);
       await insertGivenTranscript(trx, id, input, iso);
       // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
       // cannot cover waits in `queued`. A job that will never run holds nothing.
       if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
+      // The row as this transaction left it (`attempts` at its column default, `reserved_at` as
+      // admission set it), without reading it back: an agent may lease it once committed, and the
+      // spec's 202 always carries `queued`.
+      return { ...values, attempts: 0, reserved_at: reserved.includes(id) ? iso : null };
     });
-    await created.catch(async (err: unknown) => {
+    const row = await created.catch(async (err: unknown) => {
       await dropCopy();
       throw err;
     });
+    rateCount?.committed();
     // The claim holds: the upload's own key has served its purpose (a PUT after this lands there,
     // out of the job's way, and the job's end deletes it again: UploadsService.deleteEndedSources).
     if (sealed && sealed.key !== sealed.uploadKey) await store.delete(sealed.uploadKey).catch(() => undefined);
     // The spec's 202 always carries `queued`. What can be known only now ends the job right
     // after, as a failure with its webhook: an unreadable or too long upload, no minutes left.
-    const [row] = await jobById(db, { id });
-    if (!row) throw new Error(`job ${id} vanished right after its creation`);
     for (const jobId of reserved) events.emit('queued', jobId);
     if (probeEnding) {
       const ended = await db.transaction().execute(async (trx) => {
