@@ -58,6 +58,24 @@ describe('bandImages: only the changed part is read back, and every image equals
     if (template.animation.word !== 'none' || template.animation.active !== 'none') expect(partial).toBeGreaterThan(frames.length / 2);
   });
 
+  // Fading words keep their layer while their look stays (neon's upcoming words): a painter that
+  // has painted the whole clip must still paint each image as one that never saw a frame before.
+  it.each(['neon', 'cinematic'])('%s: kept word layers paint what a fresh painter paints', (id) => {
+    const template = getBuiltinTemplate(id)!;
+    const painter = createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 });
+    const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: duration, fps: 30 });
+    let i = 0;
+    for (const image of bandImages(painter, frames)) {
+      const t = frames[i++]!.paintAt;
+      // Every 3rd image: a fresh painter lays the captions out again, which costs time.
+      if (i % 3 !== 0) continue;
+      const fresh = fullImage(createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 }), t);
+      const at = fresh.equals(image) ? -1 : fresh.findIndex((v, k) => v !== image[k]);
+      expect({ t, firstDifferentPixel: at < 0 ? null : at >> 2 }).toEqual({ t, firstDifferentPixel: null });
+    }
+    expect(i).toBe(frames.length);
+  });
+
   it('reads back the whole band for a painter that cannot tell what changed', () => {
     const base = createBandPainter({ words, template: karaoke, width: 1080, height: 1920, fps: 30 });
     const plain = { band: base.band, keyAt: (t: number) => base.keyAt(t), paint: base.paint.bind(base) };
