@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, PLANS } from '@captionfarm/contracts';
-import { countRequest, requestsInWindow, type Db } from '@captionfarm/db';
+import { countRequest, type Db } from '@captionfarm/db';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller, CountInTransaction } from '../services/jobs.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
@@ -89,9 +89,11 @@ export function countInTransactionOf(res: Response): CountInTransaction | undefi
  * Retry-After to the window's end.
  *
  * `inTransaction` routes ("METHOD /path" relative to the mount point) count the request in their
- * own write transaction (a job create: one write per create, not two; measured with bench:api). An
- * account already at its limit is refused here, before its body is read; one that crosses it in
- * the transaction is refused there, and nothing is created. A request that fails before its
+ * own write transaction (a job create: one write per create, not two; measured with bench:api).
+ * One that crosses the limit there is refused and creates nothing. Once this process has refused
+ * an account in a window, its further requests of that window are counted and refused here,
+ * before their body is read: the process remembers the window (a count only grows within it), so
+ * the common create asks nothing before its transaction. A request that fails before its
  * transaction commits (a bad body, a refused URL) is counted by `countOnError`, mounted after the
  * routes, and a rate_limited answer takes the place of its error, as when the count came first; a
  * request that ends without either is counted when its answer is sent. Every request counts once.
@@ -106,35 +108,42 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
       retryAfterSeconds: Math.max(1, Math.ceil((start + 60_000 - t) / 1000)),
     };
   };
-  const countNow = (res: Response, w: RateWindow, next: NextFunction) => countRequest(db, w.key).then((count) => next(verdict(res, w, count)), next);
+  /** Account -> the window in which this process last refused it. */
+  const refusedIn = new Map<string, string>();
+  const judge = (res: Response, w: RateWindow, count: number) => {
+    const refused = verdict(res, w, count);
+    if (refused) refusedIn.set(w.key.accountId, w.key.windowStart);
+    return refused;
+  };
+  const countNow = (res: Response, w: RateWindow, next: NextFunction) => countRequest(db, w.key).then((count) => next(judge(res, w, count)), next);
   const count: RequestHandler = (req, res, next) => {
     const w = windowOf(callerOf(res));
     if (!inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`)) return void countNow(res, w, next);
-    requestsInWindow(db, w.key).then((seen) => {
-      if (seen >= w.limit) return countNow(res, w, next);
-      const deferred: Deferred = {
-        window: w,
-        pending: true,
-        async count(trx) {
-          const refused = verdict(res, w, await countRequest(trx, w.key));
-          if (refused) throw refused;
-        },
-        committed() {
-          deferred.pending = false;
-        },
-      };
-      res.locals.rateCount = deferred;
-      res.once('finish', () => {
-        if (deferred.pending) void countRequest(db, w.key).catch(() => undefined);
-      });
-      next();
-    }, next);
+    const lastRefused = refusedIn.get(w.key.accountId);
+    if (lastRefused === w.key.windowStart) return void countNow(res, w, next);
+    if (lastRefused !== undefined) refusedIn.delete(w.key.accountId);
+    const deferred: Deferred = {
+      window: w,
+      pending: true,
+      async count(trx) {
+        const refused = judge(res, w, await countRequest(trx, w.key));
+        if (refused) throw refused;
+      },
+      committed() {
+        deferred.pending = false;
+      },
+    };
+    res.locals.rateCount = deferred;
+    res.once('finish', () => {
+      if (deferred.pending) void countRequest(db, w.key).catch(() => undefined);
+    });
+    next();
   };
   const countOnError: ErrorRequestHandler = (err, _req, res, next) => {
     const deferred = res.locals.rateCount as Deferred | undefined;
     if (!deferred?.pending) return next(err);
     deferred.pending = false;
-    countRequest(db, deferred.window.key).then((n) => next(verdict(res, deferred.window, n) ?? err), next);
+    countRequest(db, deferred.window.key).then((n) => next(judge(res, deferred.window, n) ?? err), next);
   };
   return { count, countOnError };
 }

@@ -11,7 +11,7 @@ type Trx = Transaction<Database>;
  * its plan's longest input until ingest trues it up, but it can start with as little as one
  * minute (a short video needs no more; a long one fails at ingest if the balance lacks the rest).
  */
-async function needOf(trx: Trx, job: Job, plan: PlanId): Promise<{ need: number; floor: number }> {
+async function needOf(trx: Trx, job: Waiting, plan: PlanId): Promise<{ need: number; floor: number }> {
   const max = billableMinutes(PLANS[plan].maxInputSeconds);
   if (job.upload_id) {
     const upload = await trx.selectFrom('uploads').select('duration_seconds').where('id', '=', job.upload_id).executeTakeFirst();
@@ -37,13 +37,17 @@ const waitingForMinutes = (eb: ExpressionBuilder<Database, 'jobs'>) =>
     ),
   ]);
 
+/** What admission reads of a waiting job. */
+type Waiting = Pick<Job, 'id' | 'upload_id'>;
+
 /**
  * Queued jobs of an account that hold no reservation yet, oldest first (every job create looks:
  * compiled once, prepared). `reserved_at` (index jobs_account_waiting) leads to them without
- * reading the account's other jobs; the ledger, the record of reservations, is checked too.
+ * reading the account's other jobs; the ledger, the record of reservations, is checked too. Only
+ * the columns admission uses: a whole row carries its template (about 1 KB of JSON).
  */
 const waitingJobs = prepared((db, a: { accountId: string }) =>
-  db.selectFrom('jobs').selectAll().where('account_id', '=', a.accountId).where(waitingForMinutes).orderBy('created_at').orderBy('id'),
+  db.selectFrom('jobs').select(['id', 'upload_id']).where('account_id', '=', a.accountId).where(waitingForMinutes).orderBy('created_at').orderBy('id'),
 );
 
 const markReserved = prepared((db, a: { id: string; at: string }) => db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id));

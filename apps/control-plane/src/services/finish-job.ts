@@ -23,7 +23,7 @@ export type Ending =
  * sends it later, so a crash between the two can lose nothing). Returns the ended row, or null
  * when the job had already ended (or another owner holds it): then nothing is written.
  */
-export async function finishJob(trx: Transaction<Database>, job: Job, ending: Ending, now: Date, guard?: { leaseId: string }): Promise<Job | null> {
+export async function finishJob(trx: Transaction<Database>, job: Pick<Job, 'id'>, ending: Ending, now: Date, guard?: { leaseId: string }): Promise<Job | null> {
   const t = now.toISOString();
   let q = trx
     .updateTable('jobs')

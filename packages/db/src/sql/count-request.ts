@@ -21,19 +21,6 @@ const upsert = prepared((db, a: { accountId: string; windowStart: string }) =>
     .returning('count'),
 );
 
-/**
- * The window's count so far, counting nothing: a job create counts itself in its own write
- * transaction, and looks first so that an account already at its limit is refused before any work.
- */
-export async function requestsInWindow(db: Kysely<Database>, args: { accountId: string; windowStart: string }): Promise<number> {
-  const [row] = await peek(db, args);
-  return Number(row?.count ?? 0);
-}
-
-const peek = prepared((db, a: { accountId: string; windowStart: string }) =>
-  db.selectFrom('rate_windows').select('count').where('account_id', '=', a.accountId).where('window_start', '=', a.windowStart),
-);
-
 /** Forgets the windows that started before `before` (the sweeper). */
 export async function deleteRateWindows(db: Kysely<Database>, before: string): Promise<void> {
   await db.deleteFrom('rate_windows').where('window_start', '<', before).execute();
