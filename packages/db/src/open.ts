@@ -7,6 +7,7 @@ import * as transcripts from './migrations/0010-transcripts.ts';
 import * as uploadDuration from './migrations/0011-upload-duration.ts';
 import * as users from './migrations/0012-users.ts';
 import * as scaleOut from './migrations/0013-scale-out.ts';
+import * as sweepIndexes from './migrations/0013-sweep-indexes.ts';
 import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0012-users': users,
   '0013-scale-out': scaleOut,
   '0013-waiting-jobs': waitingJobs,
+  '0013-sweep-indexes': sweepIndexes,
   '0016-fonts': fonts,
 };
 

@@ -8,6 +8,14 @@ import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings } from './timings.ts';
 
 /**
+ * Succeeded jobs whose output expired. Only a succeeded job has an output, so no status here: the
+ * partial index of kept outputs (jobs_output_kept) is read, not every succeeded job ever through
+ * the status (sweep-plans.test.ts checks the plan).
+ */
+export const expiredOutputs = (db: Db, now: string) =>
+  db.selectFrom('jobs').select(['id', 'output_key']).where('output_key', 'is not', null).where('output_expires_at', '<', now);
+
+/**
  * The job sweepers. Each is a set-based statement, safe to run in every control plane at once:
  * a row changes state once, whichever process's UPDATE gets it.
  * - expired leases with attempts left go back to the queue; those without fail with `internal`;
@@ -54,13 +62,7 @@ export function createAgentSweeper(deps: {
     const late = await failAll({ kind: 'past-deadline' }, 'timed-out', 'Processing took longer than the deadline (15 min + 3x the video duration).');
     for (const job of late) if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
 
-    const stale = await db
-      .selectFrom('jobs')
-      .select(['id', 'output_key'])
-      .where('status', '=', 'succeeded')
-      .where('output_key', 'is not', null)
-      .where('output_expires_at', '<', iso)
-      .execute();
+    const stale = await expiredOutputs(db, iso).execute();
     for (const job of stale) await store.delete(job.output_key ?? '');
     if (stale.length > 0)
       await db

@@ -50,6 +50,17 @@ const waitingJobs = prepared((db, a: { accountId: string }) =>
   db.selectFrom('jobs').select(['id', 'upload_id']).where('account_id', '=', a.accountId).where(waitingForMinutes).orderBy('created_at').orderBy('id'),
 );
 
+/**
+ * Accounts with a job waiting for minutes: account by account, each an index seek to its waiting
+ * jobs (jobs_account_waiting). A scan of the jobs for waiting ones read every queued job: 33 ms of
+ * a stopped event loop at 16,000 queued, every sweep (sweep-plans.test.ts checks the plan).
+ */
+export const accountsWithWaitingJobs = (db: Db) =>
+  db
+    .selectFrom('accounts')
+    .select('id')
+    .where(({ exists, selectFrom }) => exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'accounts.id').where(waitingForMinutes)));
+
 const markReserved = prepared((db, a: { id: string; at: string }) => db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id));
 
 /** Active jobs of an account that hold minutes: each may still give some back (true-up, failure, cancel). */
@@ -142,8 +153,7 @@ export function createAdmission(deps: { db: Db; now: () => Date; onReserved: (jo
     admit,
     /** Every account with a job waiting for minutes (the sweeper: grants and new months). */
     async admitAll(): Promise<void> {
-      const accounts = await db.selectFrom('jobs').select('account_id').distinct().where(waitingForMinutes).execute();
-      for (const a of accounts) await admit(a.account_id);
+      for (const a of await accountsWithWaitingJobs(db).execute()) await admit(a.id);
     },
   };
 }
