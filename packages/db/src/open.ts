@@ -10,6 +10,7 @@ import * as scaleOut from './migrations/0013-scale-out.ts';
 import * as sweepIndexes from './migrations/0013-sweep-indexes.ts';
 import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
+import * as ledgerBalance from './migrations/0017-ledger-balance.ts';
 import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0013-waiting-jobs': waitingJobs,
   '0013-sweep-indexes': sweepIndexes,
   '0016-fonts': fonts,
+  '0017-ledger-balance': ledgerBalance,
 };
 
 /** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */

@@ -120,6 +120,11 @@ export interface MinutesLedgerTable {
   minutes: number;
   note: string | null;
   created_at: Iso;
+  /**
+   * The account's balance after this row (the sum of its rows up to this one, 0017): appendLedger,
+   * the one writer of ledger rows, always sets it (the column's default 0 only let the migration add it).
+   */
+  balance_after: Generated<number>;
 }
 
 export interface WebhookDeliveriesTable {

@@ -118,7 +118,15 @@ describe('openDatabase', () => {
       }
       await db
         .insertInto('minutes_ledger')
-        .values({ account_id: accountId, job_id: reserved, kind: 'reserve', minutes: -3, note: null, created_at: '2026-11-01T00:00:01.000Z' })
+        .values({
+          account_id: accountId,
+          job_id: reserved,
+          kind: 'reserve',
+          minutes: -3,
+          note: null,
+          created_at: '2026-11-01T00:00:01.000Z',
+          balance_after: -3,
+        })
         .execute();
       // Back to the schema of a farm that ran 0016-fonts before 0013-waiting-jobs existed.
       await db.schema.dropIndex('jobs_account_waiting').execute();

@@ -100,6 +100,7 @@ const EXPECTED: SchemaSpec = {
     minutes: 'integer',
     note: 'text null',
     created_at: 'text',
+    balance_after: 'integer default',
   },
   webhook_deliveries: {
     id: 'text',

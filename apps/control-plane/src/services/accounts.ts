@@ -5,8 +5,6 @@ import type { Transaction } from 'kysely';
 import type { Database } from '@captionfarm/db';
 import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts';
 
-type Q = Db | Transaction<Database>;
-
 const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** lastUsedAt of an API key is exact to this much (one write per key and minute at most). */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -31,7 +29,7 @@ const monthOf = (d: Date) => d.toISOString().slice(0, 7);
  * Plan minutes are a monthly allowance: at the first activity of a UTC month the balance is
  * topped up to the plan's minutes (admin grants above that are kept). One ledger row per month.
  */
-export async function ensureMonthlyAllowance(trx: Q, accountId: string, plan: PlanId, now: Date): Promise<void> {
+export async function ensureMonthlyAllowance(trx: Transaction<Database>, accountId: string, plan: PlanId, now: Date): Promise<void> {
   const month = monthOf(now);
   await lockAccount(trx, accountId);
   const [done] = await monthlyReset(trx, { accountId, month });

@@ -61,7 +61,10 @@ export const accountsWithWaitingJobs = (db: Db) =>
     .select('id')
     .where(({ exists, selectFrom }) => exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'accounts.id').where(waitingForMinutes)));
 
-const markReserved = prepared((db, a: { id: string; at: string }) => db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id));
+/** Marks a job reserved while it still waits: none once it was cancelled (by another control plane, on PostgreSQL) since it was read. */
+const markReserved = prepared((db, a: { id: string; at: string }) =>
+  db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id).where('status', '=', 'queued').where('reserved_at', 'is', null).returning('id'),
+);
 
 /** Active jobs of an account that hold minutes: each may still give some back (true-up, failure, cancel). */
 async function holders(trx: Trx, accountId: string): Promise<number> {
@@ -105,8 +108,9 @@ export async function reserveWaiting(
     const { need, floor } = await needOf(trx, job, plan);
     if (balance >= floor) {
       const minutes = Math.min(need, balance);
+      // The mark first: a job cancelled since the read gets no reserve row, which nothing would refund.
+      if ((await markReserved(trx, { id: job.id, at: now.toISOString() })).length === 0) continue;
       await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now });
-      await markReserved(trx, { id: job.id, at: now.toISOString() });
       balance -= minutes;
       reserved.push(job.id);
       continue;

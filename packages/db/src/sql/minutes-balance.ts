@@ -4,15 +4,19 @@ import type { Database } from '../schema.ts';
 
 type Q = Kysely<Database> | Transaction<Database>;
 
-/** The balance is derived from the ledger, never stored. */
+/**
+ * The account's balance: the `balance_after` of its newest ledger row (0 before its first), one
+ * seek of ledger_account however long the ledger (appendLedger keeps it; it equals the sum of the
+ * account's rows).
+ */
 export async function minutesBalance(db: Q, accountId: string): Promise<number> {
   const [row] = await balanceOf(db, { accountId });
-  return Number(row!.balance);
+  return row ? Number(row.balance_after) : 0;
 }
 
 // Every job create reads it: compiled once (prepared.ts).
 const balanceOf = prepared((db, a: { accountId: string }) =>
-  db.selectFrom('minutes_ledger').select(sql<number>`coalesce(sum(minutes), 0)`.as('balance')).where('account_id', '=', a.accountId),
+  db.selectFrom('minutes_ledger').select('balance_after').where('account_id', '=', a.accountId).orderBy('id', 'desc').limit(1),
 );
 
 /** Minutes a job still holds: what it reserved, trued up, minus what was refunded (0 once ended). */
