@@ -9,7 +9,8 @@
  * rate in the same round: the ratio is what holds on a loaded machine. The last column is the
  * control plane's CPU time per request served (this process's process.cpuUsage over the round,
  * which it spends only on serving): the cost of a route, much less sensitive to the machine's
- * load than latency.
+ * load than latency. Each round's line also gives the control plane's event-loop delay (p99 and max),
+ * which tells a stall from a queue.
  *
  *   npm run bench:api [-- --seconds 10 --rounds 3 --rates 200,500]
  *   PostgreSQL: CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:api
@@ -17,6 +18,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { createControlPlane, loadConfig } from '../../apps/control-plane/src/index.ts';
@@ -48,6 +50,9 @@ type Route = 'create' | 'get' | 'healthz';
 interface Sample {
   /** CPU time of this process (the control plane) per request served, in microseconds. */
   cpuUs: number;
+  /** The control plane's event loop over the round: how late its timers ran, p99 and max (ms). */
+  loopDelayP99: number;
+  loopDelayMax: number;
   p50: number;
   p99: number;
   requests: number;
@@ -58,11 +63,22 @@ interface Sample {
 async function load(spec: { url: string; route: Route; rate: number; keys: string[]; jobIds: string[]; body: string }): Promise<Sample> {
   // The control plane runs in this process and this process does nothing else meanwhile: its CPU
   // time over the run is the server's cost, which holds on a loaded machine where latency does not.
+  // The event loop's delay tells a stall (a GC pause, a long synchronous step: the max) from
+  // requests queueing behind a busy loop (a high p99 with a low max).
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const cpu = process.cpuUsage();
   const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds, vegeta })]);
   const used = process.cpuUsage(cpu);
-  const s = JSON.parse(stdout) as Omit<Sample, 'cpuUs'>;
-  return { ...s, cpuUs: Math.round((used.user + used.system) / Math.max(1, s.requests)) };
+  loop.disable();
+  const s = JSON.parse(stdout) as Omit<Sample, 'cpuUs' | 'loopDelayP99' | 'loopDelayMax'>;
+  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+  return {
+    ...s,
+    cpuUs: Math.round((used.user + used.system) / Math.max(1, s.requests)),
+    loopDelayP99: ms(loop.percentile(99)),
+    loopDelayMax: ms(loop.max),
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -99,7 +115,8 @@ async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
           if (s.non2xx > 0 || s.errors > 0) process.stderr.write(`warning: ${database} ${route} ${rate}/s: ${s.non2xx} non-2xx, ${s.errors} errors\n`);
           samples[route].push(s);
           process.stderr.write(
-            `${database} ${route} ${rate}/s round ${r + 1}: p50 ${s.p50} ms, p99 ${s.p99} ms (${s.requests} requests), ${s.cpuUs} us CPU/request\n`,
+            `${database} ${route} ${rate}/s round ${r + 1}: p50 ${s.p50} ms, p99 ${s.p99} ms (${s.requests} requests), ${s.cpuUs} us CPU/request, ` +
+              `event loop delay p99 ${s.loopDelayP99} ms, max ${s.loopDelayMax} ms\n`,
           );
         }
       }
