@@ -38,7 +38,10 @@ export function createAgentSweeper(deps: {
     const t = now();
     const ended = await db.transaction().execute(async (trx) => {
       const rows = await failJobsWhere(trx, { sweep, now: t.toISOString(), failureCode, failureReason });
-      for (const job of rows) await recordEnding(trx, job, 'failed', t);
+      // Each refund takes its account's lock (appendLedger): in account order, so two sweeps ending
+      // jobs of the same accounts (two control planes on PostgreSQL) cannot wait for each other.
+      const byAccount = [...rows].sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : 0));
+      for (const job of byAccount) await recordEnding(trx, job, 'failed', t);
       return rows;
     });
     for (const job of ended) deps.onEnded(job);
