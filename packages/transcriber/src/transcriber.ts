@@ -12,7 +12,7 @@ import { TranscriptionError } from './errors.ts';
 import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
 import { languageCode } from './languages.ts';
-import { loopReason } from './loops.ts';
+import { loopReasonIn } from './loops.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
@@ -316,7 +316,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         continue;
       }
       const { words } = toWords(payload, { timing, language, duration: chunk.duration });
-      const loop = loopReason(words.map((w) => w.text).join(' '));
+      const loop = loopReasonIn(words);
       if (loop) {
         reasons.push(`loop: ${loop}`);
         continue;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
-import { compressionRatio, loopReason } from '../src/loops.ts';
+import { compressionRatio, loopReason, loopReasonIn } from '../src/loops.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
@@ -148,6 +148,40 @@ describe('loopReason', () => {
     expect(loopReason('Der Nordwind und die Sonne stritten sich, wer von ihnen beiden wohl der Stärkere wäre.')).toBeNull();
     expect(loopReason('no, no, no.')).toBeNull();
     expect(loopReason('')).toBeNull();
+  });
+});
+
+describe('loopReasonIn', () => {
+  const READING =
+    'The North Wind and the Sun were disputing which was the stronger, when a traveler came along wrapped in a warm cloak. ' +
+    'They agreed that the one who first succeeded in making the traveler take his cloak off should be considered stronger than the other. ' +
+    'Then the North Wind blew as hard as he could, but the more he blew the more closely did the traveler fold his cloak around him; ' +
+    'and at last the North Wind gave up the attempt. Then the Sun shone out warmly, and immediately the traveler took off his cloak.';
+  const reading = READING.split(' ');
+  /** `seconds` of the reading (a word every 0.3 s, as espeak reads it), looped from its start when it runs out. */
+  const looped = (seconds: number) => Array.from({ length: Math.round(seconds / 0.3) }, (_, i) => ({ text: reading[i % reading.length]!, start: i * 0.3 }));
+
+  it("keeps speech that repeats a passage longer than whisper's 30 s window", () => {
+    // The reading is 28.5 s long: 60 s of it loops 2.1 times. As one text it compresses like a loop.
+    const words = looped(60);
+    expect(compressionRatio(words.map((w) => w.text).join(' '))).toBeGreaterThan(2.4);
+    expect(loopReason(words.map((w) => w.text).join(' '))).not.toBeNull();
+    expect(loopReasonIn(words)).toBeNull();
+  });
+  it('still finds a loop inside a long chunk, wherever it starts', () => {
+    for (const at of [0, 10, 22, 40]) {
+      // 60 s of the reading, with 10 s of it (from `at`) replaced by a "Thank you so much." loop.
+      const thanks = Array.from({ length: 25 }, (_, i) => ({ text: ['Thank', 'you', 'so', 'much.'][i % 4]!, start: at + i * 0.4 }));
+      const words = [...looped(60).filter((w) => w.start < at || w.start >= at + 10), ...thanks].sort((a, b) => a.start - b.start);
+      expect(loopReasonIn(words)).toMatch(/repeated|compresses/);
+    }
+    const thai = [{ text: 'ฟรงฮะฟรงฮะฟรงฮะฟรงฮะฟรงฮะ', start: 31 }];
+    expect(loopReasonIn([...looped(20), ...thai])).toMatch(/repeated 5 times/);
+  });
+  it('judges a chunk shorter than a window as one text, like loopReason', () => {
+    const words = looped(20);
+    expect(loopReasonIn(words)).toBe(loopReason(words.map((w) => w.text).join(' ')));
+    expect(loopReasonIn([])).toBeNull();
   });
 });
 
