@@ -42,6 +42,9 @@ try {
   const audio = ['-stream_loop', '-1', '-i', path.join(shared, 'en.wav')];
   await run('ffmpeg', testClipArgs({ seconds, audio, output: clip, preset: 'veryfast', crf: 20 }));
   const bytes = await readFile(clip);
+  const referenceWords = (await readFile(path.join(shared, 'en.txt'), 'utf8')).trim().split(/\s+/).length;
+  const readingSeconds = Number((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path.join(shared, 'en.wav')])).stdout);
+  let captioned = 0;
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
 
@@ -129,13 +132,19 @@ try {
         return watchJob(api, created.id, terminal, 1_800_000);
       });
       if (result.job.status !== 'succeeded') throw new Error(`bench job ended ${result.job.status}: ${result.job.failureReason}`);
+      // A job that "succeeds" with its words dropped is no faster job: count them (whisper-cli's
+      // own run above writes the same speech). The clip reads en.wav, looped, for `seconds`.
+      const { words } = (await api('GET', `/v1/automation-jobs/${result.job.id}/transcript`)).body as { words: unknown[] };
+      const expected = Math.floor((referenceWords * seconds) / readingSeconds);
+      if (words.length < 0.8 * expected) throw new Error(`the job captioned ${words.length} words of about ${expected}`);
+      captioned = words.length;
       ours.push(to);
     } finally {
       await farm.close();
     }
     console.log(
       `run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
-        `${(ours.at(-1)! / tb).toFixed(3)} (load average ${loads.at(-1)!.toFixed(1)})`,
+        `${(ours.at(-1)! / tb).toFixed(3)}, ${captioned} words captioned (load average ${loads.at(-1)!.toFixed(1)})`,
     );
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;

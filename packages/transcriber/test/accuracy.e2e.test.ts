@@ -137,6 +137,19 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     expect(r.words[0]!.start).toBeLessThan(20.8);
   });
 
+  it('keeps a reading said twice in a row (67 s, no pause between): repeated speech is not a decoding loop', async () => {
+    // bench:e2e's clip loops en.wav this way. Judged as one text, the chunk compressed 3.3x and
+    // every word of it was dropped as a loop; whisper judges each 30 s window, and so do we now.
+    const file = join(dir, 'twice.wav');
+    await ffmpeg('-stream_loop', '1', '-i', join(MEDIA, 'en.wav'), '-c:a', 'pcm_s16le', file);
+    const r = await transcriber.transcribe({ audioPath: file, language: 'en' });
+    const reference = readFileSync(join(MEDIA, 'en.txt'), 'utf8');
+    const wer = wordErrorRate(`${reference} ${reference}`, text(r));
+    console.log(`en.wav twice: WER ${(wer * 100).toFixed(1)}% over ${r.words.length} words`);
+    expect(wer).toBeLessThanOrEqual(0.1);
+    expect(r.words.at(-1)!.start).toBeGreaterThan(60);
+  });
+
   it('fails the job with transcription-failed on a truncated copy of the real model', async () => {
     const truncated = join(dir, 'ggml-base-truncated.bin');
     const fd = openSync(model, 'r');
