@@ -43,7 +43,9 @@ try {
   await run('ffmpeg', testClipArgs({ seconds, audio, output: clip, preset: 'veryfast', crf: 20 }));
   const bytes = await readFile(clip);
   const referenceWords = (await readFile(path.join(shared, 'en.txt'), 'utf8')).trim().split(/\s+/).length;
-  const readingSeconds = Number((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path.join(shared, 'en.wav')])).stdout);
+  const readingSeconds = Number(
+    (await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path.join(shared, 'en.wav')])).stdout,
+  );
   let captioned = 0;
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
