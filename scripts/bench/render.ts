@@ -1,18 +1,25 @@
 /**
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
- * npm run bench:render -- --all [--rounds 3] [--templates neon,impact]   (every (or these) built-in template(s): wall and CPU ratio, median and range)
+ * npm run bench:render -- --all [--rounds 5] [--templates neon,impact]   (every (or these) built-in template(s): wall and CPU ratio, median and range)
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  *
- * In one run, alternating so that load from other work on the machine hits both alike:
  *   plain  = reencodeVideo: the same ffmpeg pipeline and encoder settings, no captions
  *   render = renderVideo with the real painter (createBandPainter + a built-in template) and
  *            word timings from espeak-ng (../shared/media/en.words), else a synthetic schedule
  * on a 1080x1920 30 fps clip (testsrc2 at about 6 Mbit/s + speech), and prints wall seconds,
  * CPU-seconds (ffmpeg's from /proc/self/stat cutime+cstime, Node's from process.cpuUsage),
  * x-realtime and the render/plain ratios. Goal on CPU: CPU ratio <= 1.05.
+ *
+ * One template: plain and render alternate in this process. With --all, each round runs the
+ * plain re-encode and the render AT THE SAME TIME, each in a process of its own that warms up and
+ * then starts with the other: this VM's host takes 10-35% of the CPU at times (steal), and
+ * the same plain re-encode run alone cost 12.9-14.4 CPU-s from one minute to the next, so
+ * one-after-the-other rounds gave ratios spread over +-10% even on an idle guest. Run side by
+ * side (both processes warm up, then meet at a barrier and start measuring together), both sides
+ * meet the same host: the first row (plain against plain) shows what is left of the noise.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +39,10 @@ const { values: flags } = parseArgs({
     width: { type: 'string', default: '1080' },
     height: { type: 'string', default: '1920' },
     only: { type: 'string' },
+    /** With --only: warm up first (fonts, JIT, page cache), wait at this barrier (a directory) for the other side, print one JSON line. */
+    warm: { type: 'boolean', default: false },
+    barrier: { type: 'string' },
+    json: { type: 'boolean', default: false },
     /** Every built-in template, each against a plain re-encode in the same rounds; a summary table with spreads. */
     all: { type: 'boolean', default: false },
     /** With --all: only these built-in templates (comma-separated ids). */
@@ -89,7 +100,7 @@ async function measure(fn: () => Promise<unknown>): Promise<Sample> {
 
 let captionFrames = 0;
 let usedEncoder = '';
-let current: Template = template;
+const current: Template = template;
 const countingPainter = (frame: { width: number; height: number; fps: number }): BandPainter => {
   const painter = createBandPainter({ words, template: current, width: frame.width, height: frame.height, fps: frame.fps });
   captionFrames = 0;
@@ -109,90 +120,101 @@ const plain: Sample[] = [];
 const render: Sample[] = [];
 const out = join(work, `out.${format}`);
 if (flags.only) {
-  // For an outside measurement (/usr/bin/time -v): just this one run.
+  // For an outside measurement (/usr/bin/time -v): just this one run. --all runs two of these at once.
+  if (flags.warm) await warmUp();
+  captionFrames = 0;
+  if (flags.barrier) {
+    // Both sides of an --all round begin measuring at the same instant, whatever their start-up took.
+    await writeFile(join(flags.barrier, String(process.pid)), '');
+    while ((await readdir(flags.barrier)).length < 2) await new Promise((r) => setTimeout(r, 2));
+  }
   const s = await measure(() =>
     flags.only === 'plain'
-      ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
-      : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
+      ? reencodeVideo({ input: source, output: join(work, `out-${process.pid}.${format}`), format, quality: 'medium', encoder, source: info })
+      : renderVideo({
+          input: source,
+          output: join(work, `out-${process.pid}.${format}`),
+          painter: countingPainter,
+          format,
+          quality: 'medium',
+          encoder,
+          source: info,
+        }),
   );
-  console.log(
-    `${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ` + `${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`,
-  );
+  await rm(join(work, `out-${process.pid}.${format}`), { force: true });
+  if (flags.json) console.log(JSON.stringify({ ...s, images: captionFrames }));
+  else {
+    console.log(
+      `${flags.only}: wall ${s.wall.toFixed(2)} s, CPU ffmpeg ${s.ffmpegCpu.toFixed(2)} s + node ` +
+        `${s.nodeCpu.toFixed(2)} s, ${captionFrames} caption images`,
+    );
+  }
   process.exit(0);
 }
 const cpuOf = (x: Sample): number => x.ffmpegCpu + x.nodeCpu;
 if (flags.all) {
-  // Rounds interleave plain and render for each template, so drift in the machine's load hits both sides alike.
-  await renderVideo({
-    input: source,
-    output: out,
-    painter: countingPainter,
-    format,
-    quality: 'medium',
-    encoder,
-    source: info,
-    resolution: { width: 320, height: 568 },
-  });
   const table: string[] = [];
   const loads: number[] = [];
   const spread = (xs: number[]): { median: number; lo: number; hi: number } => {
     const sorted = [...xs].sort((a, b) => a - b);
     return { median: sorted[Math.floor(sorted.length / 2)]!, lo: sorted[0]!, hi: sorted.at(-1)! };
   };
+  /** One side in a process of its own: warmed up, measuring from the barrier on; its Sample and image count. */
+  const side = async (kind: 'plain' | 'render', templateId: string, barrier: string): Promise<Sample & { images: number }> => {
+    const args = ['--only', kind, '--warm', '--json', '--barrier', barrier, '--template', templateId];
+    for (const k of ['seconds', 'format', 'encoder', 'width', 'height'] as const) args.push(`--${k}`, String(flags[k]));
+    const { stdout } = await runToEnd(process.execPath, { args: ['--import', 'tsx', import.meta.filename, ...args] });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!);
+  };
+  const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+  const sign = (x: number): string => (x < 0 ? `-${pct(-x)}` : `+${pct(x)}`);
   const chosen = flags.templates ? flags.templates.split(',').map((id) => getBuiltinTemplate(id) ?? raise(`No built-in template "${id}"`)) : builtinTemplates;
-  for (const t of chosen) {
-    current = t;
+  // The control: a plain re-encode against a plain re-encode, measured the same way.
+  for (const t of [null, ...chosen]) {
     const cpuRatios: number[] = [];
     const wallRatios: number[] = [];
     const walls: number[] = [];
+    const nodeShares: number[] = [];
+    const ffmpegShares: number[] = [];
     let frames = 0;
     for (let i = 0; i < rounds; i++) {
       loads.push(loadavg()[0]!);
-      // Alternate which side goes first, so a load change within a round does not always favour one side.
-      const plainFirst = i % 2 === 0;
-      const plainRun = () => measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info }));
-      const renderRun = () =>
-        measure(() => renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }));
-      const p = plainFirst ? await plainRun() : undefined;
-      const r = await renderRun();
-      frames = captionFrames;
-      const q = p ?? (await plainRun());
+      // Both processes start (tsx, warm-up) at once and begin measuring together, at a barrier.
+      const barrier = await mkdtemp(join(work, 'barrier-'));
+      const [q, r] = await Promise.all([side('plain', template.id, barrier), side(t ? 'render' : 'plain', t?.id ?? template.id, barrier)]);
+      await rm(barrier, { recursive: true, force: true });
+      frames = r.images;
       cpuRatios.push(cpuOf(r) / cpuOf(q));
+      // Where the render's extra CPU went, as shares of the plain re-encode's: Node (painting,
+      // reading back, the pipe) and ffmpeg (conversion, overlay, x264 on the captions).
+      nodeShares.push(r.nodeCpu / cpuOf(q));
+      ffmpegShares.push((r.ffmpegCpu - q.ffmpegCpu) / cpuOf(q));
       wallRatios.push(r.wall / q.wall);
       walls.push(r.wall);
     }
     const c = spread(cpuRatios);
     const w = spread(wallRatios);
+    const name = t ? t.id : 'plain (control)';
     const line =
-      `${t.id.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${w.median.toFixed(3)} (${w.lo.toFixed(3)}-${w.hi.toFixed(3)})` +
-      `  CPU ratio ${c.median.toFixed(3)} (${c.lo.toFixed(3)}-${c.hi.toFixed(3)})  ${String(frames).padStart(4)} images  ${c.median <= 1.05 ? 'ok' : 'over 1.05'}`;
+      `${name.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${w.median.toFixed(3)} (${w.lo.toFixed(3)}-${w.hi.toFixed(3)})` +
+      `  CPU ratio ${c.median.toFixed(3)} (${c.lo.toFixed(3)}-${c.hi.toFixed(3)})  ${String(frames).padStart(4)} images` +
+      `  node +${pct(spread(nodeShares).median)} ffmpeg ${sign(spread(ffmpegShares).median)}  ${t ? (c.median <= 1.05 ? 'ok' : 'over 1.05') : ''}`;
     console.log(line);
     table.push(line);
   }
-  await rm(out, { force: true });
   const l = spread(loads);
   console.log(
     `\nbench:render --all: ${size.width}x${size.height} ${info.durationSeconds.toFixed(0)} s, ${format}, ` +
-      `${rounds} rounds per template (plain and render alternating),`,
+      `${rounds} rounds per template, plain and render side by side in each round,`,
   );
   console.log(
-    `render / plain re-encode of the same clip in the same round, median (min-max); goal: CPU ratio <= ` +
-      `1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`,
+    `render / plain re-encode of the same clip in the same round, median (min-max), and the medians of the ` +
+      `render's Node CPU and of its extra ffmpeg CPU, as shares of the plain re-encode's; goal: CPU ratio <= 1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`,
   );
   for (const line of table) console.log(`  ${line}`);
   process.exit(0);
 }
-// Warm-up: font registration, NVENC detection, page cache.
-await renderVideo({
-  input: source,
-  output: out,
-  painter: countingPainter,
-  format,
-  quality: 'medium',
-  encoder,
-  source: info,
-  resolution: { width: 320, height: 568 },
-});
+await warmUp();
 for (let i = 0; i < rounds; i++) {
   plain.push(await measure(() => reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })));
   render.push(
@@ -225,6 +247,22 @@ console.log(row('plain', plain));
 console.log(row('render', render));
 console.log(`ratio    CPU ${(cpu(render) / cpu(plain)).toFixed(3)}   wall ${(sum(render, 'wall') / sum(plain, 'wall')).toFixed(3)}   (goal on CPU: <= 1.05)`);
 console.log(`rounds   CPU ratios ${render.map((r, i) => ((r.ffmpegCpu + r.nodeCpu) / (plain[i]!.ffmpegCpu + plain[i]!.nodeCpu)).toFixed(3)).join(' ')}`);
+
+/** Font registration, NVENC detection, JIT and page cache: a small render before measuring. */
+async function warmUp(): Promise<void> {
+  const scratch = join(work, `warm-${process.pid}.${format}`);
+  await renderVideo({
+    input: source,
+    output: scratch,
+    painter: countingPainter,
+    format,
+    quality: 'medium',
+    encoder,
+    source: info,
+    resolution: { width: 320, height: 568 },
+  });
+  await rm(scratch, { force: true });
+}
 
 /** espeak-ng word onsets (ms) from en.words; a word ends at the next onset. Synthetic 0.35 s words when absent. */
 function loadWords(limit: number): Word[] {
