@@ -12,7 +12,7 @@
  *
  * One template: plain and render alternate in this process. With --all, each round runs the
  * plain re-encode and the render AT THE SAME TIME, each in a process of its own that warms up and
- * then starts with the other: this VM's host takes 10-35% of the CPU at times (steal), and
+ * then starts with the other: this VM's host takes up to a fifth of the CPU at times (steal), and
  * the same plain re-encode run alone cost 12.9-14.4 CPU-s from one minute to the next, so
  * one-after-the-other rounds gave ratios spread over +-10% even on an idle guest. Run side by
  * side (both processes warm up, then meet at a barrier and start measuring together), both sides
