@@ -42,10 +42,12 @@ try {
   const audio = ['-stream_loop', '-1', '-i', path.join(shared, 'en.wav')];
   await run('ffmpeg', testClipArgs({ seconds, audio, output: clip, preset: 'veryfast', crf: 20 }));
   const bytes = await readFile(clip);
+  // The words the clip says: en.txt's, once per reading of en.wav (looped to `seconds`).
   const referenceWords = (await readFile(path.join(shared, 'en.txt'), 'utf8')).trim().split(/\s+/).length;
   const readingSeconds = Number(
     (await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path.join(shared, 'en.wav')])).stdout,
   );
+  const expectedWords = Math.floor((referenceWords * seconds) / readingSeconds);
   let captioned = 0;
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
@@ -135,10 +137,9 @@ try {
       });
       if (result.job.status !== 'succeeded') throw new Error(`bench job ended ${result.job.status}: ${result.job.failureReason}`);
       // A job that "succeeds" with its words dropped is no faster job: count them (whisper-cli's
-      // own run above writes the same speech). The clip reads en.wav, looped, for `seconds`.
+      // own run above writes the same speech).
       const { words } = (await api('GET', `/v1/automation-jobs/${result.job.id}/transcript`)).body as { words: unknown[] };
-      const expected = Math.floor((referenceWords * seconds) / readingSeconds);
-      if (words.length < 0.8 * expected) throw new Error(`the job captioned ${words.length} words of about ${expected}`);
+      if (words.length < 0.8 * expectedWords) throw new Error(`the job captioned ${words.length} words of about ${expectedWords}`);
       captioned = words.length;
       ours.push(to);
     } finally {

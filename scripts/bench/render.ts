@@ -56,7 +56,6 @@ const encoder = flags.encoder as 'auto' | 'cpu' | 'nvenc';
 const size = { width: Number(flags.width), height: Number(flags.height) };
 const template = getBuiltinTemplate(flags.template!);
 if (!template) throw new Error(`No built-in template "${flags.template}"`);
-type Template = NonNullable<ReturnType<typeof getBuiltinTemplate>>;
 
 const media = join(import.meta.dirname, '../../../shared/media');
 const work = join(tmpdir(), 'captionfarm-bench-render');
@@ -100,9 +99,8 @@ async function measure(fn: () => Promise<unknown>): Promise<Sample> {
 
 let captionFrames = 0;
 let usedEncoder = '';
-const current: Template = template;
 const countingPainter = (frame: { width: number; height: number; fps: number }): BandPainter => {
-  const painter = createBandPainter({ words, template: current, width: frame.width, height: frame.height, fps: frame.fps });
+  const painter = createBandPainter({ words, template, width: frame.width, height: frame.height, fps: frame.fps });
   captionFrames = 0;
   return {
     band: painter.band,
@@ -118,7 +116,8 @@ const countingPainter = (frame: { width: number; height: number; fps: number }):
 
 const plain: Sample[] = [];
 const render: Sample[] = [];
-const out = join(work, `out.${format}`);
+// Per process: --all runs two of these processes at once.
+const out = join(work, `out-${process.pid}.${format}`);
 if (flags.only) {
   // For an outside measurement (/usr/bin/time -v): just this one run. --all runs two of these at once.
   if (flags.warm) await warmUp();
@@ -130,18 +129,10 @@ if (flags.only) {
   }
   const s = await measure(() =>
     flags.only === 'plain'
-      ? reencodeVideo({ input: source, output: join(work, `out-${process.pid}.${format}`), format, quality: 'medium', encoder, source: info })
-      : renderVideo({
-          input: source,
-          output: join(work, `out-${process.pid}.${format}`),
-          painter: countingPainter,
-          format,
-          quality: 'medium',
-          encoder,
-          source: info,
-        }),
+      ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
+      : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
   );
-  await rm(join(work, `out-${process.pid}.${format}`), { force: true });
+  await rm(out, { force: true });
   if (flags.json) console.log(JSON.stringify({ ...s, images: captionFrames }));
   else {
     console.log(
