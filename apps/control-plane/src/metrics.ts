@@ -20,6 +20,8 @@ export interface Metrics {
   webhookAttempt(o: { outcome: string; state: string; applied: boolean }): void;
   /** Express middleware timing every request by method, matched route and status. */
   http(): (req: Request, res: Response, next: NextFunction) => void;
+  /** Starts timing one request; the returned function records it (the hot routes, served outside Express). */
+  httpTimer(): (labels: { method: string; route: string; status: string }) => void;
 }
 
 const PHASE_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
@@ -147,6 +149,7 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
       attempts.inc({ outcome });
       if (state === 'exhausted' && applied) failed.inc();
     },
+    httpTimer: () => http.startTimer(),
     http() {
       return (req, res, next) => {
         const end = http.startTimer();

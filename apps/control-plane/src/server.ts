@@ -19,7 +19,8 @@ import type { ControlPlaneConfig } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
-import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId } from './http/middleware.ts';
+import { hotRoutes } from './http/hot-routes.ts';
+import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -261,24 +262,22 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.set('query parser', 'simple');
   app.use(requestId());
   app.use(metrics.http());
+  const logRequest = (line: RequestLogLine) => logger.info(line, 'request');
   // One line per request: ids as fields, the route pattern and path without its query string.
   app.use((req, res, next) => {
     const started = performance.now();
     res.on('finish', () => {
       const caller = res.locals.caller as { accountId?: string } | undefined;
-      const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? req.params.id : undefined);
-      logger.info(
-        {
-          requestId: res.locals.requestId,
-          accountId: caller?.accountId,
-          jobId,
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
+      const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
+      logRequest({
+        requestId: String(res.locals.requestId),
+        accountId: caller?.accountId,
+        jobId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Math.round(performance.now() - started),
+      });
     });
     next();
   });
@@ -327,6 +326,18 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     });
   // A create counts its request in its own transaction: one write per create (http/middleware.ts).
   const publicRateLimit = rateLimit(db, now, new Set(['POST /automation-jobs']));
+  // The two routes clients call in a loop skip Express (http/hot-routes.ts), with the same parts.
+  const hot = hotRoutes({
+    authenticate: (key) => accounts.authenticate(key),
+    authFailures,
+    limiter: publicRateLimit,
+    jobs,
+    maxJobJsonBytes: config.maxJobJsonBytes,
+    bodyTimeouts,
+    metrics,
+    logRequest,
+    log,
+  });
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
@@ -376,7 +387,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         getBuiltin().handle(req, res);
         return;
       }
-      app(req, res);
+      if (!hot(req, res, () => app(req, res))) app(req, res);
     },
   );
   // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held

@@ -1,13 +1,27 @@
+import type { ServerResponse } from 'node:http';
 import { ApiError, type ErrorBody } from '@captionfarm/contracts';
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler } from 'express';
 
-function sendError(res: Response, err: ApiError): void {
-  const requestId = String(res.locals.requestId ?? '');
+/** A JSON answer, as Express's res.json writes it (the same headers), on a plain node:http response. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** The documented error body (with Retry-After when the error has one). */
+export function sendError(res: ServerResponse, err: ApiError, requestId: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
   const body: ErrorBody = {
     error: { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}), requestId },
   };
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
-  res.status(err.status).json(body);
+  sendJson(res, err.status, body);
 }
 
 /**
@@ -22,30 +36,29 @@ function diskFull(err: unknown): string | undefined {
   return undefined;
 }
 
-/** body-parser's own errors -> our codes; anything unknown -> 500 internal (logged). */
+/** What a failed request answers: body-parser's own errors -> our codes; anything unknown -> 500 internal (logged). */
+export function toApiError(err: unknown, log: (msg: string, extra?: unknown) => void): ApiError {
+  if (err instanceof ApiError) return err;
+  const type = (err as { type?: string } | null)?.type;
+  if (type === 'entity.too.large') return new ApiError('payload_too_large', 'The request body is too large.');
+  if (type === 'entity.parse.failed') return new ApiError('invalid_request', 'The request body is not valid JSON.');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.');
+  if (type === 'request.aborted') return new ApiError('invalid_request', 'The request was aborted.');
+  // The router decodes path parameters; malformed percent-encoding (`%E0%A4%A`) is the client's.
+  if (err instanceof URIError)
+    return new ApiError('invalid_request', 'The URL path has malformed percent-encoding; encode path segments with encodeURIComponent.');
+  const full = diskFull(err);
+  if (full) {
+    log('disk full', err);
+    return new ApiError('unavailable', `The server's disk is full (${full}); retry later.`, { retryAfterSeconds: 30 });
+  }
+  log('unhandled error', err);
+  return ApiError.fromUnknown(err);
+}
+
+/** The Express error handler: the error body of toApiError's verdict. */
 export function errorHandler(log: (msg: string, extra?: unknown) => void): ErrorRequestHandler {
   return (err, _req, res, _next) => {
-    let apiErr: ApiError;
-    const type = (err as { type?: string }).type;
-    if (err instanceof ApiError) apiErr = err;
-    else if (type === 'entity.too.large') apiErr = new ApiError('payload_too_large', 'The request body is too large.');
-    else if (type === 'entity.parse.failed') apiErr = new ApiError('invalid_request', 'The request body is not valid JSON.');
-    else if (type === 'encoding.unsupported' || type === 'charset.unsupported') apiErr = new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.');
-    else if (type === 'request.aborted') apiErr = new ApiError('invalid_request', 'The request was aborted.');
-    // The router decodes path parameters; malformed percent-encoding (`%E0%A4%A`) is the client's.
-    else if (err instanceof URIError)
-      apiErr = new ApiError('invalid_request', 'The URL path has malformed percent-encoding; encode path segments with encodeURIComponent.');
-    else if (diskFull(err)) {
-      log('disk full', err);
-      apiErr = new ApiError('unavailable', `The server's disk is full (${diskFull(err)}); retry later.`, { retryAfterSeconds: 30 });
-    } else {
-      log('unhandled error', err);
-      apiErr = ApiError.fromUnknown(err);
-    }
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    sendError(res, apiErr);
+    sendError(res, toApiError(err, log), String(res.locals.requestId ?? ''));
   };
 }

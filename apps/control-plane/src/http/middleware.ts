@@ -1,20 +1,37 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, PLANS } from '@captionfarm/contracts';
 import { countRequest, type Db } from '@captionfarm/db';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller, CountInTransaction } from '../services/jobs.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 
+/** A request's id: its X-Request-Id header, its error bodies' `requestId`, its log lines. */
+export function newRequestId(): string {
+  return `req_${randomUUID().replace(/-/g, '')}`;
+}
+
+/** The one log line of each request (server.ts): ids as fields, the path without its query string. */
+export interface RequestLogLine {
+  requestId: string;
+  accountId: string | undefined;
+  jobId: string | undefined;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+}
+
 export function requestId(): RequestHandler {
   return (_req, res, next) => {
-    const id = `req_${randomUUID().replace(/-/g, '')}`;
+    const id = newRequestId();
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
     next();
   };
 }
 
-export function bearer(req: Request): string | undefined {
+export function bearer(req: IncomingMessage): string | undefined {
   const h = req.headers.authorization;
   if (!h) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
@@ -63,7 +80,7 @@ interface RateWindow {
 }
 
 /** The rate-limit headers for `count` requests in the window; rate_limited past the limit. */
-function verdict(res: Response, w: RateWindow, count: number): ApiError | undefined {
+function verdict(res: ServerResponse, w: RateWindow, count: number): ApiError | undefined {
   res.setHeader('X-RateLimit-Limit', String(w.limit));
   res.setHeader('X-RateLimit-Remaining', String(Math.max(0, w.limit - count)));
   if (count <= w.limit) return undefined;
@@ -73,7 +90,7 @@ function verdict(res: Response, w: RateWindow, count: number): ApiError | undefi
 }
 
 /** A request counted in the transaction of the work it asks for (services/jobs.ts CountInTransaction), until that commits. */
-interface Deferred extends CountInTransaction {
+export interface Deferred extends CountInTransaction {
   window: RateWindow;
   pending: boolean;
 }
@@ -110,17 +127,21 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
   };
   /** Account -> the window in which this process last refused it. */
   const refusedIn = new Map<string, string>();
-  const judge = (res: Response, w: RateWindow, count: number) => {
+  const judge = (res: ServerResponse, w: RateWindow, count: number) => {
     const refused = verdict(res, w, count);
     if (refused) refusedIn.set(w.key.accountId, w.key.windowStart);
     return refused;
   };
-  const countNow = (res: Response, w: RateWindow, next: NextFunction) => countRequest(db, w.key).then((count) => next(judge(res, w, count)), next);
-  const count: RequestHandler = (req, res, next) => {
-    const w = windowOf(callerOf(res));
-    if (!inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`)) return void countNow(res, w, next);
+  /** Counts the request now: rate_limited past the limit (the headers are set either way). */
+  const countNow = async (res: ServerResponse, caller: Caller): Promise<ApiError | undefined> => {
+    const w = windowOf(caller);
+    return judge(res, w, await countRequest(db, w.key));
+  };
+  /** The count the work writes in its own transaction; undefined when this process refused the account in this window (count it now). */
+  const deferTo = (res: ServerResponse, caller: Caller): Deferred | undefined => {
+    const w = windowOf(caller);
     const lastRefused = refusedIn.get(w.key.accountId);
-    if (lastRefused === w.key.windowStart) return void countNow(res, w, next);
+    if (lastRefused === w.key.windowStart) return undefined;
     if (lastRefused !== undefined) refusedIn.delete(w.key.accountId);
     const deferred: Deferred = {
       window: w,
@@ -133,19 +154,28 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
         deferred.pending = false;
       },
     };
-    res.locals.rateCount = deferred;
     res.once('finish', () => {
       if (deferred.pending) void countRequest(db, w.key).catch(() => undefined);
     });
+    return deferred;
+  };
+  /** The error a request answers when it failed before its deferred count committed: counted now, rate_limited takes the place of `err` past the limit. */
+  const failed = async (res: ServerResponse, deferred: Deferred | undefined, err: unknown): Promise<unknown> => {
+    if (!deferred?.pending) return err;
+    deferred.pending = false;
+    return judge(res, deferred.window, await countRequest(db, deferred.window.key)) ?? err;
+  };
+  const count: RequestHandler = (req, res, next) => {
+    const caller = callerOf(res);
+    const deferred = inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`) ? deferTo(res, caller) : undefined;
+    if (!deferred) return void countNow(res, caller).then(next, next);
+    res.locals.rateCount = deferred;
     next();
   };
   const countOnError: ErrorRequestHandler = (err, _req, res, next) => {
-    const deferred = res.locals.rateCount as Deferred | undefined;
-    if (!deferred?.pending) return next(err);
-    deferred.pending = false;
-    countRequest(db, deferred.window.key).then((n) => next(judge(res, deferred.window, n) ?? err), next);
+    failed(res, res.locals.rateCount as Deferred | undefined, err).then(next, next);
   };
-  return { count, countOnError };
+  return { count, countOnError, countNow, deferTo, failed };
 }
 
 /**
@@ -154,7 +184,7 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
  * moment later (an immediate close with unread input would reset the connection and could lose
  * the answer).
  */
-function closeAfterResponse(req: Request, res: Response): void {
+function closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
   res.setHeader('Connection', 'close');
   res.once('finish', () => {
     const socket = req.socket;
@@ -196,6 +226,67 @@ export interface BodyTimeouts {
 }
 
 /**
+ * Arms a body's deadlines: once it stalls longer than `idleMs` or takes longer than `totalMs`,
+ * `timedOut` gets a 408 `request_timeout` (once) and the connection is closed after the answer.
+ * The returned function disarms them.
+ */
+function bodyDeadlines(req: IncomingMessage, res: ServerResponse, timeouts: BodyTimeouts, timedOut: (err: ApiError) => void): () => void {
+  let idle: NodeJS.Timeout | undefined;
+  let armed = true;
+  const fire = (what: string) => {
+    if (!armed) return;
+    disarm();
+    closeAfterResponse(req, res);
+    timedOut(new ApiError('request_timeout', `The request body ${what}; send the whole body promptly.`));
+  };
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => fire(`stalled for more than ${timeouts.idleMs / 1000} s`), timeouts.idleMs);
+  };
+  const total = setTimeout(() => fire(`took longer than ${timeouts.totalMs / 1000} s`), timeouts.totalMs);
+  const disarm = () => {
+    armed = false;
+    clearTimeout(total);
+    clearTimeout(idle);
+    req.off('data', armIdle);
+  };
+  req.on('data', armIdle);
+  armIdle();
+  return disarm;
+}
+
+/** An error of the kinds toApiError (errors.ts) knows from body-parser: the same answer either way. */
+const bodyError = (type: 'entity.parse.failed' | 'request.aborted') => Object.assign(new Error(type), { type });
+
+/**
+ * The body of a request whose headers promise plain UTF-8 JSON of a declared length (the hot
+ * routes, http/hot-routes.ts, take no other), parsed as `jsonBody` parses it: the same deadlines,
+ * a byte-order mark skipped, the same errors.
+ */
+export function readPlainJson(req: IncomingMessage, res: ServerResponse, timeouts: BodyTimeouts): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const disarm = bodyDeadlines(req, res, timeouts, reject);
+    const aborted = () => {
+      disarm();
+      reject(bodyError('request.aborted'));
+    };
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('aborted', aborted);
+    req.once('error', aborted);
+    req.once('end', () => {
+      disarm();
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
+      } catch {
+        reject(bodyError('entity.parse.failed'));
+      }
+    });
+  });
+}
+
+/**
  * JSON bodies only: 415 for another Content-Type when a body is sent, 413 past the size limit
  * (mount declaredLengthLimit before it for the 413 from the headers alone), 400 for malformed
  * JSON, 408 `request_timeout` (and the connection closed) for a body that stalls longer than
@@ -218,32 +309,16 @@ export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: Rou
         return next(new ApiError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".'));
       }
       let done = false;
-      let idle: NodeJS.Timeout | undefined;
-      const timedOut = (what: string) => {
-        if (done) return;
+      // raw-body is still waiting for the rest after a timeout; its later abort error is ignored (done).
+      const disarm = bodyDeadlines(req, res, timeouts, (err) => {
         done = true;
-        cleanup();
-        // raw-body is still waiting for the rest; its later abort error is ignored (done).
-        closeAfterResponse(req, res);
-        next(new ApiError('request_timeout', `The request body ${what}; send the whole body promptly.`));
-      };
-      const armIdle = () => {
-        clearTimeout(idle);
-        idle = setTimeout(() => timedOut(`stalled for more than ${timeouts.idleMs / 1000} s`), timeouts.idleMs);
-      };
-      const total = setTimeout(() => timedOut(`took longer than ${timeouts.totalMs / 1000} s`), timeouts.totalMs);
-      const cleanup = () => {
-        clearTimeout(total);
-        clearTimeout(idle);
-        req.off('data', armIdle);
-      };
-      req.on('data', armIdle);
-      armIdle();
+        next(err);
+      });
       const parse = special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general;
       parse(req, res, (err?: unknown) => {
         if (done) return;
         done = true;
-        cleanup();
+        disarm();
         next(err);
       });
     },
