@@ -1,28 +1,11 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBodySchema } from '@captionfarm/contracts';
-import { makeTestClip, startHarness, until, type Api, type Harness } from './harness.ts';
-
-/** One HTTP/1.1 request over a raw socket: the head and `body`, then the socket stays as the test leaves it. */
-function rawRequest(url: string, head: string, body: Buffer | string = '', localAddress?: string) {
-  const u = new URL(url);
-  const socket: Socket = connect({ host: u.hostname, port: Number(u.port), ...(localAddress ? { localAddress } : {}) });
-  let response = '';
-  socket.on('data', (d) => (response += d.toString()));
-  socket.on('error', () => undefined);
-  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
-  socket.write(`${head.replace(/\n/g, '\r\n')}\r\nHost: ${u.host}\r\n\r\n`);
-  if (body.length > 0) socket.write(body);
-  return { socket, closed, response: () => response };
-}
-
-function jsonOf(response: string): any {
-  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
-}
+import { jsonOf, makeTestClip, rawRequest, startHarness, until, type Api, type Harness } from './harness.ts';
 
 /** GET with a chosen source address (127.0.0.x), to act as another client. */
 function getFrom(url: string, localAddress: string, headers: Record<string, string>): Promise<{ status: number; retryAfter: string | undefined }> {

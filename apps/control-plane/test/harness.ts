@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlanId } from '@captionfarm/contracts';
@@ -93,6 +94,23 @@ export async function startHarness(env: Record<string, string> = {}, opts: Contr
     },
   };
   return h;
+}
+
+/** One HTTP/1.1 request over a raw socket: the head and `body`, then the socket stays as the test leaves it. */
+export function rawRequest(url: string, head: string, body: Buffer | string = '', localAddress?: string) {
+  const u = new URL(url);
+  const socket: Socket = connect({ host: u.hostname, port: Number(u.port), ...(localAddress ? { localAddress } : {}) });
+  let response = '';
+  socket.on('data', (d) => (response += d.toString()));
+  socket.on('error', () => undefined);
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
+  socket.write(`${head.replace(/\n/g, '\r\n')}\r\nHost: ${u.host}\r\n\r\n`);
+  if (body.length > 0) socket.write(body);
+  return { socket, closed, response: () => response };
+}
+
+export function jsonOf(response: string): any {
+  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
 }
 
 /** Polls until `check` returns a value, or fails after `ms`. */
