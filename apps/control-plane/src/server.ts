@@ -268,7 +268,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     const started = performance.now();
     res.on('finish', () => {
       const caller = res.locals.caller as { accountId?: string } | undefined;
-      const jobId = (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
+      const jobId =
+        (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
       logRequest({
         requestId: String(res.locals.requestId),
         accountId: caller?.accountId,
