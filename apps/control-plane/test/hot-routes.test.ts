@@ -167,7 +167,9 @@ describe('the hot routes answer as Express does', () => {
 
   /** Status, headers (but the per-request ones) and body, with ids and times made comparable. */
   const answer = async (res: Response) => {
-    const headers = Object.fromEntries([...res.headers].filter(([k]) => !['date', 'x-request-id', 'x-ratelimit-remaining'].includes(k)));
+    const headers: Record<string, string> = Object.fromEntries(
+      [...res.headers].filter(([k]) => !['date', 'x-request-id', 'x-ratelimit-remaining'].includes(k)),
+    );
     const text = await res.text();
     const body = text.replace(/"(req_[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g, '"<id>"');
     return {
