@@ -174,7 +174,7 @@ describe('the hot routes answer as Express does', () => {
     const body = text.replace(/"(req_[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g, '"<id>"');
     return {
       status: res.status,
-      headers: { ...headers, 'content-length': 'n' },
+      headers: { ...headers, 'content-length': 'n' } as Record<string, string>,
       body: body.replace(/"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"<time>"'),
       length: Number(headers['content-length']),
     };
