@@ -7,6 +7,7 @@ import * as transcripts from './migrations/0010-transcripts.ts';
 import * as uploadDuration from './migrations/0011-upload-duration.ts';
 import * as users from './migrations/0012-users.ts';
 import * as scaleOut from './migrations/0013-scale-out.ts';
+import * as createPages from './migrations/0018-create-pages.ts';
 import * as sweepIndexes from './migrations/0013-sweep-indexes.ts';
 import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0013-sweep-indexes': sweepIndexes,
   '0016-fonts': fonts,
   '0017-ledger-balance': ledgerBalance,
+  '0018-create-pages': createPages,
 };
 
 /** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */

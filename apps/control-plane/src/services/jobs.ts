@@ -316,10 +316,19 @@ export function createJobsService(deps: {
   /**
    * A cursor signed before `jobs.seq` (migration 0013) names its last job by (created_at, id), the
    * list's order then. Migration 0013 numbered the jobs in that same order, so the page goes on
-   * after the newest job that came before that place: a client paging across the upgrade neither
-   * skips nor repeats a job, and a job deleted since does not end its walk.
+   * before that job's number: a client paging across the upgrade neither skips nor repeats a job.
+   * A job deleted since does not end its walk: the newest job that came before its place is found
+   * by reading the account's jobs (once per walk; no index keeps that old order any more).
    */
   async function seqAfterOldCursor(accountId: string, createdAt: string, jobId: string): Promise<number> {
+    const named = await db
+      .selectFrom('jobs')
+      .select('seq')
+      .where('id', '=', jobId)
+      .where('account_id', '=', accountId)
+      .where('created_at', '=', createdAt)
+      .executeTakeFirst();
+    if (named?.seq != null) return named.seq;
     const prev = await db
       .selectFrom('jobs')
       .select((eb) => eb.fn.max('seq').as('seq'))
