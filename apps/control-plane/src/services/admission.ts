@@ -110,7 +110,7 @@ export async function reserveWaiting(
       const minutes = Math.min(need, balance);
       // The mark first: a job cancelled since the read gets no reserve row, which nothing would refund.
       if ((await markReserved(trx, { id: job.id, at: now.toISOString() })).length === 0) continue;
-      await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now });
+      await appendLedger(trx, { accountId, jobId: job.id, kind: 'reserve', minutes: -minutes, now, balanceBefore: balance });
       balance -= minutes;
       reserved.push(job.id);
       continue;
