@@ -26,9 +26,11 @@ const PLAIN_JSON = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 /**
  * POST /v1/automation-jobs and GET /v1/automation-jobs/:id served on node:http, outside Express:
  * the two requests an API client sends in a loop. Express's router, its per-request prototype
- * swaps and middleware chain cost a third of a job create's CPU (bench:api: 1,871 against
- * 1,438 us a create, rounds alternated in one process), and at 500 creates a second on two cores
- * every such microsecond is queueing.
+ * swaps (V8's property lookups then miss their caches: a fifth of the control plane's CPU under
+ * create load, by perf) and its middleware chain cost about a quarter of a create's CPU: 1,871
+ * against 1,438 us a create with a first version of this path, rounds alternated in one process
+ * at 400/s (README, Performance). At 500 creates a second on two cores every such microsecond is
+ * queueing.
  *
  * The hot path takes only the plain, well-formed request: the exact path without a query string,
  * a key that authenticates, an address not blocked, and for a create a declared length within the
