@@ -78,6 +78,47 @@ describe('tts-align, pure parts', () => {
     // c0 (loudness) tells the quiet half from the loud one.
     expect(f[10]![0]!).toBeLessThan(f[80]![0]!);
   });
+
+  it('mfccFrames: the MFCCs by definition (a direct DFT, every filter weight, the DCT-II), from the precomputed tables', () => {
+    // Speech-like: two partials gliding, noise, a loudness ramp.
+    let seed = 7;
+    const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.02;
+    const x = Float32Array.from({ length: 8000 }, (_, i) => (0.1 + i / 20000) * (Math.sin(i * (0.05 + i / 4e6)) + 0.5 * Math.sin(i * 0.31)) + noise());
+    const [rate, hop, win, nfft, bands, ceps] = [16000, 160, 400, 512, 26, 13];
+    const mel = (f: number) => 2595 * Math.log10(1 + f / 700);
+    const hz = (m: number) => 700 * (10 ** (m / 2595) - 1);
+    const edges = Array.from({ length: bands + 2 }, (_, i) => (hz(mel(60) + ((mel(7600) - mel(60)) * i) / (bands + 1)) * nfft) / rate);
+    const reference: number[][] = [];
+    for (let at = 0; at + win <= x.length; at += hop) {
+      const frame = Array.from(
+        { length: win },
+        (_, i) => (x[at + i]! - 0.97 * (at + i > 0 ? x[at + i - 1]! : 0)) * (0.54 - 0.46 * Math.cos((2 * Math.PI * i) / (win - 1))),
+      );
+      const power = Array.from({ length: nfft / 2 + 1 }, (_, k) => {
+        let re = 0;
+        let im = 0;
+        frame.forEach((v, t) => {
+          re += v * Math.cos((2 * Math.PI * k * t) / nfft);
+          im -= v * Math.sin((2 * Math.PI * k * t) / nfft);
+        });
+        return re * re + im * im;
+      });
+      const logMel = Array.from({ length: bands }, (_, m) => {
+        const [l, c, r] = [edges[m]!, edges[m + 1]!, edges[m + 2]!];
+        return Math.log(power.reduce((s, p, k) => s + (k <= l || k >= r ? 0 : k <= c ? (k - l) / (c - l) : (r - k) / (r - c)) * p, 0) + 1e-8);
+      });
+      reference.push(Array.from({ length: ceps }, (_, n) => logMel.reduce((s, v, m) => s + v * Math.cos((Math.PI * n * (m + 0.5)) / bands), 0)));
+    }
+    for (let n = 0; n < ceps; n++) {
+      const mean = reference.reduce((s, c) => s + c[n]!, 0) / reference.length;
+      const sd = Math.sqrt(reference.reduce((s, c) => s + (c[n]! - mean) ** 2, 0) / reference.length + 1e-8);
+      for (const c of reference) c[n] = (c[n]! - mean) / sd;
+    }
+    const f = mfccFrames(x);
+    expect(f).toHaveLength(reference.length);
+    const worst = Math.max(...f.flatMap((c, i) => [...c].map((v, n) => Math.abs(v - reference[i]![n]!))));
+    expect(worst).toBeLessThan(1e-9);
+  });
 });
 
 // The read: espeak-ng's en-us voice, variant +f3, 170 wpm, pitch 65; refineOnsets synthesizes
