@@ -202,7 +202,7 @@ export function dtwFirstMatch(a: Float64Array[], b: Float64Array[]): Int32Array 
         const up = cost[row - m + j]!;
         const left = cost[row + j - 1]!;
         const diagonal = cost[row - m + j - 1]!;
-        cost[row + j] = d + (up < left ? (diagonal < up ? diagonal : up) : diagonal < left ? diagonal : left);
+        cost[row + j] = d + Math.min(up, left, diagonal);
       }
     }
   }

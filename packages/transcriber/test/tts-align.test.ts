@@ -82,7 +82,10 @@ describe('tts-align, pure parts', () => {
   it('mfccFrames: the MFCCs by definition (a direct DFT, every filter weight, the DCT-II), from the precomputed tables', () => {
     // Speech-like: two partials gliding, noise, a loudness ramp.
     let seed = 7;
-    const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.02;
+    const noise = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return (seed / 2 ** 31 - 0.5) * 0.02;
+    };
     const x = Float32Array.from({ length: 8000 }, (_, i) => (0.1 + i / 20000) * (Math.sin(i * (0.05 + i / 4e6)) + 0.5 * Math.sin(i * 0.31)) + noise());
     const [rate, hop, win, nfft, bands, ceps] = [16000, 160, 400, 512, 26, 13];
     const mel = (f: number) => 2595 * Math.log10(1 + f / 700);
