@@ -9,10 +9,22 @@ import { Worker } from 'node:worker_threads';
  * open database file and runs a PASSIVE checkpoint every `CHECKPOINT_EVERY_MS`: it never blocks a
  * writer, and the fsync happens on that thread. The writing connection keeps a far higher
  * threshold (`WAL_SAFETY_NET_PAGES`) as a safety net should the worker stop.
+ *
+ * A passive checkpoint copies the WAL up to where it was when the checkpoint began; under a steady
+ * stream of commits the WAL never stands fully copied when the next write starts, so it never
+ * starts over: it grew by every commit, reached the safety net 4 s into bench:api's 500 creates a
+ * second, and from then on every commit checkpointed on the event loop (stalls of 40-250 ms, a
+ * create p99 of 0.5-10 s). So once the WAL holds `RESTART_FRAMES` frames after a passive
+ * checkpoint, the worker runs a FULL one: it takes the write lock, copies the few frames committed
+ * since, and syncs; writers wait for it (SQLite transactions begin IMMEDIATE, open.ts, so they wait
+ * in the busy handler instead of failing an upgrade from read to write), and the next commit starts
+ * the WAL over.
  */
 const CHECKPOINT_EVERY_MS = 500;
 /** 10,000 pages of 4 KiB: the WAL size past which the writer checkpoints by itself after all. */
 export const WAL_SAFETY_NET_PAGES = 10_000;
+/** 2,000 frames (8 MiB): past this, a FULL checkpoint lets the WAL start over. */
+const RESTART_FRAMES = 2_000;
 
 // The worker is plain CommonJS (eval), so it runs the same under tsx, node and a bundle.
 const WORKER = `
@@ -21,7 +33,10 @@ const SQLite = require(workerData.betterSqlite3);
 const open = new Map();
 setInterval(() => {
   for (const { db } of open.values()) {
-    try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+    try {
+      const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
+      if (passive && passive.log >= workerData.restartFrames) db.pragma('wal_checkpoint(FULL)');
+    } catch {}
   }
 }, workerData.everyMs);
 parentPort.on('message', ({ id, add, remove }) => {
@@ -49,7 +64,7 @@ function ask(message: { add?: string; remove?: string }): Promise<void> {
   if (!worker) {
     const w = new Worker(WORKER, {
       eval: true,
-      workerData: { betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS },
+      workerData: { betterSqlite3: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS, restartFrames: RESTART_FRAMES },
     });
     worker = w;
     w.on('message', ({ id, error }: { id: number; error?: string }) => {

@@ -1,5 +1,15 @@
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Driver, type Migration, type MigrationProvider, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  type Driver,
+  type Migration,
+  type MigrationProvider,
+  type SqliteDatabase,
+} from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
@@ -70,6 +80,12 @@ class KeepCauseSqliteDialect extends SqliteDialect {
   }
   override createDriver(): Driver {
     const driver = super.createDriver();
+    // IMMEDIATE: a transaction takes the write lock when it begins, waiting in the busy handler while
+    // the checkpoint worker (checkpointer.ts) holds it; a deferred one that read first and then wrote
+    // would fail with SQLITE_BUSY at once (SQLite calls no busy handler for that upgrade).
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
     const rollback = driver.rollbackTransaction.bind(driver);
     driver.rollbackTransaction = async (connection) => {
       if (this.sqlite.inTransaction) await rollback(connection);
