@@ -80,12 +80,6 @@ class KeepCauseSqliteDialect extends SqliteDialect {
   }
   override createDriver(): Driver {
     const driver = super.createDriver();
-    // IMMEDIATE: a transaction takes the write lock when it begins, waiting in the busy handler while
-    // the checkpoint worker (checkpointer.ts) holds it; a deferred one that read first and then wrote
-    // would fail with SQLITE_BUSY at once (SQLite calls no busy handler for that upgrade).
-    driver.beginTransaction = async (connection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-    };
     const rollback = driver.rollbackTransaction.bind(driver);
     driver.rollbackTransaction = async (connection) => {
       if (this.sqlite.inTransaction) await rollback(connection);
@@ -128,7 +122,7 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-function openSqlite(file: string): { db: Db; dialect: KeepCauseSqliteDialect } {
+function openSqlite(file: string): { db: Db; dialect: KeepCauseSqliteDialect; sqlite: SQLite.Database } {
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -137,7 +131,7 @@ function openSqlite(file: string): { db: Db; dialect: KeepCauseSqliteDialect } {
   // Checkpoints happen on the checkpointer's thread (checkpointer.ts); this is the safety net.
   if (!sqlite.memory) sqlite.pragma(`wal_autocheckpoint = ${WAL_SAFETY_NET_PAGES}`);
   const dialect = new KeepCauseSqliteDialect(sqlite);
-  return { db: new Kysely<Database>({ dialect }), dialect };
+  return { db: new Kysely<Database>({ dialect }), dialect, sqlite };
 }
 
 function openPostgres(url: string, poolSize: number): Db {
@@ -170,7 +164,16 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Db> {
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (sqlite && opts.path !== ':memory:' && opts.path !== '') {
-    const checkpoints = await checkpointInBackground(opts.path!);
+    const writer = sqlite.sqlite;
+    // The worker found the WAL long: checkpoint here, between transactions (checkpointer.ts).
+    const checkpoints = await checkpointInBackground(opts.path!, () => {
+      if (!writer.open || writer.inTransaction) return;
+      try {
+        writer.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // Busy (the worker is checkpointing): the worker asks again half a second later.
+      }
+    });
     sqlite.dialect.beforeClose = () => checkpoints.release();
   }
   return db;
