@@ -1,15 +1,5 @@
 import SQLite from 'better-sqlite3';
-import {
-  CompiledQuery,
-  Kysely,
-  Migrator,
-  PostgresDialect,
-  SqliteDialect,
-  type Driver,
-  type Migration,
-  type MigrationProvider,
-  type SqliteDatabase,
-} from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Driver, type Migration, type MigrationProvider, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/0001-initial.ts';
 import * as webhookStore from './migrations/0002-webhook-store.ts';
