@@ -15,7 +15,7 @@
  *   npm run bench:api [-- --seconds 10 --rounds 3 --rates 200,500]
  *   PostgreSQL: CAPTIONFARM_TEST_DATABASE_URL=$(bash scripts/postgres) npm run bench:api
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -58,9 +58,14 @@ interface Sample {
   requests: number;
   non2xx: number;
   errors: number;
+  /** SQLite: the WAL file's high-water mark after the round, in frames. */
+  walHighWater?: number | undefined;
 }
 
-async function load(spec: { url: string; route: Route; rate: number; keys: string[]; jobIds: string[]; body: string }): Promise<Sample> {
+/** The WAL's size in frames (a 24-byte header and a 4 KiB page each; the file keeps its high-water mark). */
+const walFrames = async (file: string) => Math.round(((await stat(file).catch(() => null))?.size ?? 0) / (4096 + 24));
+
+async function load(spec: { url: string; route: Route; rate: number; keys: string[]; jobIds: string[]; body: string }, wal?: string): Promise<Sample> {
   // The control plane runs in this process and this process does nothing else meanwhile: its CPU
   // time over the run is the server's cost, which holds on a loaded machine where latency does not.
   // The event loop's delay tells a stall (a GC pause, a long synchronous step: the max) from
@@ -71,6 +76,8 @@ async function load(spec: { url: string; route: Route; rate: number; keys: strin
   const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify({ ...spec, seconds, vegeta })]);
   const used = process.cpuUsage(cpu);
   loop.disable();
+  // SQLite: whether the WAL kept starting over (packages/db/src/checkpointer.ts), or grew toward the writer's 10,000-frame safety net.
+  const walHighWater = wal ? await walFrames(wal) : undefined;
   const s = JSON.parse(stdout) as Omit<Sample, 'cpuUs' | 'loopDelayP99' | 'loopDelayMax'>;
   const ms = (ns: number) => Math.round(ns / 1e5) / 10;
   return {
@@ -78,6 +85,7 @@ async function load(spec: { url: string; route: Route; rate: number; keys: strin
     cpuUs: Math.round((used.user + used.system) / Math.max(1, s.requests)),
     loopDelayP99: ms(loop.percentile(99)),
     loopDelayMax: ms(loop.max),
+    walHighWater,
   };
 }
 
@@ -111,12 +119,12 @@ async function bench(database: 'sqlite' | 'postgres'): Promise<string[]> {
       const samples: Record<Route, Sample[]> = { healthz: [], get: [], create: [] };
       for (let r = 0; r < rounds; r++) {
         for (const route of ['healthz', 'get', 'create'] as const) {
-          const s = await load({ url, route, rate, keys, jobIds, body });
+          const s = await load({ url, route, rate, keys, jobIds, body }, database === 'sqlite' ? path.join(dir, 'captionfarm.sqlite-wal') : undefined);
           if (s.non2xx > 0 || s.errors > 0) process.stderr.write(`warning: ${database} ${route} ${rate}/s: ${s.non2xx} non-2xx, ${s.errors} errors\n`);
           samples[route].push(s);
           process.stderr.write(
             `${database} ${route} ${rate}/s round ${r + 1}: p50 ${s.p50} ms, p99 ${s.p99} ms (${s.requests} requests), ${s.cpuUs} us CPU/request, ` +
-              `event loop delay p99 ${s.loopDelayP99} ms, max ${s.loopDelayMax} ms\n`,
+              `event loop delay p99 ${s.loopDelayP99} ms, max ${s.loopDelayMax} ms${s.walHighWater === undefined ? '' : `, WAL high-water ${s.walHighWater} frames`}\n`,
           );
         }
       }
