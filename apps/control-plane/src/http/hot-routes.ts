@@ -9,7 +9,7 @@ export interface HotRoutesDeps {
   authenticate: (key: string) => Promise<Caller | null>;
   authFailures: AuthFailureLimiter;
   /** The same limiter the Express stack counts with (one per process: it remembers refusals). */
-  limiter: Pick<ReturnType<typeof rateLimit>, 'countNow' | 'deferTo' | 'failed'>;
+  limiter: Pick<ReturnType<typeof rateLimit>, 'start' | 'failed'>;
   jobs: Pick<JobsService, 'create' | 'get'>;
   /** The body limit of POST /v1/automation-jobs (config.maxJobJsonBytes). */
   maxJobJsonBytes: number;
@@ -68,16 +68,11 @@ export function hotRoutes(deps: HotRoutesDeps): (req: IncomingMessage, res: Serv
     let deferred: Deferred | undefined;
     try {
       if (id !== undefined) {
-        const refused = await deps.limiter.countNow(res, caller);
-        if (refused) throw refused;
+        await deps.limiter.start(res, caller, false);
         sendJson(res, 200, await deps.jobs.get(caller, id));
         return;
       }
-      deferred = deps.limiter.deferTo(res, caller);
-      if (!deferred) {
-        const refused = await deps.limiter.countNow(res, caller);
-        if (refused) throw refused;
-      }
+      deferred = await deps.limiter.start(res, caller, true);
       const job = await deps.jobs.create(caller, await readPlainJson(req, res, deps.bodyTimeouts), deferred);
       jobId = job.id;
       sendJson(res, 202, job);

@@ -132,11 +132,6 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
     if (refused) refusedIn.set(w.key.accountId, w.key.windowStart);
     return refused;
   };
-  /** Counts the request now: rate_limited past the limit (the headers are set either way). */
-  const countNow = async (res: ServerResponse, caller: Caller): Promise<ApiError | undefined> => {
-    const w = windowOf(caller);
-    return judge(res, w, await countRequest(db, w.key));
-  };
   /** The count the work writes in its own transaction; undefined when this process refused the account in this window (count it now). */
   const deferTo = (res: ServerResponse, caller: Caller): Deferred | undefined => {
     const w = windowOf(caller);
@@ -165,17 +160,28 @@ export function rateLimit(db: Db, now: () => Date, inTransaction: ReadonlySet<st
     deferred.pending = false;
     return judge(res, deferred.window, await countRequest(db, deferred.window.key)) ?? err;
   };
+  /**
+   * Counts a request as it starts: in the work's own transaction when `deferrable` (the returned
+   * count, for the work to write), else now; rejects with rate_limited past the limit.
+   */
+  const start = async (res: ServerResponse, caller: Caller, deferrable: boolean): Promise<Deferred | undefined> => {
+    const deferred = deferrable ? deferTo(res, caller) : undefined;
+    if (deferred) return deferred;
+    const w = windowOf(caller);
+    const refused = judge(res, w, await countRequest(db, w.key));
+    if (refused) throw refused;
+    return undefined;
+  };
   const count: RequestHandler = (req, res, next) => {
-    const caller = callerOf(res);
-    const deferred = inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`) ? deferTo(res, caller) : undefined;
-    if (!deferred) return void countNow(res, caller).then(next, next);
-    res.locals.rateCount = deferred;
-    next();
+    start(res, callerOf(res), inTransaction.has(`${req.method} ${req.path.replace(/\/+$/, '')}`)).then((deferred) => {
+      res.locals.rateCount = deferred;
+      next();
+    }, next);
   };
   const countOnError: ErrorRequestHandler = (err, _req, res, next) => {
     failed(res, res.locals.rateCount as Deferred | undefined, err).then(next, next);
   };
-  return { count, countOnError, countNow, deferTo, failed };
+  return { count, countOnError, start, failed };
 }
 
 /**
