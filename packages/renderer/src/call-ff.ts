@@ -12,6 +12,8 @@ export interface FfRunOptions {
   inputPipe?: boolean;
   /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
   onStdout?: (chunk: string) => void;
+  /** Niceness added to ours; default 0. */
+  nice?: number;
 }
 
 export type FfResult = ProcessResult;
@@ -38,6 +40,7 @@ export function runFf(opts: FfRunOptions): FfRun {
     args: opts.args,
     signal,
     inputPipe: opts.inputPipe ?? false,
+    nice: opts.nice ?? 0,
     ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
   });
   const done = run.done.catch((err: unknown) => {

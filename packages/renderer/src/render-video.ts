@@ -176,6 +176,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
     signal,
     inputPipe: captions !== null,
     onStdout: job.onStdout,
+    nice: ENCODE_NICE,
   });
   // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
@@ -211,6 +212,14 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
 }
 
 class PainterFailure extends Error {}
+
+/**
+ * The encode's niceness: a CPU left to it and to another job's transcription (two slots, CPU
+ * whisper) goes to the transcription first. whisper.cpp's threads meet at a barrier after every
+ * operation, so a preempted one stalls its partners, who spin; x264's threads pick up any idle
+ * time. Alone on a machine, niceness changes nothing; the painter (this process) keeps ours.
+ */
+const ENCODE_NICE = 10;
 
 /** Free space under which a failed encode is blamed on the disk (x264 writes in blocks of a few hundred kB at most). */
 const FULL_BELOW_BYTES = 1 << 20;

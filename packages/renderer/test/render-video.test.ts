@@ -1,4 +1,5 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nvencAvailable } from '../src/detect-nvenc.ts';
@@ -279,6 +280,36 @@ describe('renderVideo', () => {
     await work.cleanup();
   });
 
+  it('encodes at niceness 10 above ours, every ffmpeg thread, so a transcription beside it goes first', async () => {
+    const work = await tempDir();
+    const input = await makeVideo(work.dir, 'long.mp4', { width: 640, height: 360, fps: 30, seconds: 20 });
+    const controller = new AbortController();
+    let firstProgress!: () => void;
+    const started = new Promise<void>((resolve) => (firstProgress = resolve));
+    const rendering = renderVideo({
+      input,
+      output: join(work.dir, 'long-captioned.mp4'),
+      painter: blockPainter({ width: 640, height: 360 }),
+      format: 'mp4',
+      quality: 'high',
+      encoder: 'cpu',
+      signal: controller.signal,
+      onProgress: (p) => p > 0 && firstProgress(),
+    }).catch((e: unknown) => e);
+    await started;
+    const [pid] = await ffmpegProcessesIn(work.dir);
+    // nice and setpriv exec'd into ffmpeg: one pid, ffmpeg's own command line.
+    expect((await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0]).toMatch(/ffmpeg$/);
+    const threads = await readdir(`/proc/${pid}/task`);
+    expect(threads.length).toBeGreaterThan(1);
+    const nices = await Promise.all(threads.map(async (tid) => niceOf(await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8'))));
+    expect(new Set(nices)).toEqual(new Set([Math.min(19, getPriority() + 10)]));
+    expect(getPriority()).toBe(niceOf(await readFile('/proc/self/stat', 'utf8')));
+    controller.abort();
+    expect(((await rendering) as Error).name).toBe('AbortError');
+    await work.cleanup();
+  });
+
   it('uses NVENC only where it works: auto follows the trial encode, and forced nvenc fails where it does not work', async () => {
     // Both branches assert: on a machine with a working NVENC encoder, auto picks it and forcing it
     // renders; elsewhere (this machine, and H100/H200, which have no NVENC) auto picks the CPU and
@@ -294,6 +325,11 @@ describe('renderVideo', () => {
     expect(auto.encoder).toBe(works ? 'nvenc' : 'cpu');
   });
 });
+
+/** The niceness in a /proc stat line: field 19, counted after the command name's closing parenthesis. */
+function niceOf(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
 
 /** Live processes whose command line mentions `dir` (our ffmpeg writes its partial output there). */
 async function ffmpegProcessesIn(dir: string): Promise<number[]> {

@@ -12,6 +12,8 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 const SETPRIV = process.platform === 'linux' && existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : null;
+/** coreutils' nice (Essential on Debian): the child, and every thread it starts, at a lower priority. */
+const NICE = existsSync('/usr/bin/nice') ? '/usr/bin/nice' : null;
 
 const executable = new Map<string, boolean>();
 /** Whether `binary` (a path, or a name looked up on PATH like spawn does) can be run. */
@@ -38,12 +40,16 @@ function canRun(binary: string): boolean {
 }
 
 /**
- * [command, args] that run `binary args` so that it dies with this process. A binary that cannot
- * be run is returned unwrapped, so spawn still fails with ENOENT (and callers keep their
- * "install ffmpeg or set FFMPEG_PATH" message) instead of setpriv exiting 127.
+ * [command, args] that run `binary args` so that it dies with this process, at niceness `nice`
+ * (0: ours) where nice(1) exists. A binary that cannot be run is returned unwrapped, so spawn
+ * still fails with ENOENT (and callers keep their "install ffmpeg or set FFMPEG_PATH" message)
+ * instead of setpriv or nice exiting 127.
  */
-export function dieWithParent(binary: string, args: readonly string[]): [string, string[]] {
-  return SETPRIV && canRun(binary) ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, [...args]];
+export function dieWithParent(binary: string, args: readonly string[], nice = 0): [string, string[]] {
+  if (!canRun(binary)) return [binary, [...args]];
+  const [command, rest]: [string, string[]] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]] : [binary, [...args]];
+  // nice execs setpriv, which sets the death signal and execs the binary: one pid throughout.
+  return nice > 0 && NICE ? [NICE, ['-n', String(nice), '--', command, ...rest]] : [command, rest];
 }
 
 /** What the exit hook needs of a child (execa's subprocess is one). */

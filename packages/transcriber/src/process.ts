@@ -33,6 +33,8 @@ export interface RunProcessOptions {
   inputPipe?: boolean;
   /** How much of stderr to keep; default 4096 characters. */
   stderrTailChars?: number;
+  /** Niceness added to ours (nice(1), Linux's 1-19), for the child and every thread it starts; default 0. */
+  nice?: number;
 }
 
 export interface ProcessResult<Stdout extends string | Buffer = string> {
@@ -67,7 +69,7 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
 export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess<string | Buffer> {
   const { signal } = opts;
   if (signal?.aborted) return { input: undefined, done: Promise.reject(signal.reason), pid: undefined, kill: () => undefined, stderrTail: () => '' };
-  const [command, args] = dieWithParent(binary, opts.args);
+  const [command, args] = dieWithParent(binary, opts.args, opts.nice);
   const child = execa(command, args, {
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', opts.stdout ?? 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
     ...(opts.input === undefined ? {} : { input: opts.input }),

@@ -1,3 +1,4 @@
+import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { runToEnd } from '../src/process.ts';
 
@@ -11,9 +12,19 @@ describe('runToEnd', () => {
 
   it('rejects with the spawn error for a missing binary, and with the reason on abort', async () => {
     await expect(runToEnd('/nonexistent/tool', { args: [] })).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(runToEnd('/nonexistent/tool', { args: [], nice: 10 })).rejects.toMatchObject({ code: 'ENOENT' });
     const reason = new Error('too slow');
     await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: 'TimeoutError' });
     await expect(runToEnd('sleep', { args: ['5'], signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+  });
+
+  it('runs a child at a niceness above ours when asked, with its arguments as given', async () => {
+    const ours = getPriority();
+    // nice(1) without a command prints the niceness it runs at.
+    const niceOf = async (nice?: number) => Number((await runToEnd('nice', { args: [], nice })).stdout);
+    expect(await niceOf()).toBe(ours);
+    expect(await niceOf(10)).toBe(Math.min(19, ours + 10));
+    expect((await runToEnd('echo', { args: ['-n', '--', '-n 5'], nice: 3 })).stdout).toBe('-- -n 5');
   });
 
   it('feeds stdin, runs in a given directory, and gives binary stdout byte for byte', async () => {
