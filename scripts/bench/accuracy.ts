@@ -9,11 +9,11 @@
  * noise), made with espeak-ng and sox into a temp dir, each with its own espeak-ng voice variant,
  * rate and pitch.
  *
- *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--onsets tts|whisper] [--clip NAME]...
+ *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--onsets tts|whisper] [--timing dtw|token] [--clip NAME]...
  *
  * Default: no language given (detected, as a user who sets none), 2 threads, 3 rounds, word
  * starts refined by TTS alignment (the transcriber's default; `--onsets whisper` for whisper's
- * DTW times alone).
+ * times alone); `--timing dtw|token` for whisper's own starts (default: the transcriber's).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     'given-language': { type: 'boolean', default: false },
     onsets: { type: 'string', default: 'tts' },
+    timing: { type: 'string' },
     clip: { type: 'string', multiple: true },
     media: { type: 'string', default: new URL('../../../shared/media/', import.meta.url).pathname },
   },
@@ -36,6 +37,8 @@ const { values } = parseArgs({
 const threads = Number(values.threads);
 if (values.onsets !== 'tts' && values.onsets !== 'whisper') throw new Error('--onsets is tts or whisper');
 const onsets = values.onsets;
+if (values.timing !== undefined && values.timing !== 'dtw' && values.timing !== 'token') throw new Error('--timing is dtw or token');
+const timing = values.timing;
 const runs = Number(values.runs);
 const work = mkdtempSync(join(tmpdir(), 'bench-accuracy-'));
 const wanted = (name: string) => !values.clip || values.clip.includes(name);
@@ -43,7 +46,7 @@ const clips: Clip[] = wanted('en.wav') ? [await sharedEnClip(values.media)] : []
 // One clip at a time, as before: each is a chain of espeak-ng, sox and ffmpeg runs.
 for (const c of CLIPS.filter((c) => wanted(c.name))) clips.push(await makeClip(c, work));
 
-const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir(), onsets });
+const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir(), onsets, ...(timing ? { timing } : {}) });
 await transcriber.warmUp();
 
 interface Row {
@@ -63,7 +66,7 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 console.log(
-  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, onsets ${onsets}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}, load average ${load()}`,
+  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, onsets ${onsets}, timing ${timing ?? 'default'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}, load average ${load()}`,
 );
 console.log('Each figure: median over the rounds (min-max). RTF: recognition wall time / audio duration.');
 console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF (wall / audio) | language |');
@@ -82,8 +85,8 @@ for (const clip of clips) {
     r.onsets.push(onsetErrorsMs(clip.onsets, result.words));
     pooled[run]!.push(...r.onsets.at(-1)!);
     r.inSilence.push(wordsInSilence(result.words, clip.silences));
-    const probability = (result as { languageProbability?: number }).languageProbability;
-    r.language.push(probability === undefined ? result.language : `${result.language} ${probability.toFixed(2)}`);
+    const probability = (result as { languageProbability?: number | null }).languageProbability;
+    r.language.push(probability == null ? result.language : `${result.language} ${probability.toFixed(2)}`);
     if (run === 0) console.error(`${clip.name}: ${result.words.map((w) => w.text).join(' ')}`);
   }
   console.log(

@@ -264,7 +264,9 @@ function loadWords(limit: number): Word[] {
   const rows = readFileSync(file, 'utf8')
     .trim()
     .split('\n')
-    .map((l) => l.split('\t'));
+    .map((l) => l.split('\t'))
+    // The last row is the reading's end (onset, length, pitch), with no word.
+    .filter((r) => r[3] !== undefined);
   return rows
     .map(([onset, , , text], i) => {
       const start = Number(onset) / 1000;
