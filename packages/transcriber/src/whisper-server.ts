@@ -19,7 +19,7 @@ export interface WhisperServerConfig {
   /** Path of a ggml model file. */
   model: string;
   threads: number;
-  /** DTW alignment-heads preset (e.g. 'base'); DTW needs flash attention off. */
+  /** DTW alignment-heads preset (e.g. 'base'); DTW needs flash attention off in the decoder (patch 0003 keeps it in the encoder). */
   dtw?: string | undefined;
   /** How long model loading may take before we give up. */
   readyTimeoutMs?: number;
