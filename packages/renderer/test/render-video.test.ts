@@ -252,22 +252,7 @@ describe('renderVideo', () => {
   });
 
   it('on abort kills ffmpeg, removes temp files and rejects with AbortError', async () => {
-    const work = await tempDir();
-    const input = await makeVideo(work.dir, 'long.mp4', { width: 640, height: 360, fps: 30, seconds: 20 });
-    const controller = new AbortController();
-    let firstProgress!: () => void;
-    const started = new Promise<void>((resolve) => (firstProgress = resolve));
-    const rendering = renderVideo({
-      input,
-      output: join(work.dir, 'long-captioned.mp4'),
-      painter: blockPainter({ width: 640, height: 360 }),
-      format: 'mp4',
-      quality: 'high',
-      encoder: 'cpu',
-      signal: controller.signal,
-      onProgress: (p) => p > 0 && firstProgress(),
-    }).catch((e: unknown) => e);
-    await started;
+    const { work, controller, rendering } = await startLongRender();
     const ours = await ffmpegProcessesIn(work.dir);
     expect(ours.length).toBe(1);
     controller.abort();
@@ -281,22 +266,7 @@ describe('renderVideo', () => {
   });
 
   it('encodes at niceness 10 above ours, every ffmpeg thread, so a transcription beside it goes first', async () => {
-    const work = await tempDir();
-    const input = await makeVideo(work.dir, 'long.mp4', { width: 640, height: 360, fps: 30, seconds: 20 });
-    const controller = new AbortController();
-    let firstProgress!: () => void;
-    const started = new Promise<void>((resolve) => (firstProgress = resolve));
-    const rendering = renderVideo({
-      input,
-      output: join(work.dir, 'long-captioned.mp4'),
-      painter: blockPainter({ width: 640, height: 360 }),
-      format: 'mp4',
-      quality: 'high',
-      encoder: 'cpu',
-      signal: controller.signal,
-      onProgress: (p) => p > 0 && firstProgress(),
-    }).catch((e: unknown) => e);
-    await started;
+    const { work, controller, rendering } = await startLongRender();
     const [pid] = await ffmpegProcessesIn(work.dir);
     // nice and setpriv exec'd into ffmpeg: one pid, ffmpeg's own command line.
     expect((await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0]).toMatch(/ffmpeg$/);
@@ -325,6 +295,27 @@ describe('renderVideo', () => {
     expect(auto.encoder).toBe(works ? 'nvenc' : 'cpu');
   });
 });
+
+/** A 20 s render into a fresh temp dir, once ffmpeg has reported progress; `rendering` settles with its result or error. */
+async function startLongRender() {
+  const work = await tempDir();
+  const input = await makeVideo(work.dir, 'long.mp4', { width: 640, height: 360, fps: 30, seconds: 20 });
+  const controller = new AbortController();
+  let firstProgress!: () => void;
+  const started = new Promise<void>((resolve) => (firstProgress = resolve));
+  const rendering = renderVideo({
+    input,
+    output: join(work.dir, 'long-captioned.mp4'),
+    painter: blockPainter({ width: 640, height: 360 }),
+    format: 'mp4',
+    quality: 'high',
+    encoder: 'cpu',
+    signal: controller.signal,
+    onProgress: (p) => p > 0 && firstProgress(),
+  }).catch((e: unknown) => e);
+  await started;
+  return { work, controller, rendering };
+}
 
 /** The niceness in a /proc stat line: field 19, counted after the command name's closing parenthesis. */
 function niceOf(stat: string): number {
