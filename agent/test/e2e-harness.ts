@@ -231,6 +231,34 @@ export function parseMetrics(text: string): Map<string, number> {
   return m;
 }
 
+/** The stages an agent reports with each job (captionfarm_job_phase_duration_seconds). */
+export const JOB_STAGES = ['ingest', 'transcribe', 'render', 'upload'] as const;
+
+/**
+ * The stage seconds of the jobs a fresh farm ran (summed): captionfarm_job_phase_duration_seconds_sum
+ * from its /metrics. The control plane records them just after the job reads succeeded: polled
+ * until `jobs` jobs are counted (10 s at most).
+ */
+export async function jobStageSeconds(farm: Farm, jobs = 1): Promise<Record<(typeof JOB_STAGES)[number], number>> {
+  const family = 'captionfarm_job_phase_duration_seconds';
+  const sum = (metrics: Map<string, number>, what: 'sum' | 'count', stage: string) =>
+    [...metrics].filter(([k]) => k.startsWith(`${family}_${what}{phase="${stage}",`)).reduce((a, [, v]) => a + v, 0);
+  for (const end = Date.now() + 10_000; ; ) {
+    const res = await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } });
+    const metrics = parseMetrics(await res.text());
+    if (sum(metrics, 'count', 'upload') >= jobs) {
+      return {
+        ingest: sum(metrics, 'sum', 'ingest'),
+        transcribe: sum(metrics, 'sum', 'transcribe'),
+        render: sum(metrics, 'sum', 'render'),
+        upload: sum(metrics, 'sum', 'upload'),
+      };
+    }
+    if (Date.now() > end) throw new Error(`${family} never counted ${jobs} job(s) on ${farm.url}/metrics`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export const terminal = (j: any) => ['succeeded', 'failed', 'cancelled'].includes(j.status);
 
 /** An HTTPS server on loopback with the test certificate, serving files by path. */

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
-import { startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
+import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
 
 /** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
 const run = (binary: string, args: string[]) => runToEnd(binary, { args });
@@ -105,14 +105,15 @@ try {
   const baseline: number[] = [];
   const ours: number[] = [];
   const loads: number[] = [];
+  let stages!: Awaited<ReturnType<typeof jobStageSeconds>>;
   for (let i = 0; i < runs; i++) {
     loads.push(loadavg()[0]!);
-    // Baseline: what a person would script by hand.
-    const [tb] = await time(async () => {
-      const wav = path.join(dir, 'audio.wav');
-      await run('ffmpeg', wavArgs(clip, wav));
-      await run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: 2, outBase: path.join(dir, 'words') }));
-      await run('ffmpeg', [
+    // Baseline: what a person would script by hand, each of its three steps timed.
+    const wav = path.join(dir, 'audio.wav');
+    const [extract] = await time(() => run('ffmpeg', wavArgs(clip, wav)));
+    const [whisper] = await time(() => run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: 2, outBase: path.join(dir, 'words') })));
+    const [encode] = await time(() =>
+      run('ffmpeg', [
         '-y',
         '-loglevel',
         'error',
@@ -122,8 +123,9 @@ try {
         ...audioEncoderArgs({ format: 'mp4', sourceAudioCodec: 'aac' }),
         ...muxerArgs('mp4'),
         path.join(dir, 'plain.mp4'),
-      ]);
-    });
+      ]),
+    );
+    const tb = extract + whisper + encode;
     baseline.push(tb);
 
     // Ours: a fresh control plane + agent each run (model load included, as for a first job).
@@ -142,12 +144,15 @@ try {
       if (words.length < 0.8 * expectedWords) throw new Error(`the job captioned ${words.length} words of about ${expectedWords}`);
       captioned = words.length;
       ours.push(to);
+      stages = await jobStageSeconds(farm);
     } finally {
       await farm.close();
     }
     console.log(
       `run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
-        `${(ours.at(-1)! / tb).toFixed(3)}, ${captioned} words captioned (load average ${loads.at(-1)!.toFixed(1)})`,
+        `${(ours.at(-1)! / tb).toFixed(3)}, ${captioned} words captioned (load average ${loads.at(-1)!.toFixed(1)})\n` +
+        `  baseline: extract ${extract.toFixed(1)} s, whisper-cli ${whisper.toFixed(1)} s, re-encode ${encode.toFixed(1)} s; ` +
+        `job stages as the agent reported them: ${JOB_STAGES.map((k) => `${k} ${stages[k].toFixed(1)} s`).join(', ')}`,
     );
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;

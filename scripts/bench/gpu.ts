@@ -19,7 +19,7 @@ import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
-import { parseMetrics, startFarm, submitUpload, terminal, watchJob, type Farm } from '../../agent/test/e2e-harness.ts';
+import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, watchJob } from '../../agent/test/e2e-harness.ts';
 
 /** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
 const run = (binary: string, args: string[]) => runToEnd(binary, { args });
@@ -44,31 +44,6 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 }
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
 const spread = (a: number[]) => `median ${median(a).toFixed(2)} s, range ${Math.min(...a).toFixed(2)}-${Math.max(...a).toFixed(2)} s over ${a.length}`;
-
-const STAGES = ['ingest', 'transcribe', 'render', 'upload'] as const;
-/**
- * The stage seconds of the one job a fresh farm ran: captionfarm_job_phase_duration_seconds_sum from its /metrics.
- * The control plane records them just after the job reads succeeded: polled until the job is counted (10 s at most).
- */
-async function stageSeconds(farm: Farm): Promise<Record<(typeof STAGES)[number], number>> {
-  const family = 'captionfarm_job_phase_duration_seconds';
-  const sum = (metrics: Map<string, number>, what: 'sum' | 'count', stage: string) =>
-    [...metrics].filter(([k]) => k.startsWith(`${family}_${what}{phase="${stage}",`)).reduce((a, [, v]) => a + v, 0);
-  for (const end = Date.now() + 10_000; ; ) {
-    const res = await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } });
-    const metrics = parseMetrics(await res.text());
-    if (sum(metrics, 'count', 'upload') >= 1) {
-      return {
-        ingest: sum(metrics, 'sum', 'ingest'),
-        transcribe: sum(metrics, 'sum', 'transcribe'),
-        render: sum(metrics, 'sum', 'render'),
-        upload: sum(metrics, 'sum', 'upload'),
-      };
-    }
-    if (Date.now() > end) throw new Error(`${family} never counted the job on ${farm.url}/metrics`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const hw = await detectHardware();
 const nvenc = await nvencStatus();
@@ -142,7 +117,7 @@ try {
   );
   const bytes = await readFile(clip);
   const whole: number[] = [];
-  const stages = new Map<string, number[]>(STAGES.map((k) => [k, []]));
+  const stages = new Map<string, number[]>(JOB_STAGES.map((k) => [k, []]));
   // The agent's transcriber finds whisper.cpp through WHISPER_CPP_DIR: the CUDA build when there is one.
   process.env.WHISPER_CPP_DIR = values['cuda-whisper'] ?? values['cpu-whisper'];
   for (let i = 0; i < runs; i++) {
@@ -159,15 +134,15 @@ try {
         }),
       );
       if (!status.startsWith('succeeded')) throw new Error(`bench job ended ${status}`);
-      const t = await stageSeconds(farm);
-      for (const k of STAGES) stages.get(k)!.push(t[k]);
+      const t = await jobStageSeconds(farm);
+      for (const k of JOB_STAGES) stages.get(k)!.push(t[k]);
     } finally {
       await farm.close();
     }
   }
   console.log(`   ${spread(whole)}  -> ${(seconds / median(whole)).toFixed(1)}x realtime`);
   // The agent overlaps stages (audio extraction during the download), so the stages can add up to more than the whole.
-  for (const k of STAGES) {
+  for (const k of JOB_STAGES) {
     const t = stages.get(k)!;
     console.log(`   ${k.padEnd(10)} ${spread(t)}  -> ${(seconds / Math.max(median(t), 1e-3)).toFixed(1)}x realtime`);
   }
