@@ -65,10 +65,11 @@ const RESERVED_MEMORY_BYTES = 1 * 2 ** 30;
  * - Slots: at least 2, so one job's serial stretches (download, probe, model-bound transcription
  *   on one whisper-server, upload, the single-threaded caption painter) overlap another job's
  *   encode, which runs at niceness 10 so that it takes only what the transcription leaves
- *   (renderer's ENCODE_NICE: two 20 s jobs on 2 cores, 2 slots / 1 slot 0.959-0.974 with it,
- *   0.998-1.078 without); then one per 4 cores, so each x264 keeps >= 4 threads where it scales well; capped by
- *   memory (1.5 GiB a job) and, without NVENC, never more than the cores. With CUDA whisper
- *   transcription leaves the CPU, so the same rule holds: x264 is the CPU's whole load.
+ *   (renderer's ENCODE_NICE: two 20 s jobs on 2 cores, 2 slots / 1 slot median 0.971 over 12
+ *   runs with it, 0.998-1.078 without); then one per 4 cores, so each x264 keeps >= 4 threads
+ *   where it scales well; capped by memory (1.5 GiB a job) and, without NVENC, never more than
+ *   the cores. With CUDA whisper transcription leaves the CPU, so the same rule holds: x264 is
+ *   the CPU's whole load.
  * - x264 threads: every core (the datacenter GPUs, A100/H100/H200, have no NVENC, so x264 is
  *   the bottleneck); jobs at once share them through the scheduler, and one job alone gets all.
  * - whisper threads: on CPU up to 8 (whisper.cpp gains little past 8; its one server runs one
