@@ -146,15 +146,21 @@ describe('agent processes', () => {
     expect((await api('GET', `/v1/automation-jobs/${created.id}`)).body.status).toBe('queued');
     await farm.admin('POST', `/admin/v1/nodes/${node.id}/undrain`);
     await watchJob(api, created.id, (j) => j.phase === 'transcribing' || j.phase === 'rendering' || terminal(j));
-    // SIGTERM: finish this job, take no new one.
-    const second = await submitUpload(api, clip, given);
-    cleanUp(api, second.id);
+    // SIGTERM: finish this job, take no new one. The second job is created once the agent says it
+    // drains: created before, it could be leased first (a free slot), and finishing it is right.
     c.proc.kill('SIGTERM');
     const exited = new Promise<number | null>((r) => c.proc.once('exit', (code) => r(code)));
+    for (let i = 0; i < 100 && !c.log().includes('SIGTERM: draining'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(c.log()).toContain('SIGTERM: draining (finishing 1 job(s), taking no new ones)');
+    const second = await submitUpload(api, clip, given);
+    cleanUp(api, second.id);
+    // Still finishing the first job (a 20 s render) when the second came: it had its chance to take it.
+    expect(c.proc.exitCode).toBeNull();
     const { job } = await watchJob(api, created.id, terminal);
     expect(job.status, c.log()).toBe('succeeded');
     expect(await exited).toBe(0);
     expect((await api('GET', `/v1/automation-jobs/${second.id}`)).body.status).toBe('queued');
+    expect(logged(c.log(), second.id, 'job leased (attempt 1)'), c.log()).toBe(false);
   });
 
   it('a second SIGTERM aborts the running job and gives it back at once: another agent finishes it, charged once', async () => {
