@@ -235,18 +235,18 @@ export function parseMetrics(text: string): Map<string, number> {
 export const JOB_STAGES = ['ingest', 'transcribe', 'render', 'upload'] as const;
 
 /**
- * The stage seconds of the jobs a fresh farm ran (summed): captionfarm_job_phase_duration_seconds_sum
+ * The stage seconds of the one job a fresh farm ran: captionfarm_job_phase_duration_seconds_sum
  * from its /metrics. The control plane records them just after the job reads succeeded: polled
- * until `jobs` jobs are counted (10 s at most).
+ * until the job is counted (10 s at most).
  */
-export async function jobStageSeconds(farm: Farm, jobs = 1): Promise<Record<(typeof JOB_STAGES)[number], number>> {
+export async function jobStageSeconds(farm: Farm): Promise<Record<(typeof JOB_STAGES)[number], number>> {
   const family = 'captionfarm_job_phase_duration_seconds';
   const sum = (metrics: Map<string, number>, what: 'sum' | 'count', stage: string) =>
     [...metrics].filter(([k]) => k.startsWith(`${family}_${what}{phase="${stage}",`)).reduce((a, [, v]) => a + v, 0);
   for (const end = Date.now() + 10_000; ; ) {
     const res = await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } });
     const metrics = parseMetrics(await res.text());
-    if (sum(metrics, 'count', 'upload') >= jobs) {
+    if (sum(metrics, 'count', 'upload') >= 1) {
       return {
         ingest: sum(metrics, 'sum', 'ingest'),
         transcribe: sum(metrics, 'sum', 'transcribe'),
@@ -254,7 +254,7 @@ export async function jobStageSeconds(farm: Farm, jobs = 1): Promise<Record<(typ
         upload: sum(metrics, 'sum', 'upload'),
       };
     }
-    if (Date.now() > end) throw new Error(`${family} never counted ${jobs} job(s) on ${farm.url}/metrics`);
+    if (Date.now() > end) throw new Error(`${family} never counted the job on ${farm.url}/metrics`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -105,7 +105,6 @@ try {
   const baseline: number[] = [];
   const ours: number[] = [];
   const loads: number[] = [];
-  let stages!: Awaited<ReturnType<typeof jobStageSeconds>>;
   for (let i = 0; i < runs; i++) {
     loads.push(loadavg()[0]!);
     // Baseline: what a person would script by hand, each of its three steps timed.
@@ -129,6 +128,7 @@ try {
     baseline.push(tb);
 
     // Ours: a fresh control plane + agent each run (model load included, as for a first job).
+    let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
     const farm = await startFarm();
     try {
       await farm.startAgent();
