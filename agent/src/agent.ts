@@ -22,6 +22,8 @@ export interface AgentOptions {
   encoder?: 'auto' | 'cpu' | 'nvenc';
   /** libx264 threads per job (the hardware plan: every core); default x264's own choice. */
   x264Threads?: number;
+  /** Overlapped stages: render from the first final words on (pipeline.ts); default false. */
+  overlap?: boolean;
   capabilities?: Partial<AgentCapabilities>;
   /** How often leases are extended; default a quarter of the control plane's lease. */
   heartbeatMs?: number;
@@ -166,7 +168,15 @@ export function createAgent(opts: AgentOptions): Agent {
         await runPipeline(
           job,
           channelFor(job, controller),
-          { workDir, transcriber: opts.transcriber, safeFetch, encoder: opts.encoder ?? 'auto', x264Threads: opts.x264Threads },
+          {
+            workDir,
+            transcriber: opts.transcriber,
+            safeFetch,
+            encoder: opts.encoder ?? 'auto',
+            x264Threads: opts.x264Threads,
+            overlap: opts.overlap,
+            log: (message) => log(message, { jobId: job.jobId }),
+          },
           controller.signal,
         );
         log('job succeeded', { jobId: job.jobId });

@@ -5,8 +5,12 @@
 export interface AgentEnv {
   /** CAPTIONFARM_LOG=silent|info|debug, like the control plane; default info. */
   logLevel: 'silent' | 'info' | 'debug';
+  /** CAPTIONFARM_OVERLAP=auto|on|off: render while recognition runs (auto: with CUDA whisper). */
+  overlap: 'auto' | 'on' | 'off';
 }
 
 export function readAgentEnv(env: Record<string, string | undefined> = process.env): AgentEnv {
-  return { logLevel: (env.CAPTIONFARM_LOG as AgentEnv['logLevel'] | undefined) ?? 'info' };
+  const overlap = env.CAPTIONFARM_OVERLAP ?? 'auto';
+  if (overlap !== 'auto' && overlap !== 'on' && overlap !== 'off') throw new Error(`CAPTIONFARM_OVERLAP must be auto, on or off, not "${overlap}"`);
+  return { logLevel: (env.CAPTIONFARM_LOG as AgentEnv['logLevel'] | undefined) ?? 'info', overlap };
 }

@@ -20,6 +20,12 @@ export interface HardwarePlan {
   slots: number;
   /** libx264 threads per job (unused by NVENC jobs). */
   x264Threads: number;
+  /**
+   * Overlapped stages (pipeline.ts): the render starts with the first final words. Where
+   * recognition runs on the GPU and x264 on the CPU; off where both share the CPU cores.
+   */
+  overlap: boolean;
+  overlapWhy: string;
   /** whisper.cpp threads of the agent's one whisper-server (CPU work; with CUDA it mostly feeds the GPU). */
   whisperThreads: number;
   /** Why the numbers are what they are, for the self-test and the agent's start line. */
@@ -75,7 +81,10 @@ const RESERVED_MEMORY_BYTES = 1 * 2 ** 30;
  * - whisper threads: on CPU up to 8 (whisper.cpp gains little past 8; its one server runs one
  *   request at a time); with CUDA 4 threads feed the GPU.
  */
-export function planHardware(hw: Hardware, o: { cudaWhisper: boolean; nvenc: boolean; slots?: number | undefined }): HardwarePlan {
+export function planHardware(
+  hw: Hardware,
+  o: { cudaWhisper: boolean; nvenc: boolean; slots?: number | undefined; overlap?: 'auto' | 'on' | 'off' | undefined },
+): HardwarePlan {
   const cores = Math.max(1, hw.cores);
   const bySlotsRule = Math.max(2, Math.floor(cores / 4));
   const byMemory = Math.max(1, Math.floor((hw.memoryBytes - RESERVED_MEMORY_BYTES) / JOB_MEMORY_BYTES));
@@ -85,5 +94,12 @@ export function planHardware(hw: Hardware, o: { cudaWhisper: boolean; nvenc: boo
   const whisperThreads = Math.min(o.cudaWhisper ? 4 : 8, cores);
   const limits = [`${bySlotsRule} by cores (max(2, ${cores}/4))`, `${byMemory} by memory (${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB at 1.5 GiB a job)`];
   const why = o.slots !== undefined ? `set by configuration (auto would be ${auto}: ${limits.join(', ')})` : `auto: min of ${limits.join(', ')}`;
-  return { slots, x264Threads: cores, whisperThreads, why };
+  const overlapWhy =
+    o.overlap === 'on' || o.overlap === 'off'
+      ? `set by configuration (auto would be ${o.cudaWhisper ? 'on' : 'off'})`
+      : o.cudaWhisper
+        ? 'auto: recognition on the GPU, the render on the CPU'
+        : 'auto: recognition and the render share the CPU cores, so running them at once finishes neither sooner';
+  const overlap = o.overlap === 'on' || (o.overlap !== 'off' && o.cudaWhisper);
+  return { slots, x264Threads: cores, whisperThreads, why, overlap, overlapWhy };
 }

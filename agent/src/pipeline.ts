@@ -2,12 +2,22 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
 import { CONTENT_TYPES, fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
-import { createBandPainter, probeMedia, renderVideo, RenderError } from '@captionfarm/renderer';
+import {
+  BandOverflow,
+  CaptionsChanged,
+  createBandPainter,
+  probeMedia,
+  renderVideo,
+  RenderError,
+  type OutputFrame,
+  type RenderVideoOptions,
+} from '@captionfarm/renderer';
 import type { SafeFetchFn } from '@captionfarm/net';
 import { JobAborted, JobFailure } from './errors.ts';
 import { extractWhisperWav, startAudioTap } from './audio-tap.ts';
 import { downloadSource, uploadFile } from './ingest.ts';
 import { loadJobFonts } from './fonts.ts';
+import { createCaptionFeed } from './caption-feed.ts';
 import { jobDirPrefix } from './work-dir.ts';
 
 /** What the pipeline needs of a transcriber (packages/transcriber implements it). */
@@ -17,6 +27,7 @@ export interface Transcriber {
     language?: string | undefined;
     signal?: AbortSignal;
     workDir?: string;
+    onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
   }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
 }
 
@@ -44,6 +55,13 @@ export interface PipelineDeps {
   encoder: 'auto' | 'cpu' | 'nvenc';
   /** libx264 threads (the hardware plan); default x264's own. */
   x264Threads?: number | undefined;
+  /**
+   * Overlapped stages: the render starts with the first final words and follows recognition
+   * (caption-feed.ts), rather than after the last word. Default false.
+   */
+  overlap?: boolean | undefined;
+  /** A job's notable events (an overlapped render started over). */
+  log?: ((message: string) => void) | undefined;
 }
 
 /** Wall seconds of each stage of one job, reported with complete (the control plane's phase histograms). */
@@ -72,6 +90,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
   const side = new AbortController();
   const sideSignal = AbortSignal.any([signal, side.signal]);
   let audio: Promise<string> | undefined;
+  // An overlapped render (started before the words are final): stopped, and awaited, before the work dir goes.
+  let early: ReturnType<typeof renderVideo> | undefined;
+  const stopEarly = new AbortController();
   try {
     // --- ingest
     await channel.phase('ingesting', null);
@@ -106,60 +127,121 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     // Uploaded fonts before the costly part: a font that cannot be used fails the job early.
     const fonts = await loadJobFonts(job.fonts, path.join(deps.workDir, 'font-cache'), signal);
 
-    // --- transcribe
-    // A transcript given at creation replaces recognition: exactly its words are burned.
+    // --- transcribe (with overlapped stages, the render runs from the first final words on)
     phaseSeconds.ingest = lap();
     await channel.phase('transcribing', null);
-    let words: Word[];
-    if (job.transcript) {
-      words = job.transcript.words.map((w) => ({ ...w, confidence: 1 }));
-    } else {
+    const template = parseTemplate(job.template);
+    const checkFont = () => {
+      if (template.font.fontId && !fonts.has(template.font.fontId)) {
+        throw new JobFailure('render-failed', `Font ${template.font.fontId} is no longer available (deleted after the job was created).`);
+      }
+    };
+    const output = path.join(dir, `output.${job.format}`);
+    let rendering = false;
+    let percent = 0;
+    const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, renderSignal = signal) => {
+      try {
+        return await renderVideo({
+          input: source,
+          output,
+          ...captions,
+          format: job.format,
+          overlay: job.overlay,
+          quality: job.quality,
+          resolution: job.resolution ?? undefined,
+          maxPixels: job.frameBudget,
+          signal: renderSignal,
+          onProgress: (p) => {
+            percent = p;
+            if (rendering) channel.percent(p);
+          },
+          encoder: deps.encoder,
+          threads: deps.x264Threads,
+          source: info,
+        });
+      } catch (err) {
+        if (err instanceof RenderError) throw new JobFailure(err.code, firstLine(err.message));
+        throw err;
+      }
+    };
+    const painterFor = (words: Word[]) => (size: OutputFrame) =>
+      createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps, fonts });
+    const recognize = async (onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void, recognizeSignal = signal): Promise<Word[]> => {
       let recognized;
       try {
         const audioPath = (await audio?.catch(() => undefined)) ?? source;
-        recognized = await deps.transcriber.transcribe({ audioPath, language: job.language ?? undefined, signal, workDir: dir });
+        recognized = await deps.transcriber.transcribe({
+          audioPath,
+          language: job.language ?? undefined,
+          signal: recognizeSignal,
+          workDir: dir,
+          ...(onWords ? { onWords } : {}),
+        });
       } catch (err) {
-        if (signal.aborted) throw err;
+        if (recognizeSignal.aborted) throw err;
         throw new JobFailure('transcription-failed', firstLine((err as Error).message));
       }
       // Exported words must be valid to send back as a transcript (end > start, within the source).
-      words = fitWords(recognized.words, info.durationSeconds);
+      const words = fitWords(recognized.words, info.durationSeconds);
       const kept = await channel.transcribed({
         language: recognized.language,
         languageProbability: recognized.languageProbability ?? null,
         words: words.map(({ text, start, end }) => ({ text, start, end })),
       });
       if (!kept.ok) throw new JobAborted(kept.reason);
+      return words;
+    };
+
+    let words: Word[];
+    let result: Awaited<ReturnType<typeof renderVideo>> | undefined;
+    if (job.transcript) {
+      // A transcript given at creation replaces recognition: exactly its words are burned.
+      words = job.transcript.words.map((w) => ({ ...w, confidence: 1 }));
+    } else if (!deps.overlap) {
+      words = await recognize();
+    } else {
+      checkFont();
+      const feed = createCaptionFeed({ template, fonts });
+      // The render reads the words as recognition makes them final, and waits where they are not.
+      early = render({ captionStream: (frame) => feed.stream(frame) }, AbortSignal.any([signal, stopEarly.signal]));
+      // A render that fails for its own reasons stops recognition at once; one whose captions
+      // outgrew what was planned (BandOverflow, CaptionsChanged) is redone once the words are in.
+      const recognition = new AbortController();
+      early.catch((err: unknown) => {
+        if (!startsOver(err)) recognition.abort(err);
+      });
+      try {
+        words = await recognize((p) => feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil), AbortSignal.any([signal, recognition.signal]));
+      } catch (err) {
+        feed.fail(err);
+        stopEarly.abort();
+        const renderFailure = await early.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        if (recognition.signal.aborted && !signal.aborted) throw renderFailure;
+        throw err;
+      }
+      feed.push(words, Infinity);
+      deps.log?.(`overlapped stages: the words are final with the render at ${percent}%`);
     }
 
     // --- render
     phaseSeconds.transcribe = lap();
-    await channel.phase('rendering', 0);
-    const template = parseTemplate(job.template);
-    if (template.font.fontId && !fonts.has(template.font.fontId)) {
-      throw new JobFailure('render-failed', `Font ${template.font.fontId} is no longer available (deleted after the job was created).`);
-    }
-    const output = path.join(dir, `output.${job.format}`);
-    let result;
-    try {
-      result = await renderVideo({
-        input: source,
-        output,
-        painter: (size) => createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps, fonts }),
-        format: job.format,
-        overlay: job.overlay,
-        quality: job.quality,
-        resolution: job.resolution ?? undefined,
-        maxPixels: job.frameBudget,
-        signal,
-        onProgress: (p) => channel.percent(p),
-        encoder: deps.encoder,
-        threads: deps.x264Threads,
-        source: info,
-      });
-    } catch (err) {
-      if (err instanceof RenderError) throw new JobFailure(err.code, firstLine(err.message));
-      throw err;
+    rendering = true;
+    await channel.phase('rendering', percent);
+    if (early) {
+      try {
+        result = await early;
+      } catch (err) {
+        if (!startsOver(err)) throw err;
+        deps.log?.(`overlapped render started over after the words were in: ${firstLine((err as Error).message)}`);
+        percent = 0;
+        result = await render({ painter: painterFor(words) });
+      }
+    } else {
+      checkFont();
+      result = await render({ painter: painterFor(words) });
     }
 
     // --- upload
@@ -172,6 +254,8 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
     side.abort();
+    stopEarly.abort();
+    await early?.catch(() => undefined);
     await audio?.catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
@@ -179,4 +263,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
 
 function firstLine(s: string): string {
   return s.split('\n')[0]!.slice(0, 500);
+}
+
+/** An overlapped render that failed only because the captions outgrew what it planned for: redone with every word known. */
+function startsOver(err: unknown): boolean {
+  return err instanceof BandOverflow || err instanceof CaptionsChanged;
 }

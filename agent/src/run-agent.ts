@@ -49,7 +49,7 @@ export function whisperBuild(): WhisperBuild {
 async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined }) {
   const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
   const whisper = whisperBuild();
-  const plan = planHardware(hardware, { cudaWhisper: whisper.cuda, nvenc, slots: o.concurrency });
+  const plan = planHardware(hardware, { cudaWhisper: whisper.cuda, nvenc, slots: o.concurrency, overlap: readAgentEnv().overlap });
   if (o.threads) plan.whisperThreads = o.threads;
   return { hardware, nvenc, whisper, plan };
 }
@@ -70,7 +70,7 @@ export async function startAgent(o: {
   const cudaWhisper = whisper.cuda;
   o.log?.(
     `${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ` +
-      `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why})`,
+      `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why}); overlapped stages ${plan.overlap ? 'on' : 'off'} (${plan.overlapWhy})`,
   );
   const agent = createAgent({
     controlPlaneUrl: o.controlPlaneUrl,
@@ -78,6 +78,7 @@ export async function startAgent(o: {
     nodeName: o.name ?? os.hostname(),
     maxConcurrentJobs: plan.slots,
     x264Threads: plan.x264Threads,
+    overlap: plan.overlap,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
     capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },

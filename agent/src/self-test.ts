@@ -164,6 +164,7 @@ export async function selfTest(o: {
   print(`nvenc:     ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`);
   print(`x264:      ${plan.x264Threads} threads${nvenc.available ? ' (used for webm and when NVENC refuses a session)' : ' (every core: no NVENC)'}`);
   print(`slots:     ${plan.slots} (${plan.why})`);
+  print(`stages:    ${plan.overlap ? 'overlapped: the render starts with the first final words' : 'one after the other'} (${plan.overlapWhy})`);
   if (!o.transcriber) {
     report.jobError = 'no whisper.cpp build: the local job was not run';
     print(`job:       skipped, ${report.jobError}`);
@@ -233,7 +234,7 @@ export async function selfTest(o: {
     await runPipeline(
       job,
       channel,
-      { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads },
+      { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads, overlap: plan.overlap },
       new AbortController().signal,
     );
     const at = new Map(marks);

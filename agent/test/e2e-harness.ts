@@ -51,6 +51,7 @@ export interface Farm {
     threads?: number;
     encoder?: 'auto' | 'cpu' | 'nvenc';
     x264Threads?: number;
+    overlap?: boolean;
     log?: AgentOptions['log'];
   }): Promise<Agent & { workDir: string }>;
   agentToken(): Promise<string>;
@@ -105,6 +106,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
         transcriber,
         encoder: a.encoder ?? 'cpu',
         ...(a.x264Threads ? { x264Threads: a.x264Threads } : {}),
+        ...(a.overlap ? { overlap: true } : {}),
         ...(a.log ? { log: a.log } : {}),
         heartbeatMs: 500,
         pollMs: 500,

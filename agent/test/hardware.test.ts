@@ -13,7 +13,7 @@ afterAll(async () => {
 describe('planHardware', () => {
   it('gives this kind of 2-core box two slots sharing every core for x264', () => {
     const plan = planHardware({ cores: 2, memoryBytes: 8 * GiB, gpus: [] }, { cudaWhisper: false, nvenc: false });
-    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2 });
+    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2, overlap: false });
     expect(plan.why).toMatch(/^auto: /);
   });
 
@@ -22,7 +22,20 @@ describe('planHardware', () => {
       { cores: 16, memoryBytes: 128 * GiB, gpus: [{ name: 'NVIDIA H100 80GB HBM3', memoryMiB: 81559 }] },
       { cudaWhisper: true, nvenc: false },
     );
-    expect(plan).toMatchObject({ slots: 4, x264Threads: 16, whisperThreads: 4 });
+    expect(plan).toMatchObject({ slots: 4, x264Threads: 16, whisperThreads: 4, overlap: true });
+    expect(plan.overlapWhy).toMatch(/recognition on the GPU/);
+  });
+
+  it('overlaps the stages as configured (CAPTIONFARM_OVERLAP), saying what auto would be', () => {
+    const hw = { cores: 2, memoryBytes: 8 * GiB, gpus: [] };
+    expect(planHardware(hw, { cudaWhisper: false, nvenc: false, overlap: 'on' })).toMatchObject({
+      overlap: true,
+      overlapWhy: 'set by configuration (auto would be off)',
+    });
+    expect(planHardware(hw, { cudaWhisper: true, nvenc: false, overlap: 'off' })).toMatchObject({
+      overlap: false,
+      overlapWhy: 'set by configuration (auto would be on)',
+    });
   });
 
   it('lets memory cap the slots', () => {

@@ -8,6 +8,10 @@
  *   npm run bench:e2e [-- --runs 3]   (baseline and whole job alternate in each run; per-run ratios, median and range)
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
  *                                                 against both at once (2 slots, the 2-core default)
+ *   npm run bench:e2e -- --overlap [--one-core-each]   the whole job with overlapped stages on against
+ *                                                 off (alternating); --one-core-each gives whisper one
+ *                                                 thread and x264 one, a stand-in on a CPU-only machine
+ *                                                 for recognition and encoding on different hardware
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -23,7 +27,13 @@ import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testMod
 /** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
 const run = (binary: string, args: string[]) => runToEnd(binary, { args });
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '60' }, slots: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '60' },
+    slots: { type: 'boolean', default: false },
+    overlap: { type: 'boolean', default: false },
+    'one-core-each': { type: 'boolean', default: false },
+  },
 });
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
@@ -98,6 +108,42 @@ try {
       `\nbench:e2e --slots  two ${seconds} s 1080x1920 jobs on one agent (${cores} cores): 2 slots / 1 slot total wall = ` +
         `${ratios[Math.floor(ratios.length / 2)]!.toFixed(3)} median, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs ` +
         `(<= 1 means at once is no slower); load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`,
+    );
+    await rm(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
+  if (values.overlap) {
+    const split = values['one-core-each'];
+    const job = async (overlap: boolean) => {
+      const farm = await startFarm();
+      try {
+        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : {}) });
+        const { api } = await farm.account('pro', 'bench');
+        const [t, result] = await time(async () =>
+          watchJob(api, (await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' })).id, terminal, 1_800_000),
+        );
+        if (result.job.status !== 'succeeded') throw new Error(`bench job ended ${result.job.status}: ${result.job.failureReason}`);
+        return { t, stages: await jobStageSeconds(farm) };
+      } finally {
+        await farm.close();
+      }
+    };
+    const ratios: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const first = i % 2 === 0;
+      const a = await job(!first);
+      const b = await job(first);
+      const [off, on] = first ? [b, a] : [a, b];
+      ratios.push(on.t / off.t);
+      const show = (r: typeof on) => `${r.t.toFixed(1)} s (${JOB_STAGES.map((k) => `${k} ${r.stages[k].toFixed(1)}`).join(', ')})`;
+      console.log(`run ${i + 1}: overlap off ${show(off)}; on ${show(on)}; ratio ${(on.t / off.t).toFixed(3)}`);
+    }
+    ratios.sort((x, y) => x - y);
+    console.log(
+      `
+bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 job, ${split ? 'whisper 1 thread + x264 1 thread' : `whisper 2 threads, x264 every core`}: ` +
+        `on / off = ${ratios[Math.floor(ratios.length / 2)]!.toFixed(3)} median, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs ` +
+        `(with overlap on, "render" is what is left of it once the words are final)`,
     );
     await rm(dir, { recursive: true, force: true });
     process.exit(0);

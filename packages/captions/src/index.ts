@@ -32,6 +32,8 @@ export { EMOJI_TABLE, emojiForWord, pickPageEmoji } from './emoji.ts';
 export { createApproxMeasurer, type TextMeasurer, type FontSpec, type TextBox, type FontMetrics } from './measure.ts';
 export {
   layoutCaptions,
+  bandForAnyWords,
+  settledUntil,
   inkBounds,
   backgroundRects,
   baseFontPx,

@@ -58,6 +58,8 @@ export interface CaptionLine {
 
 export interface CaptionPage {
   index: number;
+  /** Which phrase (words between hard breaks: a long pause or a sentence end) the page is part of. */
+  phrase: number;
   /** Seconds the page is on screen: [start, end). */
   start: number;
   end: number;
@@ -173,7 +175,131 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
   return scaleLayout(ref, k, opts);
 }
 
-function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOptions): CaptionLayout {
+/**
+ * How far a glyph's ink may reach, in em of its font size, where the words are not known yet:
+ * stacked accents over capitals (Vietnamese, Ǻ) above, descenders and marks below, overhangs on
+ * each side.
+ */
+const ANY_INK = { ascent: 1.25, descent: 0.45, side: 0.2 } as const;
+
+/**
+ * The band of captions whose words are not known yet (a render that starts while recognition
+ * runs, see `settledUntil`): every pixel a page of `maxLines` lines, each as wide as a line may
+ * be, can paint with its emoji, effects and animations. A block of n lines covers the block of
+ * fewer lines at any vertical position, so the tallest page bounds them all. The band of the
+ * words' own layout (`layoutCaptions(...).band`) fits inside it for text within ANY_INK; a
+ * caller that starts early checks that and starts over when it does not.
+ */
+export function bandForAnyWords(opts: Omit<LayoutOptions, 'words'>): Rect {
+  const k = Math.min(opts.width, opts.height) / REFERENCE_SIDE;
+  const width = opts.width / k;
+  const height = opts.height / k;
+  const { template, measurer } = opts;
+  const { fontPx, font, metrics, lineHeightPx, textArea, maxLineWidth } = frameOf({ ...opts, width, height });
+  const lines = template.layout.maxLines;
+  const blockHeight = (lines - 1) * lineHeightPx + metrics.capHeight + metrics.descender;
+  const top = textArea.y + template.position.y * Math.max(0, textArea.height - blockHeight);
+  const x = textArea.x + (textArea.width - maxLineWidth) / 2;
+  const units: CaptionUnit[] = [];
+  const page: CaptionPage = {
+    index: 0,
+    phrase: 0,
+    start: 0,
+    end: 1,
+    direction: 'ltr',
+    lines: [],
+    units: [],
+    box: { x, y: top, width: maxLineWidth, height: blockHeight },
+    emoji: null,
+  };
+  for (let line = 0; line < lines; line++) {
+    const baseline = top + metrics.capHeight + line * lineHeightPx;
+    const ink = {
+      x: x - ANY_INK.side * fontPx,
+      y: baseline - ANY_INK.ascent * fontPx,
+      width: maxLineWidth + 2 * ANY_INK.side * fontPx,
+      height: (ANY_INK.ascent + ANY_INK.descent) * fontPx,
+    };
+    const box = { x, y: baseline - metrics.capHeight, width: maxLineWidth, height: metrics.capHeight + metrics.descender };
+    page.lines.push({ units: [units.length], box, baseline });
+    page.units.push(units.length);
+    units.push({
+      text: '',
+      wordIndex: 0,
+      start: 0,
+      end: 1,
+      page: 0,
+      line,
+      x,
+      baseline,
+      width: maxLineWidth,
+      fontPx,
+      ink,
+      direction: 'ltr',
+      emphasized: true,
+      spaceBefore: false,
+    });
+  }
+  if (template.emoji === 'auto') {
+    // Where placeEmoji puts one over (or under) this page, as big as the widest emoji.
+    const sizePx = EMOJI_EM * fontPx;
+    const e = measurer.measureText('\u{1F525}', { family: EMOJI_FAMILY, weight: 400, sizePx, letterSpacingPx: 0 });
+    const gap = EMOJI_GAP_EM * fontPx + (template.animation.active === 'bounce' ? BOUNCE_EM * fontPx : 0);
+    const inkWidth = Math.max(e.inkRight - e.inkLeft, sizePx) * 1.1;
+    const inkHeight = Math.max(e.inkAscent + e.inkDescent, sizePx) * 1.1;
+    let baseline = page.box.y - gap;
+    if (baseline - inkHeight < captionArea(width, height).y) baseline = page.box.y + page.box.height + gap + inkHeight;
+    const ex = x + maxLineWidth / 2 - inkWidth / 2;
+    page.emoji = { text: '', unit: 0, x: ex, baseline, width: inkWidth, sizePx, ink: { x: ex, y: baseline - inkHeight, width: inkWidth, height: inkHeight } };
+  }
+  const ref = {
+    width,
+    height,
+    safeArea: safeArea(width, height),
+    textArea,
+    font,
+    capHeight: metrics.capHeight,
+    descender: metrics.descender,
+    lineHeightPx,
+    units,
+    pages: [page],
+  };
+  return scaleLayout(ref, k, opts).band;
+}
+
+/**
+ * While words are still coming (recognition runs chunk by chunk), the time before which the
+ * captions of `layout` (laid out from `words`) can no longer change, given that no word still to
+ * come starts before `finalUntil` seconds. Words to come join the last phrase, unless it ended
+ * (a sentence end, or a pause of `pauseSeconds` before `finalUntil`), so only the last phrase's
+ * pages can still change (page and line breaks, emphasis, emoji); an ended phrase's last page
+ * can still stay up until the next page (its end), and a page before it ends no later than the
+ * last phrase's first word. A keyword of several words can reach back over a phrase break, so
+ * the pages holding the last words such a keyword could still complete wait too.
+ * `finalUntil` Infinity: every word is known.
+ */
+export function settledUntil(layout: CaptionLayout, template: Template, words: readonly Word[], finalUntil: number): number {
+  if (finalUntil === Infinity) return Infinity;
+  const pages = layout.pages;
+  const last = pages.at(-1);
+  if (!last) return finalUntil;
+  const lastUnit = layout.units[last.units.reduce((a, b) => (layout.units[b]!.wordIndex > layout.units[a]!.wordIndex ? b : a))]!;
+  const ended =
+    (template.timing.breakOnSentence && endsSentence(words[lastUnit.wordIndex]?.text ?? '')) ||
+    finalUntil - Math.max(...last.units.map((u) => layout.units[u]!.end)) >= template.timing.pauseSeconds;
+  const longestKeyword = Math.max(1, ...template.keywords.map((k) => k.split(/\s+/).filter(Boolean).length));
+  let open = pages.length;
+  while (open > 0) {
+    const p = pages[open - 1]!;
+    const reachable = p.units.some((u) => layout.units[u]!.wordIndex > lastUnit.wordIndex - longestKeyword + 1);
+    if ((ended || p.phrase !== last.phrase) && !reachable) break;
+    open--;
+  }
+  if (open < pages.length) return Math.min(finalUntil, pages[open]!.start);
+  return Math.min(finalUntil, last.end);
+}
+
+function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: Omit<LayoutOptions, 'words'>): CaptionLayout {
   const r = (v: Rect): Rect => ({ x: v.x * k, y: v.y * k, width: v.width * k, height: v.height * k });
   const units = ref.units.map((u) => ({ ...u, x: u.x * k, baseline: u.baseline * k, width: u.width * k, fontPx: u.fontPx * k, ink: r(u.ink) }));
   const pages = ref.pages.map((p) => ({
@@ -208,7 +334,8 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: LayoutOp
   };
 }
 
-function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
+/** What every page of a layout shares: the font and where text may go (reference pixels). */
+function frameOf(opts: Omit<LayoutOptions, 'words'>) {
   const { template, width, height, measurer } = opts;
   const fontPx = baseFontPx(template, width, height);
   const face = fontFaceFor(template.font, opts.fonts);
@@ -220,9 +347,14 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   };
   const metrics = measurer.fontMetrics(font);
   const lineHeightPx = template.font.lineHeight * fontPx;
-  const safe = safeArea(width, height);
   const textArea = textAreaFor(template, width, height, fontPx, metrics);
-  const maxLineWidth = textArea.width * template.layout.maxWidth;
+  return { fontPx, font, metrics, lineHeightPx, textArea, maxLineWidth: textArea.width * template.layout.maxWidth };
+}
+
+function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
+  const { template, width, height, measurer } = opts;
+  const { fontPx, font, metrics, lineHeightPx, textArea, maxLineWidth } = frameOf(opts);
+  const safe = safeArea(width, height);
 
   const tokens = tokenize(opts.words, template);
   const emphasis = emphasisOf(template);
@@ -270,8 +402,12 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   };
 
   const pagesOfTokens: MeasuredToken[][][] = [];
-  for (const phrase of splitPhrases(measured, template)) {
-    for (const page of chunkPages(phrase, lineFits, template)) pagesOfTokens.push(breakLines(page, lineFits, template.layout.maxLines));
+  const phraseOf: number[] = [];
+  for (const [phraseIndex, phrase] of splitPhrases(measured, template).entries()) {
+    for (const page of chunkPages(phrase, lineFits, template)) {
+      pagesOfTokens.push(breakLines(page, lineFits, template.layout.maxLines));
+      phraseOf.push(phraseIndex);
+    }
   }
 
   const units: CaptionUnit[] = [];
@@ -285,7 +421,17 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
     emphasized.delete(-1);
     const blockHeight = (lines.length - 1) * lineHeightPx + metrics.capHeight + metrics.descender;
     const top = textArea.y + template.position.y * Math.max(0, textArea.height - blockHeight);
-    const page: CaptionPage = { index: pageIndex, start: 0, end: 0, direction, lines: [], units: [], box: { x: 0, y: 0, width: 0, height: 0 }, emoji: null };
+    const page: CaptionPage = {
+      index: pageIndex,
+      phrase: phraseOf[pageIndex]!,
+      start: 0,
+      end: 0,
+      direction,
+      lines: [],
+      units: [],
+      box: { x: 0, y: 0, width: 0, height: 0 },
+      emoji: null,
+    };
     let pageBox: Rect | null = null;
     let tokenIndex = 0;
     lines.forEach((lineTokens, lineIndex) => {

@@ -8,8 +8,10 @@ export { createProgressReporter, parseFfmpegProgress } from './parse-ffmpeg-prog
 export { planOutputSize, type Size } from './plan-output-size.ts';
 export { probeMedia, type MediaInfo } from './probe-media.ts';
 export {
+  CaptionsChanged,
   reencodeVideo,
   renderVideo,
+  type CaptionStream,
   type OutputFrame,
   type ReencodeOptions,
   type RenderResult,

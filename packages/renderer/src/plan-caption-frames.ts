@@ -14,14 +14,23 @@ export interface CaptionFrame {
  * caption appears on the right frame whatever the source's timestamps (variable frame rate,
  * a start offset). Changes shorter than one frame interval are not seen, as a video cannot show them.
  */
-export function planCaptionFrames(opts: { keyAt: (t: number) => string; durationSeconds: number; fps: number }): CaptionFrame[] {
+export function planCaptionFrames(opts: {
+  keyAt: (t: number) => string;
+  durationSeconds: number;
+  fps: number;
+  /** Plan only from sample `fromStep` (its time is the first frame's start) up to sample `toStep`; default the whole video. */
+  fromStep?: number;
+  toStep?: number;
+}): CaptionFrame[] {
   const { keyAt, durationSeconds } = opts;
-  // Sampling beyond 120 Hz shows nothing more; a bogus rate (a VFR file claiming 90000 fps) must not cost millions of keyAt calls.
-  const step = 1 / (opts.fps > 0 ? Math.min(opts.fps, 120) : 30);
-  const frames: CaptionFrame[] = [{ start: 0, paintAt: 0, key: keyAt(0) }];
-  let prevT = 0;
+  const step = captionStep(opts.fps);
+  const from = opts.fromStep ?? 0;
+  const to = opts.toStep ?? Infinity;
+  const t0 = from * step;
+  const frames: CaptionFrame[] = [{ start: t0, paintAt: t0, key: keyAt(t0) }];
+  let prevT = t0;
   let prevKey = frames[0]!.key;
-  for (let i = 1; ; i++) {
+  for (let i = from + 1; i <= to; i++) {
     const t = Math.min(i * step, durationSeconds);
     const key = keyAt(t);
     if (key !== prevKey) {
@@ -41,4 +50,9 @@ export function planCaptionFrames(opts: { keyAt: (t: number) => string; duration
     if (t >= durationSeconds) break;
   }
   return frames;
+}
+
+/** Seconds between the samples planCaptionFrames takes: the output frame interval, at most 120 Hz (a bogus rate, a VFR file claiming 90000 fps, must not cost millions of keyAt calls). */
+export function captionStep(fps: number): number {
+  return 1 / (fps > 0 ? Math.min(fps, 120) : 30);
 }

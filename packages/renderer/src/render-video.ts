@@ -8,9 +8,9 @@ import { nvencAvailable } from './detect-nvenc.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
 import { abortError, RenderError } from './errors.ts';
 import { matroskaFramePrefix, matroskaHeader } from './matroska-stream.ts';
-import type { BandPainter } from './paint/types.ts';
+import type { BandPainter, BandRect } from './paint/types.ts';
 import { createProgressReporter } from './parse-ffmpeg-progress.ts';
-import { planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
+import { captionStep, planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
 import { probeMedia, type MediaInfo } from './probe-media.ts';
 import { plainReencodeArgs, renderArgs, type RenderArgsInput } from './render-args.ts';
@@ -42,13 +42,42 @@ export interface ReencodeOptions {
 }
 
 export interface RenderVideoOptions extends ReencodeOptions {
-  /** The painter, or a factory called with the output frame (captions are laid out in output pixels). */
-  painter: BandPainter | ((frame: OutputFrame) => BandPainter);
+  /**
+   * The painter, or a factory called with the output frame (captions are laid out in output
+   * pixels). Exactly one of `painter` and `captionStream`.
+   */
+  painter?: BandPainter | ((frame: OutputFrame) => BandPainter) | undefined;
+  /**
+   * Captions whose words are still being recognized (overlapped stages): the render starts with
+   * the band fixed, and each image is painted once its time is final. Called with the output frame.
+   */
+  captionStream?: ((frame: OutputFrame) => CaptionStream) | undefined;
   /**
    * Only the captions on transparent frames, at the output size, frame rate and duration, no
    * audio: `webm` is VP9 with alpha (yuva420p), `mov` ProRes 4444 with alpha. Required for `mov`.
    */
   overlay?: boolean | undefined;
+}
+
+/**
+ * Captions that become final part by part while the video renders: the band first, then
+ * painters, each final for the times before its `until`. ffmpeg waits on the caption stream
+ * where the words are not final yet, so the encode runs as far as the words allow.
+ */
+export interface CaptionStream {
+  /** Fixed for the whole render; every painter must use it. */
+  band: BandRect;
+  /**
+   * The next painter and the time (seconds) before which its images are final; `until` Infinity
+   * for the last. A painter paints what the painters before it painted before their `until`.
+   * A rejection stops the render, which then rejects with that same error.
+   */
+  next(): Promise<{ painter: BandPainter; until: number }>;
+}
+
+/** A caption stream's painter disagreed with what an earlier one painted: the images already sent are wrong. */
+export class CaptionsChanged extends Error {
+  override readonly name = 'CaptionsChanged';
 }
 
 export interface RenderResult {
@@ -66,17 +95,88 @@ export interface RenderResult {
  * AbortError once ffmpeg is dead and temp files are gone when `signal` fires.
  */
 export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
+  if ((opts.painter === undefined) === (opts.captionStream === undefined)) throw new TypeError('renderVideo: give exactly one of painter and captionStream');
   return transcode(opts, (source, out) => {
-    let captions: Captions;
+    const frame = { ...out, fps: source.fps };
+    if (opts.captionStream) {
+      const stream = opts.captionStream(frame);
+      checkBand(stream.band, out);
+      return { band: stream.band, parts: new Replay(streamedParts(stream, source.durationSeconds, source.fps)) };
+    }
+    let part: CaptionPart;
     try {
-      const painter = typeof opts.painter === 'function' ? opts.painter({ ...out, fps: source.fps }) : opts.painter;
-      captions = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
+      const painter = typeof opts.painter === 'function' ? opts.painter(frame) : opts.painter!;
+      part = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
     } catch (cause) {
       throw new RenderError('render-failed', `The caption painter failed: ${String(cause)}`, { cause });
     }
-    checkBand(captions.painter.band, out);
-    return captions;
+    checkBand(part.painter.band, out);
+    return { band: part.painter.band, parts: [part] };
   });
+}
+
+/**
+ * A caption stream as parts: each painter with the images it adds, planned on the same sample
+ * grid as a whole-video plan (planCaptionFrames), so the images and their times are the ones a
+ * render with every word known from the start sends. Each part but the last ends with the image
+ * on screen repeated at its last final sample: ffmpeg overlays a frame only once it has seen
+ * the next caption image, so without it the encode would wait at the part's last change.
+ */
+async function* streamedParts(stream: CaptionStream, durationSeconds: number, fps: number): AsyncGenerator<CaptionPart, void, void> {
+  const step = captionStep(fps);
+  // The whole-video plan's last sample is at durationSeconds; every part but the last stops before it.
+  const lastInner = Math.ceil(durationSeconds / step - 1e-9) - 1;
+  let fromStep = 0;
+  let lastKey: string | null = null;
+  for (;;) {
+    const { painter, until } = await stream.next();
+    const b = painter.band;
+    if (b.x !== stream.band.x || b.y !== stream.band.y || b.width !== stream.band.width || b.height !== stream.band.height) {
+      throw new CaptionsChanged(`A caption stream painter has band ${JSON.stringify(b)}, not the stream's ${JSON.stringify(stream.band)}`);
+    }
+    const last = until === Infinity;
+    // The last sample strictly before `until`: a word starting at `until` may still change.
+    const toStep = last ? Infinity : Math.min(Math.ceil(until / step - 1e-9) - 1, lastInner);
+    // Nothing new is final: wait for the next painter.
+    if (!last && (lastKey === null ? toStep < 0 : toStep <= fromStep)) continue;
+    const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds, fps, fromStep, toStep });
+    if (lastKey !== null) {
+      // The first sample is the last one already sent: the new painter must show the same there.
+      if (frames[0]!.key !== lastKey) throw new CaptionsChanged(`The captions at ${(fromStep * step).toFixed(3)} s changed after they were sent`);
+      frames.shift();
+    }
+    if (last) {
+      yield { painter, frames };
+      return;
+    }
+    lastKey = frames.at(-1)?.key ?? lastKey!;
+    const hold = toStep * step;
+    if (hold > (frames.at(-1)?.start ?? fromStep * step)) frames.push({ start: hold, paintAt: hold, key: lastKey });
+    fromStep = toStep;
+    yield { painter, frames };
+  }
+}
+
+/** An async iterable that can be gone through again from the start (an NVENC attempt that failed is redone on the CPU). */
+class Replay<T> implements AsyncIterable<T> {
+  private readonly seen: T[] = [];
+  private pending: Promise<IteratorResult<T>> | null = null;
+
+  constructor(private readonly source: AsyncIterator<T>) {}
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, void> {
+    for (let i = 0; ; i++) {
+      if (i < this.seen.length) {
+        yield this.seen[i]!;
+        continue;
+      }
+      this.pending ??= this.source.next().finally(() => (this.pending = null));
+      const r = await this.pending;
+      if (r.done) return;
+      if (this.seen.length === i) this.seen.push(r.value);
+      yield this.seen[i]!;
+    }
+  }
 }
 
 /** The same pipeline without captions: what renderVideo costs on top of a plain re-encode (the bench's baseline). */
@@ -84,9 +184,15 @@ export function reencodeVideo(opts: ReencodeOptions): Promise<RenderResult> {
   return transcode(opts, () => null);
 }
 
-interface Captions {
+/** One painter and the caption images it paints. */
+interface CaptionPart {
   painter: BandPainter;
   frames: CaptionFrame[];
+}
+
+interface Captions {
+  band: BandRect;
+  parts: Iterable<CaptionPart> | AsyncIterable<CaptionPart>;
 }
 
 async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo, out: Size) => Captions | null): Promise<RenderResult> {
@@ -172,7 +278,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   const args = { ...job.args, output: partial };
   const run = runFf({
     bin: 'ffmpeg',
-    args: captions ? renderArgs({ ...args, band: captions.painter.band }) : plainReencodeArgs(args),
+    args: captions ? renderArgs({ ...args, band: captions.band }) : plainReencodeArgs(args),
     signal,
     inputPipe: captions !== null,
     onStdout: job.onStdout,
@@ -180,11 +286,15 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   });
   // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
+  let streamError: unknown;
   const feeding = !captions
     ? Promise.resolve()
     : feedCaptions(run.input!, captions, signal).catch((err: unknown) => {
         if (err instanceof PainterFailure) {
           painterError = err.cause;
+          stop.abort();
+        } else if (err instanceof StreamFailure) {
+          streamError = err.cause;
           stop.abort();
         }
       });
@@ -201,6 +311,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
     ok = true;
   } catch (err) {
     if (opts.signal?.aborted) throw abortError(opts.signal);
+    if (streamError !== undefined) throw streamError;
     if (painterError !== undefined) throw new RenderError('render-failed', `The caption painter failed: ${String(painterError)}`, { cause: painterError });
     throw err;
   } finally {
@@ -212,6 +323,8 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
 }
 
 class PainterFailure extends Error {}
+/** The caption stream rejected (its words failed, or its captions changed): the render rejects with `cause` itself. */
+class StreamFailure extends Error {}
 
 /**
  * The encode's niceness: a CPU left to it and to another job's transcription (two slots, CPU
@@ -243,19 +356,41 @@ async function diskFull(dir: string): Promise<string | null> {
 const PAINT_AHEAD = 3;
 
 /** Paints each changed band image and streams it to ffmpeg, at most PAINT_AHEAD images ahead of it. */
-async function feedCaptions(pipe: Writable, { painter, frames }: Captions, signal: AbortSignal): Promise<void> {
-  const { width, height } = painter.band;
+async function feedCaptions(pipe: Writable, { band, parts }: Captions, signal: AbortSignal): Promise<void> {
+  const { width, height } = band;
   const sender = new PooledSender(pipe, signal, width * height * 4);
   await write(pipe, matroskaHeader({ width, height }), signal);
-  const images = bandImages(painter, frames);
-  for (const frame of frames) {
-    let image: Buffer;
+  const iterator = (Symbol.asyncIterator in parts ? parts[Symbol.asyncIterator]() : parts[Symbol.iterator]()) as
+    | AsyncIterator<CaptionPart>
+    | Iterator<CaptionPart>;
+  // A caption stream can wait for words a long time: an abort, or ffmpeg gone, ends the wait.
+  const gone = new Promise<never>((_, reject) => {
+    const stop = () => reject(signal.aborted ? abortError(signal) : new Error('caption pipe closed'));
+    if (signal.aborted) stop();
+    signal.addEventListener('abort', stop, { once: true });
+    pipe.once('close', stop);
+  });
+  gone.catch(() => undefined);
+  for (;;) {
+    let next: IteratorResult<CaptionPart>;
     try {
-      image = images.next().value!;
+      next = await Promise.race([iterator.next(), gone]);
     } catch (cause) {
-      throw new PainterFailure('painter failed', { cause });
+      if (signal.aborted || pipe.destroyed) throw cause;
+      throw new StreamFailure('caption stream failed', { cause });
     }
-    await sender.send(matroskaFramePrefix(Math.floor(frame.start * 1e6), image.length), image);
+    if (next.done) break;
+    const { painter, frames } = next.value;
+    const images = bandImages(painter, frames);
+    for (const frame of frames) {
+      let image: Buffer;
+      try {
+        image = images.next().value!;
+      } catch (cause) {
+        throw new PainterFailure('painter failed', { cause });
+      }
+      await sender.send(matroskaFramePrefix(Math.floor(frame.start * 1e6), image.length), image);
+    }
   }
   await sender.drained();
   pipe.end();

@@ -11,7 +11,10 @@
  *   closer than `mergeGap` are merged: a short pause inside a sentence stays in context.
  * - Spans are packed into chunks of at most `maxChunk` seconds (one whisper window is 30 s), joined
  *   by `joinGap` seconds of digital silence, so whisper still hears a break between them.
- * - A span longer than `maxChunk` is a chunk of its own (whisper slides its window over it).
+ * - A span longer than `maxChunk` is cut at its widest pause between voiced regions that leaves
+ *   a piece of maxChunk/2 to maxChunk seconds, so each chunk is one whisper window ending where
+ *   nobody speaks, and a caller gets final words chunk by chunk (an agent renders while the rest
+ *   is recognized). A span with no such pause is a chunk of its own (whisper slides its window).
  */
 import { open, writeFile } from 'node:fs/promises';
 import type { SpeechRegion } from './vad.ts';
@@ -62,7 +65,7 @@ export function planChunks(regions: SpeechRegion[], sourceDuration: number, p: P
     } else spans.push({ start, end, voiced: [voiced] });
   }
   const chunks: Chunk[] = [];
-  for (const s of spans) {
+  for (const s of spans.flatMap((span) => cutLong(span, p.maxChunk))) {
     const length = s.end - s.start;
     const current = chunks.at(-1);
     if (current && current.duration + p.joinGap + length <= p.maxChunk) {
@@ -74,6 +77,30 @@ export function planChunks(regions: SpeechRegion[], sourceDuration: number, p: P
     }
   }
   return chunks;
+}
+
+/** A span longer than `max` seconds as pieces cut in its widest pauses (see planChunks). */
+function cutLong<S extends { start: number; end: number; voiced: SpeechRegion[] }>(span: S, max: number): S[] {
+  const pieces: S[] = [];
+  let rest = span;
+  while (rest.end - rest.start > max) {
+    let best = -1;
+    let widest = -1;
+    for (let j = 0; j + 1 < rest.voiced.length; j++) {
+      const gap = rest.voiced[j + 1]!.start - rest.voiced[j]!.end;
+      const at = (rest.voiced[j]!.end + rest.voiced[j + 1]!.start) / 2 - rest.start;
+      if (at >= max / 2 && at <= max && gap > widest) {
+        widest = gap;
+        best = j;
+      }
+    }
+    if (best < 0) break;
+    const cut = (rest.voiced[best]!.end + rest.voiced[best + 1]!.start) / 2;
+    pieces.push({ ...rest, end: cut, voiced: rest.voiced.slice(0, best + 1) });
+    rest = { ...rest, start: cut, voiced: rest.voiced.slice(best + 1) };
+  }
+  pieces.push(rest);
+  return pieces;
 }
 
 /**

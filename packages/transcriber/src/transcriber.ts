@@ -84,6 +84,12 @@ export interface TranscribeRequest {
   signal?: AbortSignal;
   /** Where temp files (the 16 kHz WAV) go; default the OS temp dir. An agent passes its job dir, so a killed attempt's debris is swept with it. */
   workDir?: string;
+  /**
+   * Called after each chunk of speech with every word so far (source times, final) and the time
+   * before which no word still to come starts (Infinity after the last chunk): a caller can use
+   * the words while the rest is recognized. A throw fails the transcription.
+   */
+  onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
 }
 
 export interface TranscribeResult {
@@ -390,6 +396,9 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
           const start = Math.max(w.start, words.at(-1)?.start ?? 0);
           words.push({ ...w, start, end: Math.max(w.end, start) });
         }
+        // Every word of a later chunk starts in or after its first span (toSourceTime, snapToVoice).
+        const next = chunks[i + 1];
+        req.onWords?.({ words, finalUntil: next ? next.spans[0]!.start : Infinity });
       }
       return { language, languageProbability: probability, words };
     } finally {

@@ -35,6 +35,25 @@ describe('planChunks', () => {
     ]);
     expect(planChunks([], 10, params)).toEqual([]);
   });
+
+  it('cuts a span longer than maxChunk at its widest pause that leaves a piece of maxChunk/2 to maxChunk seconds', () => {
+    // One span (pauses of 0.2-0.45 s merge), 0-24.1 s; the widest pause (3.0-3.45 s) is too early for a cut.
+    const regions = [
+      { start: 0.2, end: 3.0 },
+      { start: 3.45, end: 7.0 },
+      { start: 7.2, end: 8.2 },
+      { start: 8.45, end: 9.1 },
+      { start: 9.3, end: 17.0 },
+      { start: 17.25, end: 23.9 },
+    ];
+    const chunks = planChunks(regions, 30, params);
+    // Pieces: 0-8.325 (the 0.25 s pause at 8.2-8.45 is the widest between 5 and 10 s in), then
+    // 8.325-17.125 (the 0.25 s pause at 17.0-17.25), then the rest.
+    expect(chunks.map((c) => c.spans.map((s) => [s.start, Math.round(s.end * 1000) / 1000]))).toEqual([[[0, 8.325]], [[8.325, 17.125]], [[17.125, 24.1]]]);
+    expect(chunks.flatMap((c) => c.spans.flatMap((s) => s.voiced))).toEqual(regions);
+    // Every piece within maxChunk; a word of a later chunk starts in or after its first span.
+    for (const c of chunks) expect(c.duration).toBeLessThanOrEqual(params.maxChunk);
+  });
 });
 
 /** Two spans of one chunk: the second starts 3.7 s into the chunk, 9.8 s into the source. */

@@ -1,6 +1,7 @@
 import { createCanvas, loadImage, type Canvas, type DOMMatrix, type Image, type SKRSContext2D } from '@napi-rs/canvas';
 import {
   backgroundRects,
+  bandForAnyWords,
   captionFrameAt,
   inkBounds,
   layoutCaptions,
@@ -13,6 +14,7 @@ import {
   type Rect,
   type Template,
   type WordFrame,
+  containsRect,
   unionRect,
 } from '@captionfarm/captions';
 import { createCanvasMeasurer, setFont } from './measurer.ts';
@@ -20,13 +22,27 @@ import type { BandPainter, BandPainterOptions, PreviewFrameOptions } from './typ
 
 const DEFAULT_FPS = 30;
 
+/** The words' captions reach outside the band the painter was given (`BandPainterOptions.band`). */
+export class BandOverflow extends Error {
+  override readonly name = 'BandOverflow';
+  constructor(band: Rect, needed: Rect) {
+    super(`The captions need ${JSON.stringify(needed)}, outside the band ${JSON.stringify(band)}`);
+  }
+}
+
+/** The band for words not known yet (`bandForAnyWords`, measured with the canvas the painter draws with). */
+export function bandForAnyWordsOf(opts: Pick<BandPainterOptions, 'template' | 'width' | 'height' | 'fonts'>): Rect {
+  return bandForAnyWords({ template: opts.template, width: opts.width, height: opts.height, measurer: createCanvasMeasurer(), fonts: opts.fonts });
+}
+
 /** A painter for the caption band of one video: layout once, then cheap keys and paints. */
 export function createBandPainter(opts: BandPainterOptions): BandPainter & { layout: CaptionLayout } {
   const { template, width, height } = opts;
   const fps = opts.fps ?? DEFAULT_FPS;
   const measurer = createCanvasMeasurer();
   const layout = layoutCaptions({ words: opts.words, template, width, height, measurer, fonts: opts.fonts });
-  const band = layout.band;
+  const band = opts.band ?? layout.band;
+  if (!containsRect(band, layout.band, 0)) throw new BandOverflow(band, layout.band);
   const units = layout.units.map((u) => prepareUnit(u, layout));
   // Scratch layers for words and pages that fade: drawn opaque, then composited with alpha, so
   // an outline never shows through its own semi-transparent fill.

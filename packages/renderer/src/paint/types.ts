@@ -39,6 +39,11 @@ export interface BandPainterOptions {
   fps?: number;
   /** Uploaded fonts registered with `registerCustomFont`, by font id (for `template.font.fontId`). */
   fonts?: ReadonlyMap<string, CustomFontFace> | undefined;
+  /**
+   * The band, when it had to be fixed before the words were known (`bandForAnyWords`); default
+   * the words' own. Words whose captions reach outside it throw BandOverflow.
+   */
+  band?: BandRect | undefined;
 }
 
 export interface PreviewFrameOptions extends BandPainterOptions {

@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TranscriptRecordSchema } from '@captionfarm/contracts';
+import { ffmpegProcesses, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+
+/**
+ * Overlapped stages through the whole product: an agent that renders while recognition runs
+ * (the default with CUDA whisper; forced on here, on the CPU) on the shared 33.6 s English read,
+ * which the transcriber cuts into two chunks at a pause, so the render has words to burn before
+ * the second chunk is recognized.
+ */
+
+let farm: Farm;
+let clip: Buffer;
+let workDir: string;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  farm = await startFarm();
+  const file = path.join(farm.dir, 'read.mp4');
+  const wav = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
+  await run('ffmpeg', [
+    '-y',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=270x480:r=25',
+    '-i',
+    wav,
+    '-shortest',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+    file,
+  ]);
+  clip = await readFile(file);
+  workDir = (await farm.startAgent({ overlap: true, log: (m, f) => lines.push(`${f.jobId ?? ''} ${m}`) })).workDir;
+}, 120_000);
+afterAll(async () => {
+  await farm?.close();
+});
+
+describe('overlapped stages', () => {
+  it('renders while the second chunk is recognized, and the job succeeds with every word', async () => {
+    const { api } = await farm.account('pro', 'overlap');
+    const created = await submitUpload(api, clip, { language: 'en', templateId: 'word-pop' });
+    const { job, seen } = await watchJob(api, created.id, terminal);
+    expect(job.status, JSON.stringify(job)).toBe('succeeded');
+    for (const s of seen) if (s.phase !== 'rendering') expect(s.percent).toBeNull();
+    const mine = lines.filter((l) => l.startsWith(created.id));
+    const final = mine.map((l) => /the words are final with the render at (\d+)%/.exec(l)).find(Boolean);
+    expect(final, mine.join('\n')).toBeTruthy();
+    // The render had encoded part of the video before the last word was recognized.
+    expect(Number(final![1])).toBeGreaterThan(0);
+    expect(mine.some((l) => l.includes('started over'))).toBe(false);
+    const t = TranscriptRecordSchema.parse((await api('GET', `/v1/automation-jobs/${created.id}/transcript`)).body);
+    expect(t.words.length).toBeGreaterThan(90);
+  }, 240_000);
+
+  it('a cancel while recognition runs stops the render that waits for words', async () => {
+    const { api, accountId } = await farm.account('pro', 'overlap-cancel');
+    const before = await farm.balance(accountId);
+    const created = await submitUpload(api, clip, { language: 'en' });
+    await watchJob(api, created.id, (j) => j.phase === 'transcribing' || terminal(j));
+    // The overlapped render is running (ffmpeg waits on the caption stream).
+    for (const end = Date.now() + 30_000; (await ffmpegProcesses(workDir)).length === 0; await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > end) throw new Error('no overlapped render started');
+    }
+    const res = await api('POST', `/v1/automation-jobs/${created.id}/cancel`);
+    expect(res.body.status).toBe('cancelled');
+    for (const end = Date.now() + 30_000; (await ffmpegProcesses(workDir)).length > 0; await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > end) throw new Error('ffmpeg still runs 30 s after the cancel');
+    }
+    expect(await farm.balance(accountId)).toBe(before);
+  }, 240_000);
+});
