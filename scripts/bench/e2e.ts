@@ -130,10 +130,16 @@ try {
     };
     const ratios: number[] = [];
     for (let i = 0; i < runs; i++) {
-      const first = i % 2 === 0;
-      const a = await job(!first);
-      const b = await job(first);
-      const [off, on] = first ? [b, a] : [a, b];
+      // Alternate which goes first, so a change in the machine's load does not always favour one side.
+      let off: Awaited<ReturnType<typeof job>>;
+      let on: Awaited<ReturnType<typeof job>>;
+      if (i % 2 === 0) {
+        off = await job(false);
+        on = await job(true);
+      } else {
+        on = await job(true);
+        off = await job(false);
+      }
       ratios.push(on.t / off.t);
       const show = (r: typeof on) => `${r.t.toFixed(1)} s (${JOB_STAGES.map((k) => `${k} ${r.stages[k].toFixed(1)}`).join(', ')})`;
       console.log(`run ${i + 1}: overlap off ${show(off)}; on ${show(on)}; ratio ${(on.t / off.t).toFixed(3)}`);

@@ -46,7 +46,22 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
   });
 
   it('en.wav (espeak): WER <= 10%, word onsets median <= 25 ms and p90 <= 80 ms', async () => {
-    const r = await transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' });
+    const progress: { words: string[]; finalUntil: number }[] = [];
+    const r = await transcriber.transcribe({
+      audioPath: join(MEDIA, 'en.wav'),
+      language: 'en',
+      onWords: (p) => progress.push({ words: p.words.map((w) => `${w.text}@${w.start}`), finalUntil: p.finalUntil }),
+    });
+    // 33.6 s of speech is cut at a pause into two chunks, whose words arrive one chunk at a time:
+    // each report holds the words before it, and no later word starts before its finalUntil.
+    expect(progress.length).toBe(2);
+    expect(progress[0]!.finalUntil).toBeGreaterThan(14);
+    expect(progress[1]!.finalUntil).toBe(Infinity);
+    expect(progress[1]!.words).toEqual(r.words.map((w) => `${w.text}@${w.start}`));
+    expect(progress[1]!.words.slice(0, progress[0]!.words.length)).toEqual(progress[0]!.words);
+    const later = r.words.slice(progress[0]!.words.length);
+    expect(later.length).toBeGreaterThan(10);
+    for (const w of later) expect(w.start).toBeGreaterThanOrEqual(progress[0]!.finalUntil);
     const wer = wordErrorRate(readFileSync(join(MEDIA, 'en.txt'), 'utf8'), text(r));
     const errors = onsetErrorsMs(parseReferenceOnsets(readFileSync(join(MEDIA, 'en.words'), 'utf8')), r.words);
     const [median, p90] = [percentile(errors, 50), percentile(errors, 90)];
