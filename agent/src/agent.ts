@@ -244,6 +244,8 @@ export function createAgent(opts: AgentOptions): Agent {
       return nodeId;
     },
     async start() {
+      // The model loads while the agent registers, not in its first job (which waits for the same load).
+      opts.transcriber.warmUp?.().catch((err: unknown) => log(`whisper warm-up: ${(err as Error).message}`));
       await mkdir(workDir, { recursive: true });
       // Before the first lease: whatever a killed attempt of ours left is debris now.
       await sweep();

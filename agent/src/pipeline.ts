@@ -29,6 +29,8 @@ export interface Transcriber {
     workDir?: string;
     onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
   }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
+  /** Loads the model now rather than in the first job (the agent calls it at start, without waiting). */
+  warmUp?(): Promise<void>;
 }
 
 export type LeaseAnswer = { ok: true } | { ok: false; reason: 'lease-lost' | 'job-ended' };

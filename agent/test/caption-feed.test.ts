@@ -78,7 +78,6 @@ describe('createCaptionFeed', () => {
     const feed = createCaptionFeed({ template, fonts });
     const streamed = path.join(dir, 'streamed.mov');
     const percents: number[] = [];
-    let pushed = 0;
     const rendering = renderVideo({
       input: source,
       output: streamed,
@@ -92,19 +91,21 @@ describe('createCaptionFeed', () => {
       () => null,
       (err: unknown) => err,
     );
-    // Recognition: each chunk's words arrive after a while, with the start of the next chunk.
-    const progressAtPush: number[] = [];
-    for (let i = 0; i < CHUNKS.length; i++) {
-      await new Promise((r) => setTimeout(r, 400));
-      progressAtPush.push(percents.at(-1) ?? 0);
-      pushed += CHUNKS[i]!.length;
-      const next = CHUNKS[i + 1];
-      feed.push(ALL.slice(0, pushed), next ? next[0]!.start : Infinity);
+    // Recognition: the first chunk's words, then (once the encode has started on them, so it
+    // provably ran before the rest existed) the second and the third, each with the start of the next.
+    feed.push(CHUNKS[0]!, CHUNKS[1]![0]!.start);
+    for (const end = Date.now() + 60_000; !(percents.at(-1)! > 0); await new Promise((r) => setTimeout(r, 20))) {
+      if (Date.now() > end) throw new Error('the render made no progress on the first chunk in 60 s');
     }
+    feed.push([...CHUNKS[0]!, ...CHUNKS[1]!], CHUNKS[2]![0]!.start);
+    // The first chunk's captions are final up to 3.9 s of 12 (32%): past 40% the render is on the second's.
+    for (const end = Date.now() + 60_000; !(percents.at(-1)! >= 40); await new Promise((r) => setTimeout(r, 20))) {
+      if (Date.now() > end) throw new Error('the render made no progress on the second chunk in 60 s');
+    }
+    const atSecond = percents.at(-1)!;
+    feed.push(ALL, Infinity);
     expect(await outcome).toBeNull();
-    // It encoded the settled part of the video while later words were still missing.
-    expect(progressAtPush.at(-1)).toBeGreaterThan(10);
-    expect(progressAtPush.at(-1)).toBeLessThan(100);
+    expect(atSecond).toBeLessThan(100);
     const [a, b] = await Promise.all([frameHashes(whole), frameHashes(streamed)]);
     expect(a.length).toBe(SECONDS * FPS);
     expect(b).toEqual(a);
