@@ -2,6 +2,8 @@
  * npm run bench:render [-- --rounds 3 --format mp4|webm --encoder auto|cpu|nvenc --template karaoke --seconds 30]
  * npm run bench:render -- --all [--rounds 5] [--templates neon,impact]   (every (or these) built-in template(s): wall and CPU ratio, median and range)
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
+ * npm run bench:render -- --only transparent   (the render's caption frames, at the same times, painted
+ *                                              transparent: its second input and overlay without the captions)
  *
  *   plain  = reencodeVideo: the same ffmpeg pipeline and encoder settings, no captions
  *   render = renderVideo with the real painter (createBandPainter + a built-in template) and
@@ -106,9 +108,10 @@ const countingPainter = (frame: { width: number; height: number; fps: number }):
     band: painter.band,
     keyAt: (t) => painter.keyAt(t),
     changed: (from, to) => painter.changed!(from, to),
-    paint: (ctx, t) => painter.paint(ctx, t),
+    paint: (ctx, t) => (flags.only === 'transparent' ? undefined : painter.paint(ctx, t)),
     paintPart: (ctx, t, rect) => {
       captionFrames++;
+      if (flags.only === 'transparent') return ctx.clearRect(rect.x, rect.y, rect.width, rect.height);
       return painter.paintPart!(ctx, t, rect);
     },
   };
