@@ -149,6 +149,8 @@ export async function makeClip(
     speechRate?: number;
     leadSeconds?: number;
     silentAudio?: boolean;
+    /** An audio file for the track (the clip is as long as `seconds`, or as the file when shorter). */
+    audioFile?: string;
   },
 ): Promise<string> {
   const out = path.join(dir, name);
@@ -159,6 +161,8 @@ export async function makeClip(
     await run('espeak-ng', [...(o.speechRate ? ['-s', String(o.speechRate)] : []), '-w', wav, o.speech]);
     const pad = o.leadSeconds ? `adelay=${o.leadSeconds * 1000}:all=1,apad` : 'apad';
     args.push('-i', wav, '-map', '0:v', '-map', '1:a', '-af', pad, '-t', String(o.seconds), '-c:a', 'aac');
+  } else if (o.audioFile) {
+    args.push('-i', o.audioFile, '-map', '0:v', '-map', '1:a', '-t', String(o.seconds), '-shortest', '-c:a', 'aac');
   } else if (o.silentAudio) {
     args.push('-f', 'lavfi', '-i', `anullsrc=r=16000:cl=mono`, '-map', '0:v', '-map', '1:a', '-t', String(o.seconds), '-c:a', 'aac');
   }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptRecordSchema } from '@captionfarm/contracts';
-import { ffmpegProcesses, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 /**
  * Overlapped stages through the whole product: an agent that renders while recognition runs
@@ -18,27 +18,8 @@ const lines: string[] = [];
 
 beforeAll(async () => {
   farm = await startFarm();
-  const file = path.join(farm.dir, 'read.mp4');
-  const wav = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
-  await run('ffmpeg', [
-    '-y',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=s=270x480:r=25',
-    '-i',
-    wav,
-    '-shortest',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-c:a',
-    'aac',
-    file,
-  ]);
+  const audioFile = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
+  const file = await makeClip(farm.dir, 'read.mp4', { width: 270, height: 480, seconds: 34, audioFile });
   clip = await readFile(file);
   workDir = (await farm.startAgent({ overlap: true, log: (m, f) => lines.push(`${f.jobId ?? ''} ${m}`) })).workDir;
 }, 120_000);
