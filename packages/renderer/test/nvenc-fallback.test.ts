@@ -5,7 +5,7 @@ import { nvencAvailable } from '../src/detect-nvenc.ts';
 import type { RenderError } from '../src/errors.ts';
 import { resolveFfmpegPaths } from '../src/ffmpeg-path.ts';
 import { renderVideo } from '../src/render-video.ts';
-import { blockPainter, ffprobeJson, makeVideo, tempDir } from './helpers/media.ts';
+import { blockPainter, ffprobeJson, frameAt, makeVideo, near, tempDir } from './helpers/media.ts';
 
 // No GPU here: an ffmpeg wrapper plays a machine whose NVENC passes the trial encode but then
 // refuses the real session (as consumer cards do past their session limit). Everything else is
@@ -58,6 +58,31 @@ describe('NVENC', () => {
     expect(probe.streams.map((s: any) => s.codec_name)).toEqual(['h264', 'aac']);
     expect(progress.at(-1)).toBe(100);
     for (let i = 1; i < progress.length; i++) expect(progress[i]!).toBeGreaterThan(progress[i - 1]!);
+  });
+
+  it('replays a caption stream for the CPU attempt: the parts the NVENC attempt took are not lost', async () => {
+    const out = join(dir, 'streamed.mp4');
+    const painter = blockPainter({ width: 160, height: 120 });
+    let asked = 0;
+    // Red is final first (until 0.9 s), then everything (green from 1.0 s).
+    const parts = [
+      { painter, until: 0.9 },
+      { painter, until: Infinity },
+    ];
+    const result = await renderVideo({
+      input,
+      output: out,
+      captionStream: () => ({ band: painter.band, next: async () => parts[asked++]! }),
+      format: 'mp4',
+      quality: 'medium',
+    });
+    expect(result.encoder).toBe('cpu');
+    // Each part was asked of the stream once, whatever the failed attempt had taken.
+    expect(asked).toBe(2);
+    const mid = (await frameAt(out, 0.6)).rgb(80, 90);
+    const late = (await frameAt(out, 0.96)).rgb(80, 90);
+    expect(near(mid, [255, 0, 0]), `red at 0.6 s: ${mid}`).toBe(true);
+    expect(near(late, [255, 0, 0]), `still red at 0.96 s: ${late}`).toBe(true);
   });
 
   it("fails with render-failed and ffmpeg's reason when 'nvenc' is forced", async () => {
