@@ -230,8 +230,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
 
     // --- render
     phaseSeconds.transcribe = lap();
-    rendering = true;
     await channel.phase('rendering', percent);
+    // Percents from here on: none goes out before the phase that carries them.
+    rendering = true;
     if (early) {
       try {
         result = await early;
