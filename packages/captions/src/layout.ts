@@ -90,6 +90,11 @@ export interface CaptionEmoji {
 export const EMOJI_EM = 1.15;
 const EMOJI_GAP_EM = 0.3;
 
+/** Pixels between a page's text and its emoji: room for a bouncing word to jump without touching it. */
+function emojiGapPx(template: Template, fontPx: number): number {
+  return EMOJI_GAP_EM * fontPx + (template.animation.active === 'bounce' ? BOUNCE_EM * fontPx : 0);
+}
+
 export interface CaptionLayout {
   width: number;
   height: number;
@@ -244,7 +249,7 @@ export function bandForAnyWords(opts: Omit<LayoutOptions, 'words'>): Rect {
     // Where placeEmoji puts one over (or under) this page, as big as the widest emoji.
     const sizePx = EMOJI_EM * fontPx;
     const e = measurer.measureText('\u{1F525}', { family: EMOJI_FAMILY, weight: 400, sizePx, letterSpacingPx: 0 });
-    const gap = EMOJI_GAP_EM * fontPx + (template.animation.active === 'bounce' ? BOUNCE_EM * fontPx : 0);
+    const gap = emojiGapPx(template, fontPx);
     const inkWidth = Math.max(e.inkRight - e.inkLeft, sizePx) * 1.1;
     const inkHeight = Math.max(e.inkAscent + e.inkDescent, sizePx) * 1.1;
     let baseline = page.box.y - gap;
@@ -548,7 +553,7 @@ function placeEmoji(a: {
   if (!pick) return null;
   const sizePx = EMOJI_EM * a.fontPx;
   const box = a.measurer.measureText(pick.emoji, { family: EMOJI_FAMILY, weight: 400, sizePx, letterSpacingPx: 0 });
-  const gap = EMOJI_GAP_EM * a.fontPx + (a.template.animation.active === 'bounce' ? BOUNCE_EM * a.fontPx : 0);
+  const gap = emojiGapPx(a.template, a.fontPx);
   const x = a.page.box.x + a.page.box.width / 2 - (box.inkLeft + box.inkRight) / 2;
   let baseline = a.page.box.y - gap - box.inkDescent;
   if (baseline - box.inkAscent < a.top) baseline = a.page.box.y + a.page.box.height + gap + box.inkAscent;
