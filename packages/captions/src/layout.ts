@@ -288,7 +288,8 @@ export function settledUntil(layout: CaptionLayout, template: Template, words: r
   const pages = layout.pages;
   const last = pages.at(-1);
   if (!last) return finalUntil;
-  const lastUnit = layout.units[last.units.reduce((a, b) => (layout.units[b]!.wordIndex > layout.units[a]!.wordIndex ? b : a))]!;
+  // Units are laid out in time order: the last one is the latest word's.
+  const lastUnit = layout.units.at(-1)!;
   const ended =
     (template.timing.breakOnSentence && endsSentence(words[lastUnit.wordIndex]?.text ?? '')) ||
     finalUntil - Math.max(...last.units.map((u) => layout.units[u]!.end)) >= template.timing.pauseSeconds;
