@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { runProcess, type ProcessResult } from '@captionfarm/transcriber/process';
+import { runProcess, withHeapMalloc, type ProcessResult } from '@captionfarm/transcriber/process';
 import { abortError } from './errors.ts';
 import { ffmpegPaths } from './ffmpeg-path.ts';
 
@@ -27,9 +27,10 @@ export interface FfRun {
 
 /**
  * The one place that runs ffmpeg and ffprobe (through the transcriber's process module: execa,
- * setpriv). An abort SIGKILLs the child at once (nothing it would flush is kept: the caller
- * deletes the partial output) and `done` rejects with an AbortError only after the child is gone,
- * so callers can remove temp files safely.
+ * setpriv), with glibc's malloc tuned for its large frame buffers (withHeapMalloc). An abort
+ * SIGKILLs the child at once (nothing it would flush is kept: the caller deletes the partial
+ * output) and `done` rejects with an AbortError only after the child is gone, so callers can
+ * remove temp files safely.
  */
 export function runFf(opts: FfRunOptions): FfRun {
   const { signal } = opts;
@@ -41,6 +42,7 @@ export function runFf(opts: FfRunOptions): FfRun {
     signal,
     inputPipe: opts.inputPipe ?? false,
     nice: opts.nice ?? 0,
+    env: withHeapMalloc(),
     ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
   });
   const done = run.done.catch((err: unknown) => {

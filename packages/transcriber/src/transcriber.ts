@@ -17,6 +17,7 @@ import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type C
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { refineOnsets, type OnsetWindow } from './tts-align.ts';
+import { withHeapMalloc } from './process.ts';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 
@@ -156,7 +157,8 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   // idle box 5.79 s unset / 5.72 s active / 7.06 s passive; on the box loaded by other builds,
   // jfk.wav took 16.4-18.4 s active vs 4.4-7.5 s passive. Dedicated agents: leave it; machines
   // whose cores are shared with other work: set OMP_WAIT_POLICY=passive.
-  const childEnv: NodeJS.ProcessEnv = { ...env };
+  // whisper-server and the VAD: glibc's malloc tuned for large blocks (withHeapMalloc).
+  const childEnv = withHeapMalloc({ ...env });
   const getBinDir = () => (binDir ??= resolveWhisperBinDir(env));
   const log = opts.log ?? ((message: string) => console.warn(message));
   const languageVoteBelow = opts.languageVoteBelow ?? 0.5;

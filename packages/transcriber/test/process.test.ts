@@ -1,6 +1,6 @@
 import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { runToEnd } from '../src/process.ts';
+import { HEAP_MALLOC_TUNABLES, runToEnd, withHeapMalloc } from '../src/process.ts';
 
 describe('runToEnd', () => {
   it("gives a tool's output, and refuses a failed run with its exit code and the end of its stderr", async () => {
@@ -33,5 +33,13 @@ describe('runToEnd', () => {
     const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x0a]);
     const { stdout } = await runToEnd('cat', { args: [], input: bytes, encoding: 'buffer' });
     expect(Buffer.isBuffer(stdout) && stdout.equals(bytes)).toBe(true);
+  });
+
+  it("gives a child glibc's heap malloc setting, keeping the rest of the environment and an operator's own tunables after it", async () => {
+    const env = withHeapMalloc({ PATH: process.env.PATH, LANG: 'C.UTF-8' });
+    expect(env).toEqual({ PATH: process.env.PATH, LANG: 'C.UTF-8', GLIBC_TUNABLES: HEAP_MALLOC_TUNABLES });
+    expect(withHeapMalloc({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' }).GLIBC_TUNABLES).toBe(`${HEAP_MALLOC_TUNABLES}:glibc.malloc.arena_max=1`);
+    // What a child really starts with (the env option replaces ours whole).
+    expect((await runToEnd('sh', { args: ['-c', 'echo "$GLIBC_TUNABLES $LANG"'], env })).stdout).toBe(`${HEAP_MALLOC_TUNABLES} C.UTF-8\n`);
   });
 });
