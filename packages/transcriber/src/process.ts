@@ -12,15 +12,15 @@ import { dieWithParent, killOnExit } from './die-with-parent.ts';
 const STDERR_TAIL_CHARS = 4096;
 
 /**
- * glibc malloc settings for the heavy children (ffmpeg, whisper.cpp): blocks under 32 MB come
- * from the heap instead of a fresh mmap each. glibc maps any block at least as large as the
- * largest one freed so far (its dynamic threshold rises to the freed size, never above it), so a
- * child that allocates and frees the same large size over and over (ffmpeg: the overlay's
- * writable copy of each decoded frame, each caption image's packet) gets a new mapping every
- * time, faulted in page by page and unmapped again. Measured here: a 10 s 1080x1920 burn-in took
- * 190,000 minor page faults and about 6% more CPU than the plain re-encode's 24,000 faults; with
- * this, 40,000-46,000 faults and the plain re-encode's CPU. `whisper-cli` on 60 s of speech ran
- * 3-4% faster in 7 of 7 alternating pairs. README "Performance" has the figures.
+ * glibc malloc settings for the heavy children (ffmpeg, whisper.cpp): a fixed mmap threshold of
+ * 32 MB, so blocks under it come from the heap, and glibc's dynamic mmap and trim thresholds are
+ * off. Without it, memory a child frees and allocates again at every frame went back to the
+ * kernel in between and was faulted in again, page by page, zero-filled: in a burn-in, 77% of
+ * ffmpeg's page faults were in the memcpy of the overlay's writable copy of each decoded frame
+ * (`perf record -e page-faults`). Measured here: a 10 s 1080x1920 burn-in took 190,000 minor page
+ * faults and about 6% more CPU than the plain re-encode's 24,000 faults; with this, 40,000-46,000
+ * faults and the plain re-encode's CPU. `whisper-cli` on 60 s of speech ran 3-4% faster in 7 of 7
+ * alternating pairs. README "Performance" has the figures.
  */
 export const HEAP_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432';
 
