@@ -12,6 +12,7 @@ describe.skipIf(missing)(`a farm of two control planes and two agents on one Pos
     timeout: 900_000,
   }, async () => {
     const r = await runFaultFarm({ jobs: 4, webhookEvery: 2, restartPostgres: false, timeoutMs: 600_000 });
+    expect(r.notSucceeded).toEqual([]);
     expect(r.statuses).toEqual({ succeeded: 4 });
     expect(r.badLedgers).toEqual([]);
     expect(r.webhookJobs).toBe(2);

@@ -36,6 +36,8 @@ export interface FaultFarmResult {
   wallSeconds: number;
   jobsPerMinute: number;
   statuses: Record<string, number>;
+  /** Each job that did not succeed: "id status/phase: failure code and reason". */
+  notSucceeded: string[];
   /** Jobs whose ledger is not exactly one reserve and one settle, with what they have. */
   badLedgers: { jobId: string; kinds: Record<string, number> }[];
   webhookJobs: number;
@@ -293,6 +295,10 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .groupBy('status')
       .execute();
+    // What any job that did not succeed ended with: the assertion's message then says why.
+    const notSucceeded = (
+      await db.selectFrom('jobs').select(['id', 'status', 'phase', 'failure_code', 'failure_reason']).where('status', '!=', 'succeeded').execute()
+    ).map((j) => `${j.id} ${j.status}/${j.phase}: ${j.failure_code ?? ''} ${j.failure_reason ?? ''}`.trim());
     const ledger = await db
       .selectFrom('minutes_ledger')
       .select(['job_id', 'kind'])
@@ -334,6 +340,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       wallSeconds,
       jobsPerMinute: o.jobs / (wallSeconds / 60),
       statuses: Object.fromEntries(statusRows.map((r) => [r.status, Number(r.n)])),
+      notSucceeded,
       badLedgers,
       webhookJobs: webhookJobs.size,
       webhookIds: received.size,

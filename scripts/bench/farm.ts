@@ -38,7 +38,7 @@ process.stdout.write(
   [
     `bench:farm  ${jobs} jobs, 2 control planes, 2 agents x 2 slots, PostgreSQL, S3 (MinIO on loopback)`,
     `  kill -9 of a control plane mid-render at: ${r.killedAt}; PostgreSQL restart at: ${r.postgresRestartedAt ?? 'not done'}`,
-    `  statuses: ${JSON.stringify(r.statuses)}`,
+    `  statuses: ${JSON.stringify(r.statuses)}${r.notSucceeded.length ? ` (${r.notSucceeded.join('; ')})` : ''}`,
     `  ledger: ${jobs - r.badLedgers.length} of ${jobs} jobs with exactly one reserve and one settle${r.badLedgers.length ? ` (others: ${JSON.stringify(r.badLedgers)})` : ''}`,
     `  webhooks: ${r.webhookIds} distinct webhook-ids for ${r.webhookJobs} jobs with a webhook (${r.webhookRequests} requests in all)${r.webhooksMissing.length ? `; missing: ${r.webhooksMissing.join(', ')}` : ''}`,
     `  S3: ${r.bucketOutputs} of ${jobs} outputs in the bucket; ${jobs - r.downloadsNotOnS3.length} downloadUrls on the S3 server; ` +
