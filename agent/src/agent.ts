@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
-import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
+import { createTRPCClient, createWSClient, isTRPCClientError, wsLink } from '@trpc/client';
 import WebSocket from 'ws';
 import type { AgentCapabilities, AgentEvent, AgentRouter, FailureCode, LeasedJob } from '@captionfarm/contracts';
 import { createSafeFetch, type SafeFetchFn } from '@captionfarm/net';
@@ -35,6 +35,18 @@ export interface AgentOptions {
   progressEveryMs?: number;
   /** Log lines; fields carry the ids (nodeId always, jobId for a job's lines) for a structured logger. */
   log?: (msg: string, fields: { nodeId?: string; jobId?: string; [k: string]: unknown }) => void;
+}
+
+/**
+ * How long a job's report to the control plane is sent again while no control plane answers it
+ * (the socket closed under it: a restart, a network cut). Past this the agent gives the job up
+ * quietly: by then its lease has expired and the job is queued for another attempt.
+ */
+const REPORT_RETRY_MS = 10 * 60_000;
+
+/** A call the control plane never answered: the socket closed before the answer came. A server's own error has a shape. */
+function unanswered(err: unknown): boolean {
+  return isTRPCClientError(err) && err.shape === undefined;
 }
 
 interface Running {
@@ -99,8 +111,48 @@ export function createAgent(opts: AgentOptions): Agent {
     } else if (event.type === 'work-available') void pump();
   }
 
+  /**
+   * Sends a job's report, and sends it again whenever the control plane did not answer: a report
+   * in flight when its socket closed (a control plane killed mid-job) must not fail the job. The
+   * wsClient reconnects (to the same URL, which a restarted or load-balanced control plane
+   * answers) and sends it then. Every report is idempotent under its lease on the server
+   * (agents/reports.ts: a re-sent complete answers ok, ingested trues up to the same minutes), and
+   * one whose lease was lost meanwhile answers so, which stops the job quietly.
+   */
+  async function report<T>(send: () => Promise<T>, signal: AbortSignal, what: string, jobId: string): Promise<T> {
+    const giveUpAt = Date.now() + REPORT_RETRY_MS;
+    const givenUp = (): JobAborted => {
+      log(`${what}: no control plane answered for ${REPORT_RETRY_MS / 60_000} min; the job is left to its lease`, { jobId });
+      return new JobAborted('lease-lost');
+    };
+    for (let attempt = 0; ; attempt++) {
+      // A call made while the socket is down waits in the wsClient's queue for the reconnect: it
+      // stops waiting when the job is aborted (cancel, shutdown) or past the give-up time.
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const stop = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(givenUp()), Math.max(0, giveUpAt - Date.now()));
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      try {
+        if (signal.aborted) throw signal.reason;
+        return await Promise.race([send(), stop]);
+      } catch (err) {
+        if (!unanswered(err) || signal.aborted || closed) throw err;
+        if (Date.now() >= giveUpAt) throw givenUp();
+        if (attempt === 0) log(`${what}: ${(err as Error).message}; sent again once the control plane answers`, { jobId });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 5_000)));
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort!);
+      }
+    }
+  }
+
   function channelFor(job: LeasedJob, controller: AbortController): JobChannel {
     const ref = { nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId };
+    const sendAgain = <T>(what: string, send: () => Promise<T>) => report(send, controller.signal, what, job.jobId);
     const check = (answer: LeaseAnswer) => {
       if (!answer.ok) abortJob(job.jobId, answer.reason);
       return answer;
@@ -119,7 +171,7 @@ export function createAgent(opts: AgentOptions): Agent {
     controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
     return {
       async phase(phase, percent) {
-        check(await client.progress.mutate({ ...ref, phase, percent }));
+        check(await sendAgain('phase', () => client.progress.mutate({ ...ref, phase, percent })));
         if (controller.signal.aborted) throw controller.signal.reason;
       },
       percent(p) {
@@ -139,13 +191,13 @@ export function createAgent(opts: AgentOptions): Agent {
         );
       },
       async ingested(info) {
-        return check(await client.ingested.mutate({ ...ref, ...info }));
+        return check(await sendAgain('ingested', () => client.ingested.mutate({ ...ref, ...info })));
       },
       async transcribed(transcript) {
-        return check(await client.transcribed.mutate({ ...ref, ...transcript }));
+        return check(await sendAgain('transcribed', () => client.transcribed.mutate({ ...ref, ...transcript })));
       },
       async outputUploadUrl(sizeBytes) {
-        const r = await client.outputUploadUrl.mutate({ ...ref, sizeBytes });
+        const r = await sendAgain('output upload URL', () => client.outputUploadUrl.mutate({ ...ref, sizeBytes }));
         if (!r.ok) {
           check(r);
           throw new JobAborted(r.reason);
@@ -155,7 +207,7 @@ export function createAgent(opts: AgentOptions): Agent {
       async complete(result) {
         const r = running.get(job.jobId);
         if (r) r.completing = true;
-        return check(await client.complete.mutate({ ...ref, ...result }));
+        return check(await sendAgain('complete', () => client.complete.mutate({ ...ref, ...result })));
       },
     };
   }
@@ -191,9 +243,12 @@ export function createAgent(opts: AgentOptions): Agent {
         const code: FailureCode = err instanceof JobFailure ? err.code : 'internal';
         const message = err instanceof JobFailure ? err.message : `Unexpected agent error: ${(err as Error).message ?? String(err)}`;
         log(`job failed ${code}: ${message}`, { jobId: job.jobId, failureCode: code });
-        await client.fail
-          .mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message })
-          .catch((e: unknown) => log(`fail report: ${(e as Error).message}`, { jobId: job.jobId }));
+        await report(
+          () => client.fail.mutate({ nodeId: nodeId!, jobId: job.jobId, leaseId: job.leaseId, failureCode: code, failureReason: message }),
+          controller.signal,
+          'fail',
+          job.jobId,
+        ).catch((e: unknown) => log(`fail report: ${(e as Error).message}`, { jobId: job.jobId }));
       } finally {
         running.delete(job.jobId);
         void pump();

@@ -53,6 +53,8 @@ export interface Farm {
     x264Threads?: number;
     overlap?: boolean;
     log?: AgentOptions['log'];
+    /** Where the agent connects; default the farm's control plane (a test puts a proxy in between). */
+    controlPlaneUrl?: string;
   }): Promise<Agent & { workDir: string }>;
   agentToken(): Promise<string>;
   close(): Promise<void>;
@@ -98,7 +100,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
       const workDir = await mkdtemp(path.join(dir, 'agent-'));
       const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
       const agent = createAgent({
-        controlPlaneUrl: url,
+        controlPlaneUrl: a.controlPlaneUrl ?? url,
         token: await farm.agentToken(),
         nodeName: a.name ?? `agent-${agents.length + 1}`,
         maxConcurrentJobs: a.concurrency ?? 1,
