@@ -1,7 +1,8 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSource } from '@captionfarm/contracts';
 import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/net';
 import type { AudioTap } from './audio-tap.ts';
@@ -19,6 +20,32 @@ export interface DownloadOptions {
 }
 
 /**
+ * Tries of a request to our own store (a presigned URL) that got no answer or a 5xx / 429: S3 asks
+ * clients to retry those (503 SlowDown), and the built-in store is a control plane, which may be
+ * restarting. Backoff 0.5, 1, 2, 4, 8 s: 15.5 s in all.
+ */
+const STORE_TRIES = 6;
+
+const retryableStatus = (status: number): boolean => status >= 500 || status === 429;
+
+/**
+ * `request` (a fetch to our own store) tried again while it gets no answer or a 5xx / 429 answer,
+ * up to STORE_TRIES; the last answer is returned, the last network error thrown.
+ */
+async function storeRequest(request: () => Promise<Response>, signal: AbortSignal): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await request();
+      if (!retryableStatus(res.status) || attempt >= STORE_TRIES) return res;
+      await res.body?.cancel();
+    } catch (err) {
+      if (signal.aborted || attempt >= STORE_TRIES) throw err;
+    }
+    await delay(250 * 2 ** attempt, undefined, { signal });
+  }
+}
+
+/**
  * Downloads the source to `dest`, streamed (never whole in memory). Client URLs go through
  * safeFetch; a redirect is a failure (never followed). Unreachable or 4xx/5xx -> source-unreachable.
  */
@@ -29,8 +56,9 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
     res =
       source.kind === 'url'
         ? await opts.safeFetch(source.url, { signal, maxBytes, timeoutMs: 30 * 60_000 })
-        : // Our own store's presigned GET (the control plane made it): no policy to apply.
-          await fetch(source.url, { signal, redirect: 'error' });
+        : // Our own store's presigned GET (the control plane made it): no policy to apply; a missing
+          // answer or a 5xx is tried again before any byte arrives (storeRequest).
+          await storeRequest(() => fetch(source.url, { signal, redirect: 'error' }), signal);
   } catch (err) {
     if (signal.aborted) throw err;
     const why = isSafeFetchError(err) ? err.message : (((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
@@ -70,15 +98,22 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
   return received;
 }
 
-/** PUTs a file to a presigned URL with its exact Content-Length (streamed). */
+/**
+ * PUTs a file to a presigned URL with its exact Content-Length (streamed from the file, afresh for
+ * each try): a PUT that got no answer or a 5xx is sent again (storeRequest), so a store that
+ * restarts while a finished render uploads does not lose it.
+ */
 export async function uploadFile(url: string, file: string, sizeBytes: number, contentType: string, signal: AbortSignal): Promise<void> {
-  const { createReadStream } = await import('node:fs');
-  const res = await fetch(url, {
-    method: 'PUT',
-    headers: { 'content-length': String(sizeBytes), 'content-type': contentType },
-    body: Readable.toWeb(createReadStream(file)) as never,
-    duplex: 'half',
+  const res = await storeRequest(
+    () =>
+      fetch(url, {
+        method: 'PUT',
+        headers: { 'content-length': String(sizeBytes), 'content-type': contentType },
+        body: Readable.toWeb(createReadStream(file)) as never,
+        duplex: 'half',
+        signal,
+      } as RequestInit),
     signal,
-  } as RequestInit);
+  );
   if (!res.ok) throw new Error(`output upload answered HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
 }

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSafeFetch } from '@captionfarm/net';
+import { downloadSource, uploadFile } from '../src/ingest.ts';
+
+// Transfers to and from our own store (presigned URLs) against a real HTTP server on loopback that
+// plays a store restarting: it drops the connection or answers 503 before it serves.
+let dir: string;
+let server: Server;
+let base: string;
+/** Per path, what each request gets in turn: drop the socket, a status, or serve (store the PUT body / send `bytes`). */
+const plans = new Map<string, ('drop' | 503 | 403 | 'serve')[]>();
+const seen: string[] = [];
+const stored = new Map<string, Buffer>();
+const bytes = randomBytes(300_000);
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'cf-store-retry-'));
+  server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const p = req.url!;
+    seen.push(`${req.method} ${p}`);
+    const step = plans.get(p)?.shift() ?? 'serve';
+    if (step === 'drop') return void req.socket.destroy();
+    if (step !== 'serve') {
+      req.resume();
+      return void res.writeHead(step, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code></Error>');
+    }
+    if (req.method === 'PUT') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      stored.set(p, Buffer.concat(chunks));
+      return void res.writeHead(200).end();
+    }
+    res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('transfers to and from our own store', () => {
+  it('upload: a PUT that got no answer, then a 503, is sent again whole, and the output arrives intact', async () => {
+    const file = path.join(dir, 'out.mp4');
+    await writeFile(file, bytes);
+    plans.set('/outputs/a.mp4', ['drop', 503]);
+    await uploadFile(`${base}/outputs/a.mp4`, file, bytes.length, 'video/mp4', new AbortController().signal);
+    expect(seen.filter((s) => s === 'PUT /outputs/a.mp4')).toHaveLength(3);
+    expect(stored.get('/outputs/a.mp4')?.equals(bytes)).toBe(true);
+  });
+
+  it('upload: a refusal (403) is not retried, and says what the store answered', async () => {
+    const file = path.join(dir, 'out2.mp4');
+    await writeFile(file, bytes);
+    plans.set('/outputs/b.mp4', [403]);
+    await expect(uploadFile(`${base}/outputs/b.mp4`, file, bytes.length, 'video/mp4', new AbortController().signal)).rejects.toThrow(
+      /output upload answered HTTP 403: <Error><Code>SlowDown/,
+    );
+    expect(seen.filter((s) => s === 'PUT /outputs/b.mp4')).toHaveLength(1);
+  });
+
+  it('upload: a cancel while the agent waits to try again stops it at once, with no further PUT', async () => {
+    const file = path.join(dir, 'out3.mp4');
+    await writeFile(file, bytes);
+    plans.set('/outputs/c.mp4', [503, 503, 503, 503, 503, 503, 503]);
+    const cancel = new AbortController();
+    const upload = uploadFile(`${base}/outputs/c.mp4`, file, bytes.length, 'video/mp4', cancel.signal);
+    // After the first 503, the agent waits 0.5 s before the second try: cancel it there.
+    await new Promise<void>((r) => server.once('request', () => setImmediate(r)));
+    cancel.abort(new Error('cancelled by the client'));
+    await expect(upload).rejects.toThrow();
+    expect(seen.filter((s) => s === 'PUT /outputs/c.mp4')).toHaveLength(1);
+  });
+
+  it('download of an uploaded source: no answer, then a 503, then the bytes', async () => {
+    plans.set('/uploads/src.mp4', ['drop', 503]);
+    const dest = path.join(dir, 'source');
+    const n = await downloadSource({
+      source: { kind: 'upload', url: `${base}/uploads/src.mp4`, sizeBytes: bytes.length },
+      dest,
+      maxBytes: 1 << 30,
+      safeFetch: createSafeFetch(),
+      signal: new AbortController().signal,
+    });
+    expect(n).toBe(bytes.length);
+    expect((await readFile(dest)).equals(bytes)).toBe(true);
+    expect(seen.filter((s) => s === 'GET /uploads/src.mp4')).toHaveLength(3);
+  });
+});
