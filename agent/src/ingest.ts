@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -48,6 +48,8 @@ async function storeRequest(request: () => Promise<Response>, signal: AbortSigna
 /**
  * Downloads the source to `dest`, streamed (never whole in memory). Client URLs go through
  * safeFetch; a redirect is a failure (never followed). Unreachable or 4xx/5xx -> source-unreachable.
+ * An uploaded source (our own store) is tried again when the store does not answer or answers a
+ * 5xx, and goes on from the bytes already on disk when its body breaks off (STORE_TRIES in all).
  */
 export async function downloadSource(opts: DownloadOptions): Promise<number> {
   const { source, dest, maxBytes, signal } = opts;
@@ -71,31 +73,70 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
     throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The video URL answered HTTP ${res.status}.`);
   }
   let received = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      received += chunk.length;
-      if (received > maxBytes) return cb(new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`));
-      cb(null, chunk);
-    },
-  });
-  const { tap } = opts;
-  const tee = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      if (!tap) return cb(null, chunk);
-      tap.write(chunk).then(() => cb(null, chunk), cb);
-    },
-  });
-  try {
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, tee, createWriteStream(dest), { signal });
-  } catch (err) {
-    await rm(dest, { force: true });
-    if (signal.aborted) throw err;
-    if (err instanceof JobFailure) throw err;
-    if (isSafeFetchError(err) && err.code === 'too_large')
-      throw new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`);
-    throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The download broke off: ${(err as Error).message}`);
+  let append = false;
+  let tap = opts.tap;
+  for (let attempt = 1; ; attempt++) {
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        received += chunk.length;
+        if (received > maxBytes) return cb(new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`));
+        cb(null, chunk);
+      },
+    });
+    const feed = tap;
+    const tee = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        if (!feed) return cb(null, chunk);
+        feed.write(chunk).then(() => cb(null, chunk), cb);
+      },
+    });
+    try {
+      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, tee, createWriteStream(dest, { flags: append ? 'a' : 'w' }), {
+        signal,
+      });
+      return received;
+    } catch (err) {
+      if (!signal.aborted && !(err instanceof JobFailure) && source.kind === 'upload' && attempt < STORE_TRIES) {
+        // Our own store broke off mid-body (a restart, a network cut): go on from the bytes on disk
+        // (the stream's writes in flight are done once pipeline has settled). The audio extraction
+        // has seen bytes the file may not have: it stops, and the WAV is made from the file later.
+        const resumed = await resume(source.url, dest, signal, attempt).catch(() => undefined);
+        if (resumed) {
+          await tap?.cancel();
+          tap = undefined;
+          ({ res, received, append } = resumed);
+          continue;
+        }
+      }
+      await rm(dest, { force: true });
+      if (signal.aborted) throw err;
+      if (err instanceof JobFailure) throw err;
+      if (isSafeFetchError(err) && err.code === 'too_large')
+        throw new JobFailure('source-unreachable', `The video is larger than the plan's ${maxBytes}-byte limit.`);
+      throw new JobFailure(source.kind === 'url' ? 'source-unreachable' : 'ingest-failed', `The download broke off: ${(err as Error).message}`);
+    }
   }
-  return received;
+}
+
+/**
+ * After a download from our own store broke off: a GET of the rest (`Range` from the bytes on
+ * disk), tried as storeRequest tries, after the backoff of try `attempt`. The rest is appended
+ * (206 from that byte); a whole answer (200: the store ignored the range) starts the file over.
+ * Undefined for any other answer.
+ */
+async function resume(
+  url: string,
+  dest: string,
+  signal: AbortSignal,
+  attempt: number,
+): Promise<{ res: Response; received: number; append: boolean } | undefined> {
+  await delay(250 * 2 ** attempt, undefined, { signal });
+  const have = (await stat(dest)).size;
+  const res = await storeRequest(() => fetch(url, { signal, redirect: 'error', headers: { range: `bytes=${have}-` } }), signal);
+  if (res.body && res.status === 206 && res.headers.get('content-range')?.startsWith(`bytes ${have}-`)) return { res, received: have, append: true };
+  if (res.body && res.status === 200) return { res, received: 0, append: false };
+  await res.body?.cancel();
+  return undefined;
 }
 
 /**

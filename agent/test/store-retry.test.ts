@@ -6,26 +6,39 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSafeFetch } from '@captionfarm/net';
+import { parseWavHeader } from '@captionfarm/transcriber';
+import { extractWhisperWav, startAudioTap } from '../src/audio-tap.ts';
 import { downloadSource, uploadFile } from '../src/ingest.ts';
+import { run } from './e2e-harness.ts';
 
 // Transfers to and from our own store (presigned URLs) against a real HTTP server on loopback that
 // plays a store restarting: it drops the connection or answers 503 before it serves.
 let dir: string;
 let server: Server;
 let base: string;
-/** Per path, what each request gets in turn: drop the socket, a status, or serve (store the PUT body / send `bytes`). */
-const plans = new Map<string, ('drop' | 503 | 403 | 'serve')[]>();
+/**
+ * Per path, what each request gets in turn: drop the socket, a status, 'half' (the headers of the
+ * whole body, half of it, then the socket dropped), or serve (store a PUT's body; a GET gets
+ * `bodies` or `bytes`, from its Range start with a 206 when it has one).
+ */
+const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'serve')[]>();
 const seen: string[] = [];
 const stored = new Map<string, Buffer>();
 const bytes = randomBytes(300_000);
+const bodies = new Map<string, Buffer>();
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'cf-store-retry-'));
   server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const p = req.url!;
-    seen.push(`${req.method} ${p}`);
+    seen.push(`${req.method} ${p}${req.headers.range ? ` ${req.headers.range}` : ''}`);
     const step = plans.get(p)?.shift() ?? 'serve';
+    const body = bodies.get(p) ?? bytes;
     if (step === 'drop') return void req.socket.destroy();
+    if (step === 'half') {
+      res.writeHead(200, { 'content-length': body.length });
+      return void res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.socket.destroy(), 50));
+    }
     if (step !== 'serve') {
       req.resume();
       return void res.writeHead(step, { 'content-type': 'application/xml' }).end('<Error><Code>SlowDown</Code></Error>');
@@ -36,7 +49,12 @@ beforeAll(async () => {
       stored.set(p, Buffer.concat(chunks));
       return void res.writeHead(200).end();
     }
-    res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+    const from = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? -1);
+    if (from >= 0) {
+      const rest = body.subarray(from);
+      return void res.writeHead(206, { 'content-length': rest.length, 'content-range': `bytes ${from}-${body.length - 1}/${body.length}` }).end(rest);
+    }
+    res.writeHead(200, { 'content-length': body.length }).end(body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -92,5 +110,29 @@ describe('transfers to and from our own store', () => {
     expect(n).toBe(bytes.length);
     expect((await readFile(dest)).equals(bytes)).toBe(true);
     expect(seen.filter((s) => s === 'GET /uploads/src.mp4')).toHaveLength(3);
+  });
+
+  it('download of an uploaded source whose body breaks off halfway: the rest is fetched from the byte on disk, and the audio is made from the file', async () => {
+    // A real MP4 (index first, so the audio extraction streams it), larger than the tap's sniff window.
+    const mp4 = path.join(dir, 'talk.mp4');
+    await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=4', '-f', 'lavfi', '-i', 'sine=f=440:d=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '4M', '-c:a', 'aac', '-movflags', '+faststart', mp4]);
+    bodies.set('/uploads/talk.mp4', await readFile(mp4));
+    plans.set('/uploads/talk.mp4', ['half']);
+    const dest = path.join(dir, 'talk-source');
+    const wav = path.join(dir, 'talk.wav');
+    const signal = new AbortController().signal;
+    const tap = startAudioTap(wav, signal);
+    const whole = bodies.get('/uploads/talk.mp4')!;
+    const n = await downloadSource({ source: { kind: 'upload', url: `${base}/uploads/talk.mp4`, sizeBytes: whole.length }, dest, maxBytes: 1 << 30, safeFetch: createSafeFetch(), signal, tap });
+    expect(n).toBe(whole.length);
+    expect((await readFile(dest)).equals(whole)).toBe(true);
+    const gets = seen.filter((s) => s.startsWith('GET /uploads/talk.mp4'));
+    expect(gets).toHaveLength(2);
+    expect(gets[1]).toMatch(/^GET \/uploads\/talk\.mp4 bytes=(\d+)-$/);
+    expect(Number(/bytes=(\d+)-/.exec(gets[1]!)![1])).toBeGreaterThan(0);
+    // The streamed extraction was stopped at the break: the pipeline makes the WAV from the file.
+    expect(await tap.end()).toBeNull();
+    expect(await extractWhisperWav(dest, wav, signal)).toBe(true);
+    expect(parseWavHeader(await readFile(wav))).toMatchObject({ sampleRate: 16_000, channels: 1 });
   });
 });
