@@ -91,9 +91,15 @@ export async function downloadSource(opts: DownloadOptions): Promise<number> {
       },
     });
     try {
-      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), counter, tee, createWriteStream(dest, { flags: append ? 'a' : 'w' }), {
-        signal,
-      });
+      await pipeline(
+        Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
+        counter,
+        tee,
+        createWriteStream(dest, { flags: append ? 'a' : 'w' }),
+        {
+          signal,
+        },
+      );
       return received;
     } catch (err) {
       if (!signal.aborted && !(err instanceof JobFailure) && source.kind === 'upload' && attempt < STORE_TRIES) {

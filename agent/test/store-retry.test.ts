@@ -115,7 +115,30 @@ describe('transfers to and from our own store', () => {
   it('download of an uploaded source whose body breaks off halfway: the rest is fetched from the byte on disk, and the audio is made from the file', async () => {
     // A real MP4 (index first, so the audio extraction streams it), larger than the tap's sniff window.
     const mp4 = path.join(dir, 'talk.mp4');
-    await run('ffmpeg', ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=4', '-f', 'lavfi', '-i', 'sine=f=440:d=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-b:v', '4M', '-c:a', 'aac', '-movflags', '+faststart', mp4]);
+    await run('ffmpeg', [
+      '-y',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=320x240:r=25:d=4',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=f=440:d=4',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-b:v',
+      '4M',
+      '-c:a',
+      'aac',
+      '-movflags',
+      '+faststart',
+      mp4,
+    ]);
     bodies.set('/uploads/talk.mp4', await readFile(mp4));
     plans.set('/uploads/talk.mp4', ['half']);
     const dest = path.join(dir, 'talk-source');
@@ -123,7 +146,14 @@ describe('transfers to and from our own store', () => {
     const signal = new AbortController().signal;
     const tap = startAudioTap(wav, signal);
     const whole = bodies.get('/uploads/talk.mp4')!;
-    const n = await downloadSource({ source: { kind: 'upload', url: `${base}/uploads/talk.mp4`, sizeBytes: whole.length }, dest, maxBytes: 1 << 30, safeFetch: createSafeFetch(), signal, tap });
+    const n = await downloadSource({
+      source: { kind: 'upload', url: `${base}/uploads/talk.mp4`, sizeBytes: whole.length },
+      dest,
+      maxBytes: 1 << 30,
+      safeFetch: createSafeFetch(),
+      signal,
+      tap,
+    });
     expect(n).toBe(whole.length);
     expect((await readFile(dest)).equals(whole)).toBe(true);
     const gets = seen.filter((s) => s.startsWith('GET /uploads/talk.mp4'));
