@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createTRPCClient, createWSClient, isTRPCClientError, wsLink } from '@trpc/client';
 import WebSocket from 'ws';
 import type { AgentCapabilities, AgentEvent, AgentRouter, FailureCode, LeasedJob } from '@captionfarm/contracts';
@@ -142,7 +143,7 @@ export function createAgent(opts: AgentOptions): Agent {
         if (!unanswered(err) || signal.aborted || closed) throw err;
         if (Date.now() >= giveUpAt) throw givenUp();
         if (attempt === 0) log(`${what}: ${(err as Error).message}; sent again once the control plane answers`, { jobId });
-        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 5_000)));
+        await delay(Math.min(250 * 2 ** attempt, 5_000), undefined, { signal });
       } finally {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort!);
