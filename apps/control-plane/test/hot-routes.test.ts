@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ErrorBodySchema } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
 import { createAuthFailureLimiter } from '../src/http/auth-failures.ts';
@@ -158,8 +158,11 @@ describe('the hot routes answer as Express does', () => {
   let key: string;
   let template: string;
 
+  /** The control plane's clock: the real one, or held still where a test needs one rate-limit window. */
+  let heldAt: Date | undefined;
+
   beforeAll(async () => {
-    h = await startHarness({ CAPTIONFARM_BODY_IDLE_SECONDS: '0.5', CAPTIONFARM_BODY_TOTAL_SECONDS: '2' });
+    h = await startHarness({ CAPTIONFARM_BODY_IDLE_SECONDS: '0.5', CAPTIONFARM_BODY_TOTAL_SECONDS: '2' }, { now: () => heldAt ?? new Date() });
     ({ api, key } = await h.account('pro', 'hot'));
     template = (await api('GET', '/v1/templates')).body.templates[0].id;
   });
@@ -227,6 +230,12 @@ describe('the hot routes answer as Express does', () => {
   });
 
   it('past the plan rate limit, on both paths, with Retry-After', async () => {
+    // One per-minute window for all 61 requests: on a loaded machine they took long enough to cross
+    // a minute boundary (CI run 33: x-ratelimit-remaining 33, a new window, where 2 was due).
+    heldAt = new Date(Math.ceil(Date.now() / 60_000) * 60_000 + 30_000);
+    onTestFinished(() => {
+      heldAt = undefined;
+    });
     const free = await h.account('free', 'limited');
     const body = JSON.stringify({ videoUrl: 'https://v.example.com/a.mp4', templateId: template });
     // A free plan allows 60 requests a minute; each create below counts once, on either path.
