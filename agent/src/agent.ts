@@ -45,6 +45,9 @@ export interface AgentOptions {
  */
 const REPORT_RETRY_MS = 10 * 60_000;
 
+/** The wait before reconnect `i` and before re-sending a report the `i`-th time: 250 ms doubling, at most 5 s. */
+const backoffMs = (i: number): number => Math.min(250 * 2 ** i, 5_000);
+
 /** A call the control plane never answered: the socket closed before the answer came. A server's own error has a shape. */
 function unanswered(err: unknown): boolean {
   return isTRPCClientError(err) && err.shape === undefined;
@@ -89,7 +92,7 @@ export function createAgent(opts: AgentOptions): Agent {
     url: wsUrl,
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     connectionParams: () => ({ token: opts.token }),
-    retryDelayMs: (i) => Math.min(250 * 2 ** i, 5_000),
+    retryDelayMs: backoffMs,
     keepAlive: { enabled: true, intervalMs: 10_000, pongTimeoutMs: 5_000 },
   });
   const client = createTRPCClient<AgentRouter>({ links: [wsLink({ client: wsClient })] });
@@ -143,7 +146,7 @@ export function createAgent(opts: AgentOptions): Agent {
         if (!unanswered(err) || signal.aborted || closed) throw err;
         if (Date.now() >= giveUpAt) throw givenUp();
         if (attempt === 0) log(`${what}: ${(err as Error).message}; sent again once the control plane answers`, { jobId });
-        await delay(Math.min(250 * 2 ** attempt, 5_000), undefined, { signal });
+        await delay(backoffMs(attempt), undefined, { signal });
       } finally {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort!);

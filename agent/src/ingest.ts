@@ -26,6 +26,9 @@ export interface DownloadOptions {
  */
 const STORE_TRIES = 6;
 
+/** The wait after try `attempt` (from 1) to our own store. */
+const storeBackoffMs = (attempt: number): number => 250 * 2 ** attempt;
+
 const retryableStatus = (status: number): boolean => status >= 500 || status === 429;
 
 /**
@@ -41,7 +44,7 @@ async function storeRequest(request: () => Promise<Response>, signal: AbortSigna
     } catch (err) {
       if (signal.aborted || attempt >= STORE_TRIES) throw err;
     }
-    await delay(250 * 2 ** attempt, undefined, { signal });
+    await delay(storeBackoffMs(attempt), undefined, { signal });
   }
 }
 
@@ -49,7 +52,8 @@ async function storeRequest(request: () => Promise<Response>, signal: AbortSigna
  * Downloads the source to `dest`, streamed (never whole in memory). Client URLs go through
  * safeFetch; a redirect is a failure (never followed). Unreachable or 4xx/5xx -> source-unreachable.
  * An uploaded source (our own store) is tried again when the store does not answer or answers a
- * 5xx, and goes on from the bytes already on disk when its body breaks off (STORE_TRIES in all).
+ * 5xx (storeRequest), and goes on from the bytes already on disk when its body breaks off (at most
+ * STORE_TRIES - 1 times, each request of the rest tried as storeRequest tries).
  */
 export async function downloadSource(opts: DownloadOptions): Promise<number> {
   const { source, dest, maxBytes, signal } = opts;
@@ -136,7 +140,7 @@ async function resume(
   signal: AbortSignal,
   attempt: number,
 ): Promise<{ res: Response; received: number; append: boolean } | undefined> {
-  await delay(250 * 2 ** attempt, undefined, { signal });
+  await delay(storeBackoffMs(attempt), undefined, { signal });
   const have = (await stat(dest)).size;
   const res = await storeRequest(() => fetch(url, { signal, redirect: 'error', headers: { range: `bytes=${have}-` } }), signal);
   if (res.body && res.status === 206 && res.headers.get('content-range')?.startsWith(`bytes ${have}-`)) return { res, received: have, append: true };
