@@ -25,6 +25,8 @@ export interface AgentOptions {
   x264Threads?: number;
   /** Overlapped stages: render from the first final words on (pipeline.ts); default false. */
   overlap?: boolean;
+  /** With overlap: whisper.cpp threads once the render is under way (CPU whisper beside x264); default unchanged. */
+  whisperThreadsBesideRender?: number | undefined;
   capabilities?: Partial<AgentCapabilities>;
   /** How often leases are extended; default a quarter of the control plane's lease. */
   heartbeatMs?: number;
@@ -231,6 +233,7 @@ export function createAgent(opts: AgentOptions): Agent {
             encoder: opts.encoder ?? 'auto',
             x264Threads: opts.x264Threads,
             overlap: opts.overlap,
+            whisperThreadsBesideRender: opts.whisperThreadsBesideRender,
             log: (message) => log(message, { jobId: job.jobId }),
           },
           controller.signal,

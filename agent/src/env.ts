@@ -5,7 +5,7 @@
 export interface AgentEnv {
   /** CAPTIONFARM_LOG=silent|info|debug, like the control plane; default info. */
   logLevel: 'silent' | 'info' | 'debug';
-  /** CAPTIONFARM_OVERLAP=auto|on|off: render while recognition runs (auto: with CUDA whisper). */
+  /** CAPTIONFARM_OVERLAP=auto|on|off: render while recognition runs (auto: on; see planHardware). */
   overlap: 'auto' | 'on' | 'off';
 }
 

@@ -21,13 +21,18 @@ export interface HardwarePlan {
   /** libx264 threads per job (unused by NVENC jobs). */
   x264Threads: number;
   /**
-   * Overlapped stages (pipeline.ts): the render starts with the first final words. Where
-   * recognition runs on the GPU and x264 on the CPU; off where both share the CPU cores.
+   * Overlapped stages (pipeline.ts): the render starts with the first final words (on unless
+   * configured off; on CPU whisper with `whisperThreadsBesideRender`).
    */
   overlap: boolean;
   overlapWhy: string;
   /** whisper.cpp threads of the agent's one whisper-server (CPU work; with CUDA it mostly feeds the GPU). */
   whisperThreads: number;
+  /**
+   * With overlap on CPU whisper: its threads once the render runs beside it (half, at least 1);
+   * undefined with CUDA whisper (the GPU does the work, the threads only feed it).
+   */
+  whisperThreadsBesideRender: number | undefined;
   /** Why the numbers are what they are, for the self-test and the agent's start line. */
   why: string;
 }
@@ -80,6 +85,11 @@ const RESERVED_MEMORY_BYTES = 1 * 2 ** 30;
  *   the bottleneck); jobs at once share them through the scheduler, and one job alone gets all.
  * - whisper threads: on CPU up to 8 (whisper.cpp gains little past 8; its one server runs one
  *   request at a time); with CUDA 4 threads feed the GPU.
+ * - Overlapped stages: on. With CUDA whisper recognition and the render use different hardware.
+ *   On the CPU they share the cores, so whisper drops to half its threads once the render runs
+ *   (`whisperThreadsBesideRender`): with all of them, the encode preempting one stalled the rest
+ *   at every step, and overlap on/off was 0.995-1.044 on 2 cores; with 1 of 2, 0.925-0.979
+ *   (bench:e2e --overlap, 60 s 1080x1920 job).
  */
 export function planHardware(
   hw: Hardware,
@@ -94,12 +104,13 @@ export function planHardware(
   const whisperThreads = Math.min(o.cudaWhisper ? 4 : 8, cores);
   const limits = [`${bySlotsRule} by cores (max(2, ${cores}/4))`, `${byMemory} by memory (${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB at 1.5 GiB a job)`];
   const why = o.slots !== undefined ? `set by configuration (auto would be ${auto}: ${limits.join(', ')})` : `auto: min of ${limits.join(', ')}`;
+  const whisperThreadsBesideRender = o.cudaWhisper ? undefined : Math.max(1, Math.floor(whisperThreads / 2));
   const overlapWhy =
     o.overlap === 'on' || o.overlap === 'off'
-      ? `set by configuration (auto would be ${o.cudaWhisper ? 'on' : 'off'})`
+      ? `set by configuration (auto would be on)`
       : o.cudaWhisper
         ? 'auto: recognition on the GPU, the render on the CPU'
-        : 'auto: recognition and the render share the CPU cores, so running them at once finishes neither sooner';
-  const overlap = o.overlap === 'on' || (o.overlap !== 'off' && o.cudaWhisper);
-  return { slots, x264Threads: cores, whisperThreads, why, overlap, overlapWhy };
+        : `auto: recognition and the render share the CPU cores, whisper on ${whisperThreadsBesideRender} of its ${whisperThreads} threads once the render runs`;
+  const overlap = o.overlap !== 'off';
+  return { slots, x264Threads: cores, whisperThreads, whisperThreadsBesideRender, why, overlap, overlapWhy };
 }

@@ -28,6 +28,8 @@ export interface Transcriber {
     signal?: AbortSignal;
     workDir?: string;
     onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
+    /** whisper.cpp threads for each request from now on (undefined: the transcriber's own). */
+    threads?: () => number | undefined;
   }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
   /** Loads the model now rather than in the first job (the agent calls it at start, without waiting). */
   warmUp?(): Promise<void>;
@@ -62,6 +64,13 @@ export interface PipelineDeps {
    * (caption-feed.ts), rather than after the last word. Default false.
    */
   overlap?: boolean | undefined;
+  /**
+   * With overlap, whisper.cpp threads from the first final words on, while the render runs beside
+   * recognition; undefined: the transcriber's own throughout. On a CPU-only machine both share
+   * the cores: whisper's threads wait on each other at every step, so the encode preempting one
+   * stalls them all, and fewer threads give the encode (niceness 10) the cores whisper leaves.
+   */
+  whisperThreadsBesideRender?: number | undefined;
   /** A job's notable events (an overlapped render started over). */
   log?: ((message: string) => void) | undefined;
 }
@@ -168,7 +177,11 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     };
     const painterFor = (words: Word[]) => (size: OutputFrame) =>
       createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps, fonts });
-    const recognize = async (onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void, recognizeSignal = signal): Promise<Word[]> => {
+    const recognize = async (
+      onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void,
+      recognizeSignal = signal,
+      threads?: () => number | undefined,
+    ): Promise<Word[]> => {
       let recognized;
       try {
         const audioPath = (await audio?.catch(() => undefined)) ?? source;
@@ -178,6 +191,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
           signal: recognizeSignal,
           workDir: dir,
           ...(onWords ? { onWords } : {}),
+          ...(threads ? { threads } : {}),
         });
       } catch (err) {
         if (recognizeSignal.aborted) throw err;
@@ -213,7 +227,16 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         if (!startsOver(err)) recognition.abort(err);
       });
       try {
-        words = await recognize((p) => feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil), AbortSignal.any([signal, recognition.signal]));
+        // The render waits for the first final words; from then on it runs beside recognition.
+        let renderUnderWay = false;
+        words = await recognize(
+          (p) => {
+            renderUnderWay = true;
+            feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil);
+          },
+          AbortSignal.any([signal, recognition.signal]),
+          () => (renderUnderWay ? deps.whisperThreadsBesideRender : undefined),
+        );
       } catch (err) {
         feed.fail(err);
         stopEarly.abort();

@@ -50,7 +50,10 @@ async function machinePlan(o: { concurrency?: number | undefined; threads?: numb
   const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
   const whisper = whisperBuild();
   const plan = planHardware(hardware, { cudaWhisper: whisper.cuda, nvenc, slots: o.concurrency, overlap: readAgentEnv().overlap });
-  if (o.threads) plan.whisperThreads = o.threads;
+  if (o.threads) {
+    plan.whisperThreads = o.threads;
+    if (plan.whisperThreadsBesideRender !== undefined) plan.whisperThreadsBesideRender = Math.max(1, Math.floor(o.threads / 2));
+  }
   return { hardware, nvenc, whisper, plan };
 }
 
@@ -79,6 +82,7 @@ export async function startAgent(o: {
     maxConcurrentJobs: plan.slots,
     x264Threads: plan.x264Threads,
     overlap: plan.overlap,
+    whisperThreadsBesideRender: plan.whisperThreadsBesideRender,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
     capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },

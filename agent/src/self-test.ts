@@ -234,7 +234,15 @@ export async function selfTest(o: {
     await runPipeline(
       job,
       channel,
-      { workDir: dir, transcriber: counting, safeFetch: createSafeFetch(), encoder: 'auto', x264Threads: plan.x264Threads, overlap: plan.overlap },
+      {
+        workDir: dir,
+        transcriber: counting,
+        safeFetch: createSafeFetch(),
+        encoder: 'auto',
+        x264Threads: plan.x264Threads,
+        overlap: plan.overlap,
+        whisperThreadsBesideRender: plan.whisperThreadsBesideRender,
+      },
       new AbortController().signal,
     );
     const at = new Map(marks);

@@ -52,6 +52,9 @@ export interface Farm {
     encoder?: 'auto' | 'cpu' | 'nvenc';
     x264Threads?: number;
     overlap?: boolean;
+    whisperThreadsBesideRender?: number;
+    /** Wraps the agent's transcriber (a test watching what the pipeline asks of it). */
+    wrapTranscriber?: (t: AgentOptions['transcriber']) => AgentOptions['transcriber'];
     log?: AgentOptions['log'];
     /** Where the agent connects; default the farm's control plane (a test puts a proxy in between). */
     controlPlaneUrl?: string;
@@ -98,7 +101,8 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
     },
     async startAgent(a = {}) {
       const workDir = await mkdtemp(path.join(dir, 'agent-'));
-      const transcriber = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
+      const own = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
+      const transcriber = a.wrapTranscriber ? a.wrapTranscriber(own) : own;
       const agent = createAgent({
         controlPlaneUrl: a.controlPlaneUrl ?? url,
         token: await farm.agentToken(),
@@ -109,6 +113,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
         encoder: a.encoder ?? 'cpu',
         ...(a.x264Threads ? { x264Threads: a.x264Threads } : {}),
         ...(a.overlap ? { overlap: true } : {}),
+        ...(a.whisperThreadsBesideRender ? { whisperThreadsBesideRender: a.whisperThreadsBesideRender } : {}),
         ...(a.log ? { log: a.log } : {}),
         heartbeatMs: 500,
         pollMs: 500,
@@ -118,7 +123,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
       agents.push({
         async close() {
           await agent.close();
-          await transcriber.close();
+          await own.close();
         },
       });
       return Object.assign(agent, { workDir });

@@ -13,7 +13,7 @@ afterAll(async () => {
 describe('planHardware', () => {
   it('gives this kind of 2-core box two slots sharing every core for x264', () => {
     const plan = planHardware({ cores: 2, memoryBytes: 8 * GiB, gpus: [] }, { cudaWhisper: false, nvenc: false });
-    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2, overlap: false });
+    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2, overlap: true, whisperThreadsBesideRender: 1 });
     expect(plan.why).toMatch(/^auto: /);
   });
 
@@ -30,8 +30,20 @@ describe('planHardware', () => {
     const hw = { cores: 2, memoryBytes: 8 * GiB, gpus: [] };
     expect(planHardware(hw, { cudaWhisper: false, nvenc: false, overlap: 'on' })).toMatchObject({
       overlap: true,
-      overlapWhy: 'set by configuration (auto would be off)',
+      overlapWhy: 'set by configuration (auto would be on)',
     });
+    // Auto on a CPU-only box: overlapped, whisper on half its threads once the render runs.
+    expect(planHardware(hw, { cudaWhisper: false, nvenc: false })).toMatchObject({
+      overlap: true,
+      whisperThreads: 2,
+      whisperThreadsBesideRender: 1,
+      overlapWhy: 'auto: recognition and the render share the CPU cores, whisper on 1 of its 2 threads once the render runs',
+    });
+    expect(planHardware({ cores: 16, memoryBytes: 64 * GiB, gpus: [] }, { cudaWhisper: false, nvenc: false })).toMatchObject({
+      whisperThreads: 8,
+      whisperThreadsBesideRender: 4,
+    });
+    expect(planHardware(hw, { cudaWhisper: true, nvenc: false }).whisperThreadsBesideRender).toBeUndefined();
     expect(planHardware(hw, { cudaWhisper: true, nvenc: false, overlap: 'off' })).toMatchObject({
       overlap: false,
       overlapWhy: 'set by configuration (auto would be on)',

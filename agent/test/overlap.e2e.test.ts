@@ -6,7 +6,7 @@ import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, watchJob,
 
 /**
  * Overlapped stages through the whole product: an agent that renders while recognition runs
- * (the default with CUDA whisper; forced on here, on the CPU) on the shared 33.6 s English read,
+ * (the hardware plan's default; on this CPU whisper drops to 1 thread once the render runs) on the shared 33.6 s English read,
  * which the transcriber cuts into two chunks at a pause, so the render has words to burn before
  * the second chunk is recognized.
  */
@@ -15,13 +15,29 @@ let farm: Farm;
 let clip: Buffer;
 let workDir: string;
 const lines: string[] = [];
+const asked: (number | undefined)[] = [];
+const record = (threads: number | undefined) => {
+  asked.push(threads);
+  return threads;
+};
 
 beforeAll(async () => {
   farm = await startFarm();
   const audioFile = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
   const file = await makeClip(farm.dir, 'read.mp4', { width: 270, height: 480, seconds: 34, audioFile });
   clip = await readFile(file);
-  workDir = (await farm.startAgent({ overlap: true, log: (m, f) => lines.push(`${f.jobId ?? ''} ${m}`) })).workDir;
+  workDir = (
+    await farm.startAgent({
+      overlap: true,
+      whisperThreadsBesideRender: 1,
+      // Every whisper thread count the transcriber asks the pipeline for, request by request.
+      wrapTranscriber: (t) => ({
+        ...t,
+        transcribe: (req) => t.transcribe({ ...req, threads: () => record(req.threads?.()) }),
+      }),
+      log: (m, f) => lines.push(`${f.jobId ?? ''} ${m}`),
+    })
+  ).workDir;
 }, 120_000);
 afterAll(async () => {
   await farm?.close();
@@ -40,6 +56,12 @@ describe('overlapped stages', () => {
     // load: caption-feed.test shows the encode running ahead of the words deterministically).
     expect(final, mine.join('\n')).toBeTruthy();
     expect(mine.some((l) => l.includes('started over'))).toBe(false);
+    // Recognition on the transcriber's own threads until the first words are final, then on the
+    // 1 thread left beside the render, to the end.
+    const firstOne = asked.indexOf(1);
+    expect(firstOne, JSON.stringify(asked)).toBeGreaterThan(0);
+    expect(asked.slice(0, firstOne).every((t) => t === undefined)).toBe(true);
+    expect(asked.slice(firstOne).every((t) => t === 1)).toBe(true);
     const t = TranscriptRecordSchema.parse((await api('GET', `/v1/automation-jobs/${created.id}/transcript`)).body);
     expect(t.words.length).toBeGreaterThan(90);
   }, 240_000);

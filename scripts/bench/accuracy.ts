@@ -9,11 +9,12 @@
  * noise), made with espeak-ng and sox into a temp dir, each with its own espeak-ng voice variant,
  * rate and pitch.
  *
- *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--onsets tts|whisper] [--timing dtw|token] [--clip NAME]...
+ *   npm run bench:accuracy -- [--model PATH] [--threads 2] [--runs 3] [--given-language] [--onsets tts|whisper] [--timing dtw|token] [--beam N] [--clip NAME]...
  *
  * Default: no language given (detected, as a user who sets none), 2 threads, 3 rounds, word
  * starts refined by TTS alignment (the transcriber's default; `--onsets whisper` for whisper's
- * times alone); `--timing dtw|token` for whisper's own starts (default: the transcriber's).
+ * times alone); `--timing dtw|token` for whisper's own starts (default: the transcriber's);
+ * `--beam N` for the beam size (1: greedy; default: the transcriber's).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     'given-language': { type: 'boolean', default: false },
     onsets: { type: 'string', default: 'tts' },
     timing: { type: 'string' },
+    beam: { type: 'string' },
     clip: { type: 'string', multiple: true },
     media: { type: 'string', default: new URL('../../../shared/media/', import.meta.url).pathname },
   },
@@ -40,13 +42,22 @@ const onsets = values.onsets;
 if (values.timing !== undefined && values.timing !== 'dtw' && values.timing !== 'token') throw new Error('--timing is dtw or token');
 const timing = values.timing;
 const runs = Number(values.runs);
+const beamSize = values.beam === undefined ? undefined : Number(values.beam);
+if (beamSize !== undefined && !(Number.isInteger(beamSize) && beamSize >= 1)) throw new Error('--beam is a whole number >= 1');
 const work = mkdtempSync(join(tmpdir(), 'bench-accuracy-'));
 const wanted = (name: string) => !values.clip || values.clip.includes(name);
 const clips: Clip[] = wanted('en.wav') ? [await sharedEnClip(values.media)] : [];
 // One clip at a time, as before: each is a chain of espeak-ng, sox and ffmpeg runs.
 for (const c of CLIPS.filter((c) => wanted(c.name))) clips.push(await makeClip(c, work));
 
-const transcriber = createTranscriber({ model: values.model, threads, binDir: resolveWhisperBinDir(), onsets, ...(timing ? { timing } : {}) });
+const transcriber = createTranscriber({
+  model: values.model,
+  threads,
+  binDir: resolveWhisperBinDir(),
+  onsets,
+  ...(timing ? { timing } : {}),
+  ...(beamSize ? { beamSize } : {}),
+});
 await transcriber.warmUp();
 
 interface Row {
@@ -66,7 +77,7 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 console.log(
-  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, onsets ${onsets}, timing ${timing ?? 'default'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}, load average ${load()}`,
+  `model ${values.model}, ${threads} threads, ${runs} rounds, language ${values['given-language'] ? 'given' : 'detected'}, onsets ${onsets}, timing ${timing ?? 'default'}, beam ${beamSize ?? 'default'}, OMP_WAIT_POLICY=${process.env.OMP_WAIT_POLICY ?? '(unset)'}, load average ${load()}`,
 );
 console.log('Each figure: median over the rounds (min-max). RTF: recognition wall time / audio duration.');
 console.log('| clip | audio s | WER % | onset median ms | onset p90 ms | words in silence | RTF (wall / audio) | language |');

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { parseArgs } from 'node:util';
-import { testClipArgs } from '@captionfarm/agent';
+import { detectHardware, planHardware, testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testModelPath, watchJob } from '../../agent/test/e2e-harness.ts';
@@ -63,12 +63,19 @@ try {
   const bin = resolveWhisperBinDir();
 
   if (values.slots) {
-    // Same two jobs, same agent settings but the slot count; x264 on every core as the hardware plan does.
+    // Same two jobs, same agent settings but the slot count; x264 on every core and overlapped stages as the hardware plan does.
     const cores = (await import('node:os')).availableParallelism();
+    const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
     const total = async (slots: number) => {
       const farm = await startFarm();
       try {
-        await farm.startAgent({ concurrency: slots, x264Threads: cores });
+        await farm.startAgent({
+          concurrency: slots,
+          x264Threads: cores,
+          threads: plan.whisperThreads,
+          overlap: plan.overlap,
+          ...(plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {}),
+        });
         const { api } = await farm.account('pro', 'bench');
         const [t] = await time(async () => {
           const created = [
@@ -117,7 +124,8 @@ try {
     const job = async (overlap: boolean) => {
       const farm = await startFarm();
       try {
-        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : {}) });
+        // On, both on every core: whisper drops to the hardware plan's threads beside the render (half: 1 of 2).
+        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : { whisperThreadsBesideRender: 1 }) });
         const { api } = await farm.account('pro', 'bench');
         const [t, result] = await time(async () =>
           watchJob(api, (await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' })).id, terminal, 1_800_000),
@@ -154,6 +162,12 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
+  // The job runs as the embedded default plans it for this machine (CPU whisper: overlapped stages,
+  // whisper on fewer threads beside the render); whisper-cli gets the same threads.
+  const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
+  console.log(
+    `plan: whisper ${plan.whisperThreads} threads (${plan.whisperThreadsBesideRender} beside the render), overlapped stages ${plan.overlap ? 'on' : 'off'}`,
+  );
   const baseline: number[] = [];
   const ours: number[] = [];
   const loads: number[] = [];
@@ -162,7 +176,9 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     // Baseline: what a person would script by hand, each of its three steps timed.
     const wav = path.join(dir, 'audio.wav');
     const [extract] = await time(() => run('ffmpeg', wavArgs(clip, wav)));
-    const [whisper] = await time(() => run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: 2, outBase: path.join(dir, 'words') })));
+    const [whisper] = await time(() =>
+      run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: plan.whisperThreads, outBase: path.join(dir, 'words') })),
+    );
     const [encode] = await time(() =>
       run('ffmpeg', [
         '-y',
@@ -183,7 +199,11 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
     const farm = await startFarm();
     try {
-      await farm.startAgent();
+      await farm.startAgent({
+        threads: plan.whisperThreads,
+        overlap: plan.overlap,
+        ...(plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {}),
+      });
       const { api } = await farm.account('pro', 'bench');
       const [to, result] = await time(async () => {
         const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });

@@ -91,6 +91,13 @@ export interface TranscribeRequest {
    * the words while the rest is recognized. A throw fails the transcription.
    */
   onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
+  /**
+   * whisper.cpp threads for each request from now on, asked before every one; undefined: the
+   * transcriber's own. An agent that renders while recognition runs on the same CPU cores asks
+   * for fewer once the render is under way (whisper's threads wait on each other at every step,
+   * so one of them preempted by the encode stalls the rest).
+   */
+  threads?: () => number | undefined;
 }
 
 export interface TranscribeResult {
@@ -205,6 +212,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     budgetSeconds: number,
     signal?: AbortSignal,
   ): Promise<unknown> => {
+    const threads = Number(fields.threads);
     const budget = new AbortController();
     const cpuAtStart = whisper.cpuSeconds();
     const started = performance.now();
@@ -237,12 +245,21 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const detectLanguage = async (
     whisper: WhisperServer,
     windows: (() => Promise<string>)[],
+    threadsNow: () => number,
     signal?: AbortSignal,
   ): Promise<{ language: string; probability: number }> => {
     const totals = new Map<string, number>();
     let asked = 0;
     for (const window of windows.slice(0, 4)) {
-      const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true });
+      const fields = inferenceFields({
+        language: 'auto',
+        beamSize: 1,
+        bestOf: 1,
+        noSpeechThreshold: 0.6,
+        temperatureInc: 0,
+        detectLanguage: true,
+        threads: threadsNow(),
+      });
       const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
       if (!payload.success)
         throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
@@ -307,11 +324,22 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     chunk: Chunk,
     language: string,
     workDir: string,
+    threadsNow: () => number,
     signal?: AbortSignal,
   ): Promise<Word[]> => {
     const attempts = [
-      { fields: inferenceFields({ language, beamSize, bestOf: beamSize > 1 ? beamSize : 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 }), share: 1 },
-      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0 }), share: 3 },
+      {
+        fields: inferenceFields({
+          language,
+          beamSize,
+          bestOf: beamSize > 1 ? beamSize : 5,
+          noSpeechThreshold: 0.6,
+          temperatureInc: 0.2,
+          threads: threadsNow(),
+        }),
+        share: 1,
+      },
+      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads: threadsNow() }), share: 3 },
     ];
     const reasons: string[] = [];
     for (const attempt of attempts) {
@@ -320,7 +348,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const started = performance.now();
       const payload = await inferWithin(whisper, wav, attempt.fields, budgetSeconds, signal);
       if (payload === TIMED_OUT) {
-        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${threads} threads`);
+        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${attempt.fields.threads} threads`);
         continue;
       }
       const { words } = toWords(payload, { timing, language, duration: chunk.duration });
@@ -330,7 +358,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         continue;
       }
       const cpu = whisper.cpuSeconds();
-      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / Number(attempt.fields.threads) : (performance.now() - started) / 1000;
       observeRtf(spent / chunk.duration);
       const mapped = words.map((w) => {
         const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
@@ -351,6 +379,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
     }
     const signal = req.signal;
+    const threadsNow = () => Math.max(1, Math.floor(req.threads?.() ?? threads));
     const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
@@ -390,10 +419,12 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
         ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
       ];
-      const { language, probability } = req.language ? { language: req.language, probability: null } : await detectLanguage(whisper, windows, signal);
+      const { language, probability } = req.language
+        ? { language: req.language, probability: null }
+        : await detectLanguage(whisper, windows, threadsNow, signal);
       const words: Word[] = [];
       for (const [i, chunk] of chunks.entries()) {
-        for (const w of await transcribeChunk(whisper, wavs[i]!, audio.path, chunk, language, workDir, signal)) {
+        for (const w of await transcribeChunk(whisper, wavs[i]!, audio.path, chunk, language, workDir, threadsNow, signal)) {
           // Chunks follow each other on the source timeline; starts never go backwards.
           const start = Math.max(w.start, words.at(-1)?.start ?? 0);
           words.push({ ...w, start, end: Math.max(w.end, start) });

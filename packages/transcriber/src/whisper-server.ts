@@ -48,6 +48,11 @@ export interface InferenceParams {
   temperatureInc: number;
   /** Only detect the language (no transcription) and report its probability. */
   detectLanguage?: boolean;
+  /**
+   * CPU threads for this request (our patch 0004; the server keeps it for the next request, so
+   * every request sends it).
+   */
+  threads: number;
 }
 
 /**
@@ -89,6 +94,7 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     no_speech_thold: String(p.noSpeechThreshold),
     suppress_non_speech: 'true',
     vad: 'false',
+    threads: String(p.threads),
   };
 }
 
@@ -126,6 +132,8 @@ export interface WhisperServer {
    * does not grow when other work shares the cores, so time budgets are counted in it.
    */
   cpuSeconds(): number | null;
+  /** The end of the child's stderr (whisper.cpp's log: one "processing ..." line per request, with its threads). */
+  stderrTail(): string;
   /** POSTs a 16 kHz mono WAV; resolves with the parsed JSON answer. */
   infer(wavPath: string, fields: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
@@ -260,6 +268,7 @@ async function startOnce(cfg: WhisperServerConfig, port: number): Promise<Whispe
   return {
     port,
     cpuSeconds: () => processCpuSeconds(child.pid),
+    stderrTail: stderr,
     get alive() {
       return exit === null;
     },

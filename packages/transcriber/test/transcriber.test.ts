@@ -16,7 +16,7 @@ import {
   WHISPER_LANGUAGES,
   type Transcriber,
 } from '../src/index.ts';
-import { inferenceFields, whisperServerArgs } from '../src/whisper-server.ts';
+import { inferenceFields, startWhisperServer, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
 import { runProcess, runToEnd } from '../src/process.ts';
 import { childPids, EMPTY_TINY, MEDIA, waitFor, waitForCpu, whisperBinDir } from './helpers.ts';
@@ -37,7 +37,7 @@ describe('pure pieces', () => {
   });
 
   it('sets every inference field, since the server keeps them between requests', () => {
-    const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0.2 });
+    const fields = inferenceFields({ language: 'auto', beamSize: 1, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0.2, threads: 2 });
     expect(fields).toMatchObject({
       response_format: 'verbose_json',
       language: 'auto',
@@ -51,13 +51,17 @@ describe('pure pieces', () => {
       temperature_inc: '0.2',
       entropy_thold: '2.4',
       logprob_thold: '-1',
+      threads: '2',
     });
-    expect(inferenceFields({ language: 'de', beamSize: 5, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0 })).toMatchObject({
+    expect(inferenceFields({ language: 'de', beamSize: 5, bestOf: 5, noSpeechThreshold: 0.6, temperatureInc: 0, threads: 1 })).toMatchObject({
       beam_size: '5',
       temperature_inc: '0',
+      threads: '1',
     });
     // Language detection asks for the probabilities (one more encoder pass), nothing else.
-    expect(inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true })).toMatchObject({
+    expect(
+      inferenceFields({ language: 'auto', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, detectLanguage: true, threads: 2 }),
+    ).toMatchObject({
       detect_language: 'true',
       no_language_probabilities: 'false',
     });
@@ -211,6 +215,20 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
     expect(firstSettled).toBe(false);
     stopFirst.abort(new Error('done with it'));
     await first;
+  });
+
+  it('runs each request on the threads it asks for (patch 0004), whatever the server started with', async () => {
+    const server = await startWhisperServer({ binDir: binDir!, model: EMPTY_TINY, threads: 2 });
+    try {
+      const ask = (threads: number) =>
+        server.infer(join(MEDIA, 'jfk.wav'), inferenceFields({ language: 'en', beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads }));
+      for (const threads of [1, 2, 1]) await ask(threads);
+      // whisper.cpp logs "main: processing '<file>' (<n> samples, <s> sec), <threads> threads, ..." per request.
+      const used = [...server.stderrTail().matchAll(/processing '.*?' \(\d+ samples, [\d.]+ sec\), (\d+) threads/g)].map((m) => Number(m[1]));
+      expect(used).toEqual([1, 2, 1]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('converts non-WAV input with ffmpeg', async () => {
