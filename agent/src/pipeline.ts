@@ -223,19 +223,22 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
       // A render that fails for its own reasons stops recognition at once; one whose captions
       // outgrew what was planned (BandOverflow, CaptionsChanged) is redone once the words are in.
       const recognition = new AbortController();
+      // The render waits for the first final words; from then on it runs beside recognition, until
+      // it ends (one that starts over leaves the cores to recognition until the words are in).
+      let renderUnderWay = false;
+      let renderEnded = false;
       early.catch((err: unknown) => {
+        renderEnded = true;
         if (!startsOver(err)) recognition.abort(err);
       });
       try {
-        // The render waits for the first final words; from then on it runs beside recognition.
-        let renderUnderWay = false;
         words = await recognize(
           (p) => {
             renderUnderWay = true;
             feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil);
           },
           AbortSignal.any([signal, recognition.signal]),
-          () => (renderUnderWay ? deps.whisperThreadsBesideRender : undefined),
+          () => (renderUnderWay && !renderEnded ? deps.whisperThreadsBesideRender : undefined),
         );
       } catch (err) {
         feed.fail(err);
