@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptRecordSchema } from '@captionfarm/contracts';
-import { ffmpegProcesses, makeClip, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
+import { ffmpegProcesses, makeClip, run, startFarm, submitUpload, terminal, watchJob, type Farm } from './e2e-harness.ts';
 
 /**
  * Overlapped stages through the whole product: an agent that renders while recognition runs
@@ -20,11 +20,13 @@ const record = (threads: number | undefined) => {
   asked.push(threads);
   return threads;
 };
+/** Set by a test: the first words handed to the render carry a word far taller than any band. */
+let overflowFirstWords = false;
+const EN_WAV = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
 
 beforeAll(async () => {
   farm = await startFarm();
-  const audioFile = path.resolve(import.meta.dirname, '../../../shared/media/en.wav');
-  const file = await makeClip(farm.dir, 'read.mp4', { width: 270, height: 480, seconds: 34, audioFile });
+  const file = await makeClip(farm.dir, 'read.mp4', { width: 270, height: 480, seconds: 34, audioFile: EN_WAV });
   clip = await readFile(file);
   workDir = (
     await farm.startAgent({
@@ -33,7 +35,23 @@ beforeAll(async () => {
       // Every whisper thread count the transcriber asks the pipeline for, request by request.
       wrapTranscriber: (t) => ({
         ...t,
-        transcribe: (req) => t.transcribe({ ...req, threads: () => record(req.threads?.()) }),
+        transcribe: (req) => {
+          let first = true;
+          const onWords = req.onWords;
+          return t.transcribe({
+            ...req,
+            threads: () => record(req.threads?.()),
+            ...(onWords
+              ? {
+                  onWords: (p: Parameters<typeof onWords>[0]) => {
+                    const tall = overflowFirstWords && first && p.words.length > 0;
+                    first = false;
+                    onWords(tall ? { ...p, words: [{ ...p.words[0]!, text: `A${'\u0301'.repeat(40)}` }, ...p.words.slice(1)] } : p);
+                  },
+                }
+              : {}),
+          });
+        },
       }),
       log: (m, f) => lines.push(`${f.jobId ?? ''} ${m}`),
     })
@@ -64,6 +82,33 @@ describe('overlapped stages', () => {
     expect(asked.slice(firstOne).every((t) => t === 1)).toBe(true);
     const t = TranscriptRecordSchema.parse((await api('GET', `/v1/automation-jobs/${created.id}/transcript`)).body);
     expect(t.words.length).toBeGreaterThan(90);
+  }, 240_000);
+
+  it('a render that must start over gives recognition its threads back until the words are in', async () => {
+    // en.wav twice (67 s): three chunks, so a request comes well after the render has ended.
+    const twice = path.join(farm.dir, 'en-twice.wav');
+    await run('ffmpeg', ['-y', '-loglevel', 'error', '-stream_loop', '1', '-i', EN_WAV, '-c', 'copy', twice]);
+    const file = await makeClip(farm.dir, 'twice.mp4', { width: 270, height: 480, seconds: 68, audioFile: twice });
+    const { api } = await farm.account('pro', 'overlap-over');
+    asked.length = 0;
+    overflowFirstWords = true;
+    try {
+      const created = await submitUpload(api, await readFile(file), { language: 'en', templateId: 'karaoke' });
+      const { job } = await watchJob(api, created.id, terminal);
+      expect(job.status, JSON.stringify(job)).toBe('succeeded');
+      const mine = lines.filter((l) => l.startsWith(created.id));
+      expect(
+        mine.some((l) => l.includes('started over')),
+        mine.join('\n'),
+      ).toBe(true);
+      // Two attempts' fields a chunk: at least three chunks were recognized.
+      expect(asked.length, JSON.stringify(asked)).toBeGreaterThanOrEqual(6);
+      // The first chunk on the transcriber's own threads; after the render ended, those again.
+      expect(asked.slice(0, 2)).toEqual([undefined, undefined]);
+      expect(asked.slice(-2), JSON.stringify(asked)).toEqual([undefined, undefined]);
+    } finally {
+      overflowFirstWords = false;
+    }
   }, 240_000);
 
   it('a cancel while recognition runs stops the render that waits for words', async () => {
