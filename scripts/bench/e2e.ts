@@ -163,7 +163,8 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     process.exit(0);
   }
   // The job runs as the embedded default plans it for this machine (CPU whisper: overlapped stages,
-  // whisper on fewer threads beside the render); whisper-cli gets the same threads.
+  // whisper on fewer threads beside the render, x264 on every core); whisper-cli gets the same
+  // whisper threads, the plain re-encode x264's own thread count, as a person would run it.
   const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
   console.log(
     `plan: whisper ${plan.whisperThreads} threads (${plan.whisperThreadsBesideRender} beside the render), overlapped stages ${plan.overlap ? 'on' : 'off'}`,
@@ -201,6 +202,7 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     try {
       await farm.startAgent({
         threads: plan.whisperThreads,
+        x264Threads: plan.x264Threads,
         overlap: plan.overlap,
         ...(plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {}),
       });
