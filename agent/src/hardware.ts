@@ -93,7 +93,14 @@ const RESERVED_MEMORY_BYTES = 1 * 2 ** 30;
  */
 export function planHardware(
   hw: Hardware,
-  o: { cudaWhisper: boolean; nvenc: boolean; slots?: number | undefined; overlap?: 'auto' | 'on' | 'off' | undefined },
+  o: {
+    cudaWhisper: boolean;
+    nvenc: boolean;
+    slots?: number | undefined;
+    /** whisper.cpp threads set by configuration (`--threads`); default from the cores. */
+    whisperThreads?: number | undefined;
+    overlap?: 'auto' | 'on' | 'off' | undefined;
+  },
 ): HardwarePlan {
   const cores = Math.max(1, hw.cores);
   const bySlotsRule = Math.max(2, Math.floor(cores / 4));
@@ -101,7 +108,7 @@ export function planHardware(
   const byCores = o.nvenc ? Infinity : Math.max(2, cores);
   const auto = Math.max(1, Math.min(bySlotsRule, byMemory, byCores));
   const slots = o.slots ?? auto;
-  const whisperThreads = Math.min(o.cudaWhisper ? 4 : 8, cores);
+  const whisperThreads = o.whisperThreads ?? Math.min(o.cudaWhisper ? 4 : 8, cores);
   const limits = [`${bySlotsRule} by cores (max(2, ${cores}/4))`, `${byMemory} by memory (${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB at 1.5 GiB a job)`];
   const why = o.slots !== undefined ? `set by configuration (auto would be ${auto}: ${limits.join(', ')})` : `auto: min of ${limits.join(', ')}`;
   const whisperThreadsBesideRender = o.cudaWhisper ? undefined : Math.max(1, Math.floor(whisperThreads / 2));

@@ -49,11 +49,13 @@ export function whisperBuild(): WhisperBuild {
 async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined }) {
   const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
   const whisper = whisperBuild();
-  const plan = planHardware(hardware, { cudaWhisper: whisper.cuda, nvenc, slots: o.concurrency, overlap: readAgentEnv().overlap });
-  if (o.threads) {
-    plan.whisperThreads = o.threads;
-    if (plan.whisperThreadsBesideRender !== undefined) plan.whisperThreadsBesideRender = Math.max(1, Math.floor(o.threads / 2));
-  }
+  const plan = planHardware(hardware, {
+    cudaWhisper: whisper.cuda,
+    nvenc,
+    slots: o.concurrency,
+    whisperThreads: o.threads || undefined,
+    overlap: readAgentEnv().overlap,
+  });
   return { hardware, nvenc, whisper, plan };
 }
 

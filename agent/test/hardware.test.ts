@@ -44,6 +44,8 @@ describe('planHardware', () => {
       whisperThreadsBesideRender: 4,
     });
     expect(planHardware(hw, { cudaWhisper: true, nvenc: false }).whisperThreadsBesideRender).toBeUndefined();
+    // --threads sets whisper's threads, and the plan halves those beside the render.
+    expect(planHardware(hw, { cudaWhisper: false, nvenc: false, whisperThreads: 6 })).toMatchObject({ whisperThreads: 6, whisperThreadsBesideRender: 3 });
     expect(planHardware(hw, { cudaWhisper: true, nvenc: false, overlap: 'off' })).toMatchObject({
       overlap: false,
       overlapWhy: 'set by configuration (auto would be on)',

@@ -61,21 +61,19 @@ try {
   let captioned = 0;
   const model = testModelPath();
   const bin = resolveWhisperBinDir();
+  // The job runs as the embedded default plans it for this machine (CPU whisper: overlapped stages,
+  // whisper on fewer threads beside the render, x264 on every core).
+  const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
+  const besideRender = plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {};
+  const planned = { threads: plan.whisperThreads, x264Threads: plan.x264Threads, overlap: plan.overlap, ...besideRender };
 
   if (values.slots) {
     // Same two jobs, same agent settings but the slot count; x264 on every core and overlapped stages as the hardware plan does.
     const cores = (await import('node:os')).availableParallelism();
-    const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
     const total = async (slots: number) => {
       const farm = await startFarm();
       try {
-        await farm.startAgent({
-          concurrency: slots,
-          x264Threads: cores,
-          threads: plan.whisperThreads,
-          overlap: plan.overlap,
-          ...(plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {}),
-        });
+        await farm.startAgent({ concurrency: slots, ...planned });
         const { api } = await farm.account('pro', 'bench');
         const [t] = await time(async () => {
           const created = [
@@ -125,7 +123,7 @@ try {
       const farm = await startFarm();
       try {
         // On, both on every core: whisper drops to the hardware plan's threads beside the render (half: 1 of 2).
-        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : { whisperThreadsBesideRender: 1 }) });
+        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : besideRender) });
         const { api } = await farm.account('pro', 'bench');
         const [t, result] = await time(async () =>
           watchJob(api, (await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' })).id, terminal, 1_800_000),
@@ -162,10 +160,8 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
-  // The job runs as the embedded default plans it for this machine (CPU whisper: overlapped stages,
-  // whisper on fewer threads beside the render, x264 on every core); whisper-cli gets the same
-  // whisper threads, the plain re-encode x264's own thread count, as a person would run it.
-  const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });
+  // whisper-cli gets the job's whisper threads, the plain re-encode x264's own thread count, as a
+  // person would run it.
   console.log(
     `plan: whisper ${plan.whisperThreads} threads (${plan.whisperThreadsBesideRender} beside the render), overlapped stages ${plan.overlap ? 'on' : 'off'}`,
   );
@@ -200,12 +196,7 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
     const farm = await startFarm();
     try {
-      await farm.startAgent({
-        threads: plan.whisperThreads,
-        x264Threads: plan.x264Threads,
-        overlap: plan.overlap,
-        ...(plan.whisperThreadsBesideRender ? { whisperThreadsBesideRender: plan.whisperThreadsBesideRender } : {}),
-      });
+      await farm.startAgent(planned);
       const { api } = await farm.account('pro', 'bench');
       const [to, result] = await time(async () => {
         const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });
