@@ -3,7 +3,9 @@
  * succeeded) for a 60 s 1080x1920 30 fps clip through the real control plane and an in-process
  * agent (the embedded default's path), against the baseline measured in the same run on the same
  * inputs: ffmpeg audio extraction + whisper.cpp's own whisper-cli + a plain ffmpeg re-encode with
- * the same encoder settings. Prints the ratio (ours / baseline).
+ * the same encoder settings. Prints the ratio (ours / baseline), and where each side's CPU went:
+ * the baseline's tools; the job's whisper-server, ffmpeg and other tools, and this Node process
+ * (client, control plane, store and agent in one, as in the embedded default).
  *
  *   npm run bench:e2e [-- --runs 3]   (baseline and whole job alternate in each run; per-run ratios, median and range)
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
@@ -18,6 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { wavArgs, whisperCliArgs } from './baseline.ts';
+import { childCpuSeconds, liveChildCpuSeconds } from './cpu.ts';
 import { parseArgs } from 'node:util';
 import { detectHardware, planHardware, testClipArgs } from '@captionfarm/agent';
 import { resolveWhisperBinDir } from '@captionfarm/transcriber';
@@ -168,14 +171,18 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
   const baseline: number[] = [];
   const ours: number[] = [];
   const loads: number[] = [];
+  const cpuRatios: number[] = [];
   for (let i = 0; i < runs; i++) {
     loads.push(loadavg()[0]!);
     // Baseline: what a person would script by hand, each of its three steps timed.
     const wav = path.join(dir, 'audio.wav');
+    const cpu0 = childCpuSeconds();
     const [extract] = await time(() => run('ffmpeg', wavArgs(clip, wav)));
+    const cpu1 = childCpuSeconds();
     const [whisper] = await time(() =>
       run(path.join(bin, 'whisper-cli'), whisperCliArgs({ model, wav, threads: plan.whisperThreads, outBase: path.join(dir, 'words') })),
     );
+    const cpu2 = childCpuSeconds();
     const [encode] = await time(() =>
       run('ffmpeg', [
         '-y',
@@ -191,17 +198,31 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     );
     const tb = extract + whisper + encode;
     baseline.push(tb);
+    const cpu3 = childCpuSeconds();
+    const baselineCpu = { total: cpu3 - cpu0, whisper: cpu2 - cpu1, encode: cpu3 - cpu2 };
 
     // Ours: a fresh control plane + agent each run (model load included, as for a first job).
     let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
+    let jobCpu: { node: number; whisper: number; others: number };
     const farm = await startFarm();
     try {
       await farm.startAgent(planned);
       const { api } = await farm.account('pro', 'bench');
+      // The job's CPU: this process's (the client, the control plane, its store and the agent all
+      // run in it, as in the embedded default), the children it waited for during the job (the
+      // render's ffmpeg, probes, VAD, espeak-ng) and what the agent's whisper-server spent meanwhile.
+      const node0 = process.cpuUsage();
+      const [children0, server0] = [childCpuSeconds(), liveChildCpuSeconds('whisper-server')];
       const [to, result] = await time(async () => {
         const created = await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke' });
         return watchJob(api, created.id, terminal, 1_800_000);
       });
+      const node = process.cpuUsage(node0);
+      jobCpu = {
+        node: (node.user + node.system) / 1e6,
+        whisper: liveChildCpuSeconds('whisper-server') - server0,
+        others: childCpuSeconds() - children0,
+      };
       if (result.job.status !== 'succeeded') throw new Error(`bench job ended ${result.job.status}: ${result.job.failureReason}`);
       // A job that "succeeds" with its words dropped is no faster job: count them (whisper-cli's
       // own run above writes the same speech).
@@ -217,8 +238,12 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
       `run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
         `${(ours.at(-1)! / tb).toFixed(3)}, ${captioned} words captioned (load average ${loads.at(-1)!.toFixed(1)})\n` +
         `  baseline: extract ${extract.toFixed(1)} s, whisper-cli ${whisper.toFixed(1)} s, re-encode ${encode.toFixed(1)} s; ` +
-        `job stages as the agent reported them: ${JOB_STAGES.map((k) => `${k} ${stages[k].toFixed(1)} s`).join(', ')}`,
+        `job stages as the agent reported them: ${JOB_STAGES.map((k) => `${k} ${stages[k].toFixed(1)} s`).join(', ')}\n` +
+        `  CPU-s: baseline ${baselineCpu.total.toFixed(1)} (whisper-cli ${baselineCpu.whisper.toFixed(1)}, re-encode ${baselineCpu.encode.toFixed(1)}); ` +
+        `job ${(jobCpu.node + jobCpu.whisper + jobCpu.others).toFixed(1)} (whisper-server ${jobCpu.whisper.toFixed(1)}, ` +
+        `ffmpeg and other tools ${jobCpu.others.toFixed(1)}, this Node process ${jobCpu.node.toFixed(1)}: client, control plane, store and agent)`,
     );
+    cpuRatios.push((jobCpu.node + jobCpu.whisper + jobCpu.others) / baselineCpu.total);
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const b = median(baseline);
@@ -232,6 +257,8 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
       `${median(ratios).toFixed(3)}, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ` +
       `${runs} runs (goal <= 1.00)`,
   );
+  const cpu = [...cpuRatios].sort((x, y) => x - y);
+  console.log(`  CPU ratio (all processes, job / baseline): median ${median(cpu).toFixed(3)}, range ${cpu[0]!.toFixed(3)}-${cpu.at(-1)!.toFixed(3)}`);
   console.log(`  load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -26,6 +26,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
+import { childCpuSeconds } from './cpu.ts';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
@@ -79,14 +80,6 @@ interface Sample {
   wall: number;
   ffmpegCpu: number;
   nodeCpu: number;
-}
-
-/** CPU seconds of this process's exited, waited-for children (fields 16 and 17 of /proc/self/stat). */
-function childCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After "pid (comm) ", field 3 (state) is index 0: cutime is field 16, cstime field 17.
-  return (Number(fields[13]) + Number(fields[14])) / 100; // USER_HZ is 100 on Linux
 }
 
 async function measure(fn: () => Promise<unknown>): Promise<Sample> {
