@@ -200,26 +200,35 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   };
 
   /**
-   * POSTs one request under a budget of whisper.cpp CPU seconds (`threads` x budget seconds);
-   * 'timeout' when it ran out first. CPU time, not wall time: on cores shared with other work a
-   * normal chunk takes several times longer by the clock (load 37 on this 2-core box: RTF 5.5)
-   * but not by the CPU, so only a loop runs out. Where the CPU time cannot be read, wall time.
+   * A clock of whisper.cpp's work from now on: the server's CPU seconds divided by the request's
+   * `threads`. CPU time, not wall time: on cores shared with other work a normal chunk takes
+   * several times longer by the clock (load 37 on this 2-core box: RTF 5.5) but not by the CPU.
+   * Where the CPU time cannot be read, wall time.
+   */
+  const workClock = (whisper: WhisperServer, threads: number): (() => number) => {
+    const cpuAtStart = whisper.cpuSeconds();
+    const started = performance.now();
+    return () => {
+      const cpu = whisper.cpuSeconds();
+      return cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+    };
+  };
+
+  /**
+   * POSTs one request under a budget of `spent` seconds (a workClock started for it, so work and
+   * not wall time, and only a loop runs out); TIMED_OUT when it ran out first.
    */
   const inferWithin = async (
     whisper: WhisperServer,
     wav: string,
     fields: Record<string, string>,
     budgetSeconds: number,
+    spent: () => number,
     signal?: AbortSignal,
   ): Promise<unknown> => {
-    const threads = Number(fields.threads);
     const budget = new AbortController();
-    const cpuAtStart = whisper.cpuSeconds();
-    const started = performance.now();
     const timer = setInterval(() => {
-      const cpu = whisper.cpuSeconds();
-      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
-      if (spent > budgetSeconds) budget.abort();
+      if (spent() > budgetSeconds) budget.abort();
     }, 200);
     const both = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
     try {
@@ -342,13 +351,12 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads: threadsNow() }), share: 3 },
     ];
     const reasons: string[] = [];
-    for (const attempt of attempts) {
-      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share;
-      const cpuAtStart = whisper.cpuSeconds();
-      const started = performance.now();
-      const payload = await inferWithin(whisper, wav, attempt.fields, budgetSeconds, signal);
+    for (const { fields, share } of attempts) {
+      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * share;
+      const spent = workClock(whisper, Number(fields.threads));
+      const payload = await inferWithin(whisper, wav, fields, budgetSeconds, spent, signal);
       if (payload === TIMED_OUT) {
-        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${attempt.fields.threads} threads`);
+        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${fields.threads} threads`);
         continue;
       }
       const { words } = toWords(payload, { timing, language, duration: chunk.duration });
@@ -357,9 +365,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         reasons.push(`loop: ${loop}`);
         continue;
       }
-      const cpu = whisper.cpuSeconds();
-      const spent = cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / Number(attempt.fields.threads) : (performance.now() - started) / 1000;
-      observeRtf(spent / chunk.duration);
+      observeRtf(spent() / chunk.duration);
       const mapped = words.map((w) => {
         const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
         return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
