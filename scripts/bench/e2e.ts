@@ -72,7 +72,7 @@ try {
 
   if (values.slots) {
     // Same two jobs, same agent settings but the slot count; x264 on every core and overlapped stages as the hardware plan does.
-    const cores = (await import('node:os')).availableParallelism();
+    const cores = availableParallelism();
     const total = async (slots: number) => {
       const farm = await startFarm();
       try {
