@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { execa } from 'execa';
-import { MAIN, TSX } from './cli-process.ts';
+import { BIN } from './cli-process.ts';
 
 /**
  * A pseudo-terminal driver in python3's pty module (node-pty needs a native build): the command
@@ -62,7 +62,7 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
  * `npm run -s captionfarm -- ...` from the repository root (npm and tsx in between).
  */
 export function cliInPty(args: string[], env: Record<string, string>, cwd?: string, opts: { viaNpm?: boolean } = {}): PtyRun {
-  const command = opts.viaNpm ? ['npm', 'run', '-s', 'captionfarm', '--', ...args] : [TSX, MAIN, ...args];
+  const command = opts.viaNpm ? ['npm', 'run', '-s', 'captionfarm', '--', ...args] : [process.execPath, BIN, ...args];
   // execa itself, not the process module: the test types into this child's stdin while it runs.
   const child = execa('python3', ['-c', PTY_DRIVER, ...command], {
     env: { ...process.env, ...env },

@@ -1,13 +1,15 @@
 import path from 'node:path';
 import { runProcess } from '@captionfarm/transcriber/process';
 
-/** Shared by the CLI tests: run the real `captionfarm` (a tsx process) as a user would. */
-export const MAIN = path.resolve(import.meta.dirname, '../src/main.ts');
-export const TSX = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+/**
+ * Shared by the CLI tests: run the real `captionfarm` as a user would, through its bin (tsx's
+ * loader in the CLI's own process, so a signal reaches the CLI itself).
+ */
+export const BIN = path.resolve(import.meta.dirname, '../bin/captionfarm.js');
 
 /** The CLI with stdout/stderr as pipes (not a terminal): plain line output. Never throws: the exit code is returned. */
 export async function cliPiped(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const r = await runProcess(TSX, { args: [MAIN, ...args], env: { ...process.env, ...env }, cwd, stderrTailChars: 1 << 20 }).done;
+  const r = await runProcess(process.execPath, { args: [BIN, ...args], env: { ...process.env, ...env }, cwd, stderrTailChars: 1 << 20 }).done;
   return { code: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderrTail };
 }
 

@@ -9,7 +9,7 @@ import { runToEnd } from '@captionfarm/transcriber/process';
 import { execa, type ResultPromise } from 'execa';
 import { makeClip, testModelPath } from '../../../agent/test/e2e-harness.ts';
 
-// `npm start` exactly as the README's first line runs it (npm -> tsx -> captionfarm serve): the
+// `npm start` exactly as the README's first line runs it (npm -> node apps/cli/bin/captionfarm.js serve): the
 // embedded default answers, its in-process agent burns a job, the admin CLI works with no token
 // given, and SIGTERM stops everything (no whisper-server or ffmpeg left behind).
 

@@ -212,9 +212,9 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
   const ac = new AbortController();
   let firstInterrupt = 0;
   const onSigint = () => {
-    // The first Ctrl-C cancels cleanly; another one leaves at once. Run through `npm run` (and
-    // tsx), one Ctrl-C arrives several times within milliseconds: the terminal signals the whole
-    // process group and npm and tsx each forward it. Repeats within 500 ms count as that one.
+    // The first Ctrl-C cancels cleanly; another one leaves at once. Run through `npm run`, one
+    // Ctrl-C arrives more than once within milliseconds: the terminal signals the whole process
+    // group and npm forwards it. Repeats within 500 ms count as that one.
     const now = Date.now();
     if (firstInterrupt === 0) {
       firstInterrupt = now;
