@@ -101,11 +101,11 @@ describe('overlapped stages', () => {
         mine.some((l) => l.includes('started over')),
         mine.join('\n'),
       ).toBe(true);
-      // Two attempts' fields a chunk: at least three chunks were recognized.
-      expect(asked.length, JSON.stringify(asked)).toBeGreaterThanOrEqual(6);
+      // One ask a chunk (two where a chunk is retried): at least three chunks were recognized.
+      expect(asked.length, JSON.stringify(asked)).toBeGreaterThanOrEqual(3);
       // The first chunk on the transcriber's own threads; after the render ended, those again.
-      expect(asked.slice(0, 2)).toEqual([undefined, undefined]);
-      expect(asked.slice(-2), JSON.stringify(asked)).toEqual([undefined, undefined]);
+      expect(asked[0]).toBeUndefined();
+      expect(asked.at(-1), JSON.stringify(asked)).toBeUndefined();
     } finally {
       overflowFirstWords = false;
     }

@@ -336,23 +336,30 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     threadsNow: () => number,
     signal?: AbortSignal,
   ): Promise<Word[]> => {
+    // Each attempt asks for its threads when it starts: a render beside the first one may have
+    // ended (or begun) meanwhile.
     const attempts = [
       {
-        fields: inferenceFields({
-          language,
-          beamSize,
-          bestOf: beamSize > 1 ? beamSize : 5,
-          noSpeechThreshold: 0.6,
-          temperatureInc: 0.2,
-          threads: threadsNow(),
-        }),
+        fields: () =>
+          inferenceFields({
+            language,
+            beamSize,
+            bestOf: beamSize > 1 ? beamSize : 5,
+            noSpeechThreshold: 0.6,
+            temperatureInc: 0.2,
+            threads: threadsNow(),
+          }),
         share: 1,
       },
-      { fields: inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads: threadsNow() }), share: 3 },
+      {
+        fields: () => inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads: threadsNow() }),
+        share: 3,
+      },
     ];
     const reasons: string[] = [];
-    for (const { fields, share } of attempts) {
-      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * share;
+    for (const attempt of attempts) {
+      const fields = attempt.fields();
+      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share;
       const spent = workClock(whisper, Number(fields.threads));
       const payload = await inferWithin(whisper, wav, fields, budgetSeconds, spent, signal);
       if (payload === TIMED_OUT) {

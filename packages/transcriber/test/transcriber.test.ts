@@ -231,6 +231,26 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
     }
   });
 
+  it('asks for threads as each attempt starts, so a retry gets the threads freed meanwhile', async () => {
+    const logs: string[] = [];
+    // A budget of nothing: every attempt runs out at the budget's first check (200 ms), so the chunk is retried, then dropped.
+    const t = createTranscriber({ ...base, model: EMPTY_TINY, budget: { fixedSeconds: 0, perAudioSecond: 0 }, log: (m) => logs.push(m) });
+    let firstAsk: number | null = null;
+    // 1 thread while a render runs beside the first attempt; 2 once it has ended (100 ms after that ask).
+    const threads = () => {
+      const now = performance.now();
+      firstAsk ??= now;
+      return now - firstAsk >= 100 ? 2 : 1;
+    };
+    try {
+      const result = await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en', threads });
+      expect(result.words).toEqual([]);
+      expect(logs.join('\n')).toMatch(/no answer within [\d.]+ s of 1 threads; then no answer within [\d.]+ s of 2 threads/);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('converts non-WAV input with ffmpeg', async () => {
     const mp3 = join(dir, 'jfk.mp3');
     await runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3] });
