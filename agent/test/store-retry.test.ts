@@ -21,7 +21,7 @@ let base: string;
  * whole body, half of it, then the socket dropped), or serve (store a PUT's body; a GET gets
  * `bodies` or `bytes`, from its Range start with a 206 when it has one).
  */
-const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'serve')[]>();
+const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'refuse-unread' | 'serve')[]>();
 const seen: string[] = [];
 const stored = new Map<string, Buffer>();
 const bytes = randomBytes(300_000);
@@ -38,6 +38,14 @@ beforeAll(async () => {
     if (step === 'half') {
       res.writeHead(200, { 'content-length': body.length });
       return void res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.socket.destroy(), 50));
+    }
+    if (step === 'refuse-unread') {
+      // As the built-in store refuses (s3Error): the answer first, the body left unread, the connection closed after it.
+      res.writeHead(409, { 'content-type': 'application/xml', connection: 'close' });
+      return void res.end('<Error><Code>UploadAlreadyUsed</Code></Error>', () => {
+        req.socket.end();
+        req.resume();
+      });
     }
     if (step !== 'serve') {
       req.resume();
@@ -82,6 +90,17 @@ describe('transfers to and from our own store', () => {
       /output upload answered HTTP 403: <Error><Code>SlowDown/,
     );
     expect(seen.filter((s) => s === 'PUT /outputs/b.mp4')).toHaveLength(1);
+  });
+
+  it('upload: a store that refuses before it reads the body gets its answer reported, not a broken write retried', async () => {
+    const file = path.join(dir, 'out-big.mp4');
+    const big = randomBytes(16 << 20);
+    await writeFile(file, big);
+    plans.set('/outputs/d.mp4', ['refuse-unread']);
+    await expect(uploadFile(`${base}/outputs/d.mp4`, file, big.length, 'video/mp4', new AbortController().signal)).rejects.toThrow(
+      /output upload answered HTTP 409: <Error><Code>UploadAlreadyUsed/,
+    );
+    expect(seen.filter((s) => s === 'PUT /outputs/d.mp4')).toHaveLength(1);
   });
 
   it('upload: a cancel while the agent waits to try again stops it at once, with no further PUT', async () => {
