@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ let base: string;
  * whole body, half of it, then the socket dropped), or serve (store a PUT's body; a GET gets
  * `bodies` or `bytes`, from its Range start with a 206 when it has one).
  */
-const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'refuse-unread' | 'serve')[]>();
+const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'refuse-unread' | 'discard' | 'serve')[]>();
 const seen: string[] = [];
 const stored = new Map<string, Buffer>();
 const bytes = randomBytes(300_000);
@@ -38,6 +38,10 @@ beforeAll(async () => {
     if (step === 'half') {
       res.writeHead(200, { 'content-length': body.length });
       return void res.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.socket.destroy(), 50));
+    }
+    if (step === 'discard') {
+      req.resume();
+      return void req.on('end', () => res.writeHead(200).end());
     }
     if (step === 'refuse-unread') {
       // As the built-in store refuses (s3Error): the answer first, the body left unread, the connection closed after it.
@@ -101,6 +105,24 @@ describe('transfers to and from our own store', () => {
       /output upload answered HTTP 409: <Error><Code>UploadAlreadyUsed/,
     );
     expect(seen.filter((s) => s === 'PUT /outputs/d.mp4')).toHaveLength(1);
+  });
+
+  it('upload: a large output streams through bounded memory (it is never held whole)', async () => {
+    // 256 MB, sparse: made at once, read as zeros.
+    const file = path.join(dir, 'out-huge.mp4');
+    const size = 256 << 20;
+    await writeFile(file, '');
+    await truncate(file, size);
+    plans.set('/outputs/e.mp4', ['discard']);
+    let peak = 0;
+    const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 5);
+    try {
+      await uploadFile(`${base}/outputs/e.mp4`, file, size, 'video/mp4', new AbortController().signal);
+    } finally {
+      clearInterval(sample);
+    }
+    // fetch's default redirect mode kept the whole body: a 300 MB upload peaked at 305 MB of buffers.
+    expect(peak / 2 ** 20).toBeLessThan(96);
   });
 
   it('upload: a cancel while the agent waits to try again stops it at once, with no further PUT', async () => {
