@@ -18,8 +18,9 @@ let server: Server;
 let base: string;
 /**
  * Per path, what each request gets in turn: drop the socket, a status, 'half' (the headers of the
- * whole body, half of it, then the socket dropped), or serve (store a PUT's body; a GET gets
- * `bodies` or `bytes`, from its Range start with a 206 when it has one).
+ * whole body, half of it, then the socket dropped), 'refuse-unread' (a 409 before the body is read,
+ * then the connection closed), 'discard' (a PUT's body read and thrown away, then 200), or serve
+ * (store a PUT's body; a GET gets `bodies` or `bytes`, from its Range start with a 206 when it has one).
  */
 const plans = new Map<string, ('drop' | 503 | 403 | 'half' | 'refuse-unread' | 'discard' | 'serve')[]>();
 const seen: string[] = [];
