@@ -336,30 +336,15 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     threadsNow: () => number,
     signal?: AbortSignal,
   ): Promise<Word[]> => {
-    // Each attempt asks for its threads when it starts: a render beside the first one may have
-    // ended (or begun) meanwhile.
     const attempts = [
-      {
-        fields: () =>
-          inferenceFields({
-            language,
-            beamSize,
-            bestOf: beamSize > 1 ? beamSize : 5,
-            noSpeechThreshold: 0.6,
-            temperatureInc: 0.2,
-            threads: threadsNow(),
-          }),
-        share: 1,
-      },
-      {
-        fields: () => inferenceFields({ language, beamSize: 1, bestOf: 1, noSpeechThreshold: 0.6, temperatureInc: 0, threads: threadsNow() }),
-        share: 3,
-      },
+      { beamSize, bestOf: beamSize > 1 ? beamSize : 5, temperatureInc: 0.2, share: 1 },
+      { beamSize: 1, bestOf: 1, temperatureInc: 0, share: 3 },
     ];
     const reasons: string[] = [];
-    for (const attempt of attempts) {
-      const fields = attempt.fields();
-      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * attempt.share;
+    for (const { share, ...decoding } of attempts) {
+      // Threads asked for as the attempt starts: a render beside the first one may have ended (or begun) meanwhile.
+      const fields = inferenceFields({ language, ...decoding, noSpeechThreshold: 0.6, threads: threadsNow() });
+      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * share;
       const spent = workClock(whisper, Number(fields.threads));
       const payload = await inferWithin(whisper, wav, fields, budgetSeconds, spent, signal);
       if (payload === TIMED_OUT) {
