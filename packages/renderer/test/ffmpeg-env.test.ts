@@ -32,7 +32,7 @@ describe("ffmpeg's environment", () => {
     const render = (output: string) =>
       renderVideo({ input, output: join(dir, output), painter: blockPainter({ width: 160, height: 120 }), format: 'mp4', quality: 'low', encoder: 'cpu' });
     await render('a.mp4');
-    expect(HEAP_MALLOC_TUNABLES).toBe('glibc.malloc.mmap_threshold=33554432');
+    expect(HEAP_MALLOC_TUNABLES).toBe('glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864');
     const first = await seen();
     expect(first.length).toBeGreaterThan(0);
     for (const line of first) expect(line).toBe(HEAP_MALLOC_TUNABLES);

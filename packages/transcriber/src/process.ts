@@ -21,8 +21,15 @@ const STDERR_TAIL_CHARS = 4096;
  * faults and about 6% more CPU than the plain re-encode's 24,000 faults; with this, 40,000-46,000
  * faults and the plain re-encode's CPU. `whisper-cli` on 60 s of speech ran 3-4% faster in 7 of 7
  * alternating pairs. README "Performance" has the figures.
+ *
+ * The trim threshold is set as well, to 64 MB (twice the mmap threshold, as glibc's dynamic rule
+ * would set it): a fixed mmap threshold leaves it at its 128 KB default, so each caption image's
+ * packet (0.5-1 MB at 1080x1920), freed at the top of the heap, was given back to the kernel and
+ * faulted in again for the next one. Replaying word-pop's 137 images from a file into ffmpeg: 31,600-
+ * 123,000 minor faults in 6 runs against 34,200-35,600, and ffmpeg's CPU median 5.24 s against
+ * 5.16 s; the plain re-encode, whisper-cli and the process's peak memory did not move (renderer README).
  */
-export const HEAP_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432';
+export const HEAP_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
 
 /** `env` with HEAP_MALLOC_TUNABLES added to GLIBC_TUNABLES; an operator's own tunables come after ours, so theirs win. */
 export function withHeapMalloc(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
