@@ -26,8 +26,8 @@ const STDERR_TAIL_CHARS = 4096;
  * would set it): a fixed mmap threshold leaves it at its 128 KB default, so each caption image's
  * packet (0.5-1 MB at 1080x1920), freed at the top of the heap, was given back to the kernel and
  * faulted in again for the next one. Replaying word-pop's 137 images from a file into ffmpeg: 31,600-
- * 123,000 minor faults in 6 runs against 34,200-35,600, and ffmpeg's CPU median 5.24 s against
- * 5.16 s; the plain re-encode, whisper-cli and the process's peak memory did not move (renderer README).
+ * 123,000 minor faults in 6 runs against 34,200-35,600, system CPU 0.18-0.30 s against 0.12-0.17 s;
+ * the CPU gain itself is within the noise (renderer README), and whisper-cli and peak memory did not move.
  */
 export const HEAP_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
 
