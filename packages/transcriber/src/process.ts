@@ -25,11 +25,13 @@ const STDERR_TAIL_CHARS = 4096;
  * The trim threshold is set as well, to 64 MB (twice the mmap threshold, as glibc's dynamic rule
  * would set it): a fixed mmap threshold leaves it at its 128 KB default, so each caption image's
  * packet (0.5-1 MB at 1080x1920), freed at the top of the heap, was given back to the kernel and
- * faulted in again for the next one. Replaying word-pop's 137 images from a file into ffmpeg: 31,600-
- * 123,000 minor faults in 6 runs against 34,200-35,600, system CPU 0.18-0.30 s against 0.12-0.17 s;
- * the CPU gain itself is within the noise (renderer README), and whisper-cli and peak memory did not move.
+ * faulted in again for the next one. Replaying word-pop's 137 images from a file into ffmpeg:
+ * 31,600-123,000 minor faults in 6 runs against 34,200-35,600, system CPU 0.18-0.30 s against
+ * 0.12-0.17 s; the CPU gain itself is within the noise (renderer README), and whisper-cli and peak
+ * memory did not move.
  */
-export const HEAP_MALLOC_TUNABLES = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864';
+const MMAP_THRESHOLD_BYTES = 32 << 20;
+export const HEAP_MALLOC_TUNABLES = `glibc.malloc.mmap_threshold=${MMAP_THRESHOLD_BYTES}:glibc.malloc.trim_threshold=${2 * MMAP_THRESHOLD_BYTES}`;
 
 /** `env` with HEAP_MALLOC_TUNABLES added to GLIBC_TUNABLES; an operator's own tunables come after ours, so theirs win. */
 export function withHeapMalloc(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
