@@ -3,7 +3,7 @@
 // argv: <input path> <output path for the sfnt>. Prints one JSON line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { GlobalFonts, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { GlobalFonts, createCanvas, type SKRSContext2D } from '../paint/canvas.ts';
 import * as fontkit from 'fontkit';
 import { decodeFontFile } from './decode.ts';
 import { FontProblem, type SfntTable } from './sfnt.ts';

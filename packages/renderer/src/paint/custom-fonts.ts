@@ -1,4 +1,4 @@
-import { GlobalFonts } from '@napi-rs/canvas';
+import { GlobalFonts } from './canvas.ts';
 import type { CustomFontFace } from '@captionfarm/captions';
 
 const registered = new Map<string, CustomFontFace>();

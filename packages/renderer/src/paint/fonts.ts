@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GlobalFonts } from '@napi-rs/canvas';
+import { GlobalFonts } from './canvas.ts';
 import { FONT_FAMILIES, hasHangul, hasKana, hasNoSpaceScript, type FontFamily, type FontSpec } from '@captionfarm/captions';
 
 // Template fonts come from npm packages carrying TTF files (@fontsource ships only woff2, which

@@ -1,4 +1,4 @@
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, type SKRSContext2D } from './canvas.ts';
 import type { FontMetrics, FontSpec, TextBox, TextMeasurer } from '@captionfarm/captions';
 import { cssFont, langFor, registerCaptionFonts } from './fonts.ts';
 import { hasRtl } from '@captionfarm/captions';

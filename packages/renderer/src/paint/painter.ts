@@ -1,4 +1,4 @@
-import { createCanvas, loadImage, type Canvas, type DOMMatrix, type Image, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, loadImage, type Canvas, type DOMMatrix, type Image, type SKRSContext2D } from './canvas.ts';
 import {
   backgroundRects,
   bandForAnyWords,

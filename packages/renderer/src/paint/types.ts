@@ -1,4 +1,4 @@
-import type { Image, SKRSContext2D } from '@napi-rs/canvas';
+import type { Image, SKRSContext2D } from './canvas.ts';
 import type { Word } from '@captionfarm/contracts';
 import type { CustomFontFace, Rect, Template } from '@captionfarm/captions';
 
