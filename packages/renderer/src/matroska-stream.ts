@@ -1,5 +1,5 @@
 /**
- * A minimal Matroska writer for the caption stream: uncompressed RGBA frames, each with its own
+ * A minimal Matroska writer for the caption stream: uncompressed RGBA or yuva420p frames, each with its own
  * timestamp (variable frame rate), written straight into ffmpeg's `pipe:3`. Instead of the PAM
  * files + concat list of the first measurement: no temp files, no disk traffic (a band image is
  * 1-3 MB), and back-pressure keeps painting just ahead of ffmpeg. Timestamps are in microseconds.
@@ -64,8 +64,14 @@ function element(id: readonly number[], payload: Buffer | Buffer[]): Buffer {
 const uint = (id: readonly number[], n: number): Buffer => element(id, uintBytes(n));
 const str = (id: readonly number[], s: string): Buffer => element(id, Buffer.from(s, 'latin1'));
 
-/** Everything before the first frame: EBML header, open Segment, Info (1 us ticks) and one RGBA video track. */
-export function matroskaHeader(size: { width: number; height: number }): Buffer {
+/**
+ * The ColourSpace FourCC of an uncompressed track: how ffmpeg's Matroska demuxer learns the pixel
+ * format (libavcodec's raw pixel format tags).
+ */
+const FOURCC: Record<'rgba' | 'yuva420p', Buffer> = { rgba: Buffer.from('RGBA', 'latin1'), yuva420p: Buffer.from([0x59, 0x34, 11, 8]) };
+
+/** Everything before the first frame: EBML header, open Segment, Info (1 us ticks) and one uncompressed video track (RGBA unless said). */
+export function matroskaHeader(size: { width: number; height: number; pixelFormat?: 'rgba' | 'yuva420p' }): Buffer {
   return Buffer.concat([
     element(ID.EBML, [
       uint(ID.EBMLVersion, 1),
@@ -86,7 +92,7 @@ export function matroskaHeader(size: { width: number; height: number }): Buffer 
         uint(ID.TrackType, 1),
         uint(ID.FlagLacing, 0),
         str(ID.CodecID, 'V_UNCOMPRESSED'),
-        element(ID.Video, [uint(ID.PixelWidth, size.width), uint(ID.PixelHeight, size.height), str(ID.ColourSpace, 'RGBA')]),
+        element(ID.Video, [uint(ID.PixelWidth, size.width), uint(ID.PixelHeight, size.height), element(ID.ColourSpace, FOURCC[size.pixelFormat ?? 'rgba'])]),
       ]),
     ]),
   ]);

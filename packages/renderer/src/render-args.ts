@@ -2,6 +2,7 @@ import type { Rect } from '@captionfarm/captions';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';
 import { toFileUrl } from './probe-media.ts';
+import type { BandPixelFormat } from './band-images.ts';
 
 export interface RenderArgsInput {
   input: string;
@@ -41,8 +42,8 @@ function outputArgs(opts: Omit<RenderArgsInput, 'band'>, o: { audio: boolean }):
 }
 
 /**
- * The render: input 0 is the source, input 1 the caption band stream on fd 3 (Matroska, RGBA,
- * one frame per change). The band is overlaid with straight alpha: ffmpeg 5.1's premultiplied
+ * The render: input 0 is the source, input 1 the caption band stream on fd 3 (Matroska,
+ * uncompressed in bandPixelFormat's format, one frame per change). The band is overlaid with straight alpha: ffmpeg 5.1's premultiplied
  * overlay drops luma by 16 x alpha on limited-range video (opaque white came out Y=219, not 235;
  * measured with signalstats), and straight alpha has the SIMD blend path.
  *
@@ -54,18 +55,27 @@ function outputArgs(opts: Omit<RenderArgsInput, 'band'>, o: { audio: boolean }):
  */
 export function renderArgs(opts: RenderArgsInput): string[] {
   const { band } = opts;
-  const blend = opts.overlay && opts.format === 'mov' ? 'yuv444' : 'yuv420';
+  const blend = blendOf(opts);
+  /** The blend's pixel format with alpha. */
+  const withAlpha = `${blend.replace('yuv', 'yuva')}p`;
   const base = sizeFilters(opts.source, opts.out);
-  if (opts.overlay) base.push(`format=${blend.replace('yuv', 'yuva')}p`, 'lutyuv=y=16:u=128:v=128:a=0');
+  if (opts.overlay) base.push(`format=${withAlpha}`, 'lutyuv=y=16:u=128:v=128:a=0');
+  // A yuva420p band goes to the blend as it is. An RGBA one is converted here rather than by the
+  // conversion ffmpeg would insert: with full_chroma_inp, swscale converts the band's colours at
+  // full resolution before subsampling them, instead of averaging pixel pairs first. Per caption
+  // image (802x164, callgrind): 4.9 M instructions instead of 6.9 M; against compositing in RGB,
+  // U and V came out closer (word-pop, 10 s, 4:2:0: PSNR 41.91 / 38.53 dB against 41.84 / 38.39).
+  const converted = bandPixelFormat(opts) !== withAlpha;
   const graph = [
     `[0:v:0]${base.length ? base.join(',') : 'null'}[base]`,
-    `[base][1:v]overlay=x=${band.x}:y=${band.y}:format=${blend}:eof_action=repeat[v]`,
+    ...(converted ? [`[1:v]scale=flags=bicubic+full_chroma_inp,format=${withAlpha}[band]`] : []),
+    `[base]${converted ? '[band]' : '[1:v]'}overlay=x=${band.x}:y=${band.y}:format=${blend}:eof_action=repeat[v]`,
   ].join(';');
   return [
     ...commonArgs(),
     '-i',
     toFileUrl(opts.input),
-    // Raw RGBA needs no probing: don't wait for 5 MB (2-3 frames) of the stream before starting.
+    // Raw pixels need no probing: don't wait for 5 MB (2-3 frames) of the stream before starting.
     '-probesize',
     '32',
     '-analyzeduration',
@@ -81,6 +91,19 @@ export function renderArgs(opts: RenderArgsInput): string[] {
     ...(opts.overlay ? ['-an'] : ['-map', '0:a:0?']),
     ...outputArgs(opts, { audio: !opts.overlay }),
   ];
+}
+
+/** The overlay's blend: 4:4:4 for ProRes 4444's transparent overlay, else 4:2:0. */
+function blendOf(opts: Pick<RenderArgsInput, 'overlay' | 'format'>): 'yuv420' | 'yuv444' {
+  return opts.overlay && opts.format === 'mov' ? 'yuv444' : 'yuv420';
+}
+
+/**
+ * The pixel format the band is sent in: yuva420p where the blend is 4:2:0, so ffmpeg overlays it
+ * without converting it (YuvaBand), and straight RGBA for the 4:4:4 blend, which keeps full chroma.
+ */
+export function bandPixelFormat(opts: Pick<RenderArgsInput, 'overlay' | 'format'>): BandPixelFormat {
+  return blendOf(opts) === 'yuv420' ? 'yuva420p' : 'rgba';
 }
 
 /** The same encode without captions: the bench's baseline. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rename, rm, statfs } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { bandImages } from './band-images.ts';
+import { bandImages, type BandPixelFormat } from './band-images.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
@@ -13,7 +13,7 @@ import { createProgressReporter } from './parse-ffmpeg-progress.ts';
 import { captionStep, planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
 import { probeMedia, type MediaInfo } from './probe-media.ts';
-import { plainReencodeArgs, renderArgs, type RenderArgsInput } from './render-args.ts';
+import { bandPixelFormat, plainReencodeArgs, renderArgs, type RenderArgsInput } from './render-args.ts';
 
 /** What a painter factory is told: the output frame it paints for. */
 export interface OutputFrame extends Size {
@@ -289,7 +289,7 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   let streamError: unknown;
   const feeding = !captions
     ? Promise.resolve()
-    : feedCaptions(run.input!, captions, signal).catch((err: unknown) => {
+    : feedCaptions(run.input!, captions, bandPixelFormat(args), signal).catch((err: unknown) => {
         if (err instanceof PainterFailure) {
           painterError = err.cause;
           stop.abort();
@@ -356,10 +356,10 @@ async function diskFull(dir: string): Promise<string | null> {
 const PAINT_AHEAD = 3;
 
 /** Paints each changed band image and streams it to ffmpeg, at most PAINT_AHEAD images ahead of it. */
-async function feedCaptions(pipe: Writable, { band, parts }: Captions, signal: AbortSignal): Promise<void> {
+async function feedCaptions(pipe: Writable, { band, parts }: Captions, pixelFormat: BandPixelFormat, signal: AbortSignal): Promise<void> {
   const { width, height } = band;
-  const sender = new PooledSender(pipe, signal, width * height * 4);
-  await write(pipe, matroskaHeader({ width, height }), signal);
+  const sender = new PooledSender(pipe, signal, pixelFormat === 'rgba' ? width * height * 4 : (width * height * 5) / 2);
+  await write(pipe, matroskaHeader({ width, height, pixelFormat }), signal);
   const iterator = (Symbol.asyncIterator in parts ? parts[Symbol.asyncIterator]() : parts[Symbol.iterator]()) as
     | AsyncIterator<CaptionPart>
     | Iterator<CaptionPart>;
@@ -381,7 +381,7 @@ async function feedCaptions(pipe: Writable, { band, parts }: Captions, signal: A
     }
     if (next.done) break;
     const { painter, frames } = next.value;
-    const images = bandImages(painter, frames);
+    const images = bandImages(painter, frames, pixelFormat);
     for (const frame of frames) {
       let image: Buffer;
       try {

@@ -3,6 +3,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import type { Word } from '@captionfarm/contracts';
 import { builtinTemplates, deriveTemplate, getBuiltinTemplate, type Template } from '@captionfarm/captions';
 import { bandImages } from '../src/band-images.ts';
+import { YuvaBand } from '../src/band-yuva.ts';
 import { createBandPainter } from '../src/paint/index.ts';
 import { planCaptionFrames } from '../src/plan-caption-frames.ts';
 
@@ -72,6 +73,24 @@ describe('bandImages: only the changed part is read back, and every image equals
       const fresh = fullImage(createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 }), t);
       const at = fresh.equals(image) ? -1 : fresh.findIndex((v, k) => v !== image[k]);
       expect({ t, firstDifferentPixel: at < 0 ? null : at >> 2 }).toEqual({ t, firstDifferentPixel: null });
+    }
+    expect(i).toBe(frames.length);
+  });
+
+  // As yuva420p, parts are read back whole 2x2 blocks larger: each image must still be the
+  // conversion of a whole repaint.
+  it.each(cases)('%s, as yuva420p', (_name, template) => {
+    const painter = createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 });
+    const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: duration, fps: 30 });
+    const reference = createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 });
+    const { width, height } = painter.band;
+    let i = 0;
+    for (const image of bandImages(painter, frames, 'yuva420p')) {
+      const frame = frames[i++]!;
+      const want = new YuvaBand(width, height);
+      want.patch(fullImage(reference, frame.paintAt), { x: 0, y: 0, width, height });
+      const at = want.image.equals(image) ? -1 : want.image.findIndex((v, k) => v !== image[k]);
+      expect({ t: frame.paintAt, firstDifferentByte: at < 0 ? null : at }).toEqual({ t: frame.paintAt, firstDifferentByte: null });
     }
     expect(i).toBe(frames.length);
   });

@@ -31,3 +31,15 @@ it('is read by ffmpeg as RGBA rawvideo with exact microsecond timestamps and pix
   expect(bytes.length).toBe(times.length * w * h * 4);
   expect([...bytes.subarray(w * h * 4 * 2 + 5 * 4, w * h * 4 * 2 + 6 * 4)]).toEqual([120, 135, 5, 130]);
 });
+
+it('is read by ffmpeg as yuva420p rawvideo, plane for plane, when the track says so', async () => {
+  const [w, h] = [6, 4];
+  const px = Buffer.from(Array.from({ length: (w * h * 5) / 2 }, (_, i) => (i * 7 + 3) & 255));
+  const file = join(dir, 'yuva.mkv');
+  await writeFile(file, Buffer.concat([matroskaHeader({ width: w, height: h, pixelFormat: 'yuva420p' }), matroskaFramePrefix(0, px.length), px]));
+  const probe = await ffprobeJson(file, ['-show_streams']);
+  expect(probe.streams[0]).toMatchObject({ codec_name: 'rawvideo', pix_fmt: 'yuva420p', width: w, height: h });
+  const raw = join(dir, 'frame.yuva');
+  await ffmpeg(['-v', 'error', '-f', 'matroska', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'yuva420p', raw]);
+  expect((await readFile(raw)).equals(px)).toBe(true);
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { audioEncoderArgs, videoEncoderArgs } from '../src/encoder-args.ts';
-import { plainReencodeArgs, renderArgs, type RenderArgsInput } from '../src/render-args.ts';
+import { bandPixelFormat, plainReencodeArgs, renderArgs, type RenderArgsInput } from '../src/render-args.ts';
 
 const base: RenderArgsInput = {
   input: '/in/source video.mov',
@@ -25,10 +25,20 @@ describe('renderArgs', () => {
     expect(args.slice(pipeAt - 7, pipeAt + 1)).toEqual(['-probesize', '32', '-analyzeduration', '0', '-f', 'matroska', '-i', 'pipe:3']);
   });
 
-  it('scales the video, then overlays the band with straight alpha where the painter put it', () => {
+  it('scales the video, then overlays the yuva420p band as it comes, with straight alpha, where the painter put it', () => {
+    expect(bandPixelFormat(base)).toBe('yuva420p');
     expect(after(args, '-filter_complex')).toBe('[0:v:0]scale=1280:720:flags=bicubic[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
     expect(after(args, '-filter_complex')).not.toContain('premultiplied');
     expect(renderArgs({ ...base, out: base.source })).toContain('[0:v:0]null[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
+  });
+
+  it("sends ProRes 4444's overlay an RGBA band, converted at full resolution to the 4:4:4 blend", () => {
+    const mov = { ...base, format: 'mov' as const, overlay: true };
+    expect(bandPixelFormat(mov)).toBe('rgba');
+    expect(after(renderArgs(mov), '-filter_complex')).toContain(
+      '[1:v]scale=flags=bicubic+full_chroma_inp,format=yuva444p[band];[base][band]overlay=x=100:y=500:format=yuv444:eof_action=repeat[v]',
+    );
+    expect(bandPixelFormat({ ...base, format: 'webm', overlay: true })).toBe('yuva420p');
   });
 
   it('maps the overlaid video and the first audio track if any, keeps timestamps, reports progress on stdout', () => {
