@@ -32,12 +32,10 @@ describe('renderArgs', () => {
     expect(renderArgs({ ...base, out: base.source })).toContain('[0:v:0]null[base];[base][1:v]overlay=x=100:y=500:format=yuv420:eof_action=repeat[v]');
   });
 
-  it("sends ProRes 4444's overlay an RGBA band, converted at full resolution to the 4:4:4 blend", () => {
+  it("sends ProRes 4444's overlay an RGBA band, which ffmpeg converts for the 4:4:4 blend", () => {
     const mov = { ...base, format: 'mov' as const, overlay: true };
     expect(bandPixelFormat(mov)).toBe('rgba');
-    expect(after(renderArgs(mov), '-filter_complex')).toContain(
-      '[1:v]scale=flags=bicubic+full_chroma_inp,format=yuva444p[band];[base][band]overlay=x=100:y=500:format=yuv444:eof_action=repeat[v]',
-    );
+    expect(after(renderArgs(mov), '-filter_complex')).toContain('[base][1:v]overlay=x=100:y=500:format=yuv444:eof_action=repeat[v]');
     expect(bandPixelFormat({ ...base, format: 'webm', overlay: true })).toBe('yuva420p');
   });
 
