@@ -1,11 +1,14 @@
 import type { Rect } from '@captionfarm/captions';
 import { YuvaBand } from './band-yuva.ts';
+import type { BandPixelFormat } from './matroska-stream.ts';
 import { createCanvas } from './paint/canvas.ts';
 import type { BandPainter } from './paint/types.ts';
 import type { CaptionFrame } from './plan-caption-frames.ts';
 
-/** How the images come: straight RGBA, or yuva420p planes (YuvaBand), which ffmpeg overlays on yuv420p video without converting them. */
-export type BandPixelFormat = 'rgba' | 'yuva420p';
+/** Bytes of one band image in `format`. */
+export function bandImageBytes(width: number, height: number, format: BandPixelFormat): number {
+  return format === 'rgba' ? width * height * 4 : YuvaBand.bytes(width, height);
+}
 
 /**
  * The band image of each caption frame, as straight (not premultiplied) RGBA (see renderArgs for
@@ -24,7 +27,7 @@ export function* bandImages(painter: BandPainter, frames: readonly CaptionFrame[
   const { width, height } = painter.band;
   const ctx = createCanvas(width, height).getContext('2d');
   const yuva = format === 'yuva420p' ? new YuvaBand(width, height) : null;
-  const image = yuva ? yuva.image : Buffer.alloc(width * height * 4);
+  const image = yuva ? yuva.image : Buffer.alloc(bandImageBytes(width, height, format));
   let previous: number | null = null;
   for (const frame of frames) {
     const changed = painter.changed ? painter.changed(previous, frame.paintAt) : { x: 0, y: 0, width, height };

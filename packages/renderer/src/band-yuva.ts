@@ -21,6 +21,11 @@ export class YuvaBand {
   private readonly v: Uint8Array;
   private readonly a: Uint8Array;
 
+  /** Bytes of the four planes of a width x height band. */
+  static bytes(width: number, height: number): number {
+    return (width * height * 5) / 2;
+  }
+
   /** A transparent band; `width` and `height` even. */
   constructor(
     readonly width: number,
@@ -30,7 +35,7 @@ export class YuvaBand {
     if (!LITTLE_ENDIAN) throw new Error('YuvaBand reads RGBA pixels as little-endian 32-bit words');
     const luma = width * height;
     const chroma = luma / 4;
-    this.image = Buffer.alloc(2 * luma + 2 * chroma);
+    this.image = Buffer.alloc(YuvaBand.bytes(width, height));
     this.y = this.image.subarray(0, luma).fill(16);
     this.u = this.image.subarray(luma, luma + chroma).fill(128);
     this.v = this.image.subarray(luma + chroma, luma + 2 * chroma).fill(128);

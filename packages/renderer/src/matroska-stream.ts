@@ -68,10 +68,13 @@ const str = (id: readonly number[], s: string): Buffer => element(id, Buffer.fro
  * The ColourSpace FourCC of an uncompressed track: how ffmpeg's Matroska demuxer learns the pixel
  * format (libavcodec's raw pixel format tags).
  */
-const FOURCC: Record<'rgba' | 'yuva420p', Buffer> = { rgba: Buffer.from('RGBA', 'latin1'), yuva420p: Buffer.from([0x59, 0x34, 11, 8]) };
+/** The band's pixel format on the wire: straight RGBA, or yuva420p planes (YuvaBand), which ffmpeg overlays on yuv420p video without converting them. */
+export type BandPixelFormat = 'rgba' | 'yuva420p';
+
+const FOURCC: Record<BandPixelFormat, Buffer> = { rgba: Buffer.from('RGBA', 'latin1'), yuva420p: Buffer.from([0x59, 0x34, 11, 8]) };
 
 /** Everything before the first frame: EBML header, open Segment, Info (1 us ticks) and one uncompressed video track (RGBA unless said). */
-export function matroskaHeader(size: { width: number; height: number; pixelFormat?: 'rgba' | 'yuva420p' }): Buffer {
+export function matroskaHeader(size: { width: number; height: number; pixelFormat?: BandPixelFormat }): Buffer {
   return Buffer.concat([
     element(ID.EBML, [
       uint(ID.EBMLVersion, 1),

@@ -2,7 +2,7 @@ import type { Rect } from '@captionfarm/captions';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';
 import { toFileUrl } from './probe-media.ts';
-import type { BandPixelFormat } from './band-images.ts';
+import type { BandPixelFormat } from './matroska-stream.ts';
 
 export interface RenderArgsInput {
   input: string;

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { rename, rm, statfs } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { bandImages, type BandPixelFormat } from './band-images.ts';
+import { bandImageBytes, bandImages } from './band-images.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
 import { abortError, RenderError } from './errors.ts';
-import { matroskaFramePrefix, matroskaHeader } from './matroska-stream.ts';
+import { matroskaFramePrefix, matroskaHeader, type BandPixelFormat } from './matroska-stream.ts';
 import type { BandPainter, BandRect } from './paint/types.ts';
 import { createProgressReporter } from './parse-ffmpeg-progress.ts';
 import { captionStep, planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
@@ -358,7 +358,7 @@ const PAINT_AHEAD = 3;
 /** Paints each changed band image and streams it to ffmpeg, at most PAINT_AHEAD images ahead of it. */
 async function feedCaptions(pipe: Writable, { band, parts }: Captions, pixelFormat: BandPixelFormat, signal: AbortSignal): Promise<void> {
   const { width, height } = band;
-  const sender = new PooledSender(pipe, signal, pixelFormat === 'rgba' ? width * height * 4 : (width * height * 5) / 2);
+  const sender = new PooledSender(pipe, signal, bandImageBytes(width, height, pixelFormat));
   await write(pipe, matroskaHeader({ width, height, pixelFormat }), signal);
   const iterator = (Symbol.asyncIterator in parts ? parts[Symbol.asyncIterator]() : parts[Symbol.iterator]()) as
     | AsyncIterator<CaptionPart>

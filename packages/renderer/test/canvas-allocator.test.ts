@@ -12,7 +12,7 @@ async function allocatorOptions(env: Record<string, string>): Promise<string> {
   // Not the test process's own: a renderer loaded in this worker has set it already.
   const { MIMALLOC_ALLOW_THP: _, ...inherited } = process.env;
   const { stderrTail } = await runToEnd(process.execPath, {
-    args: ['--import', TSX, '-e', `const r = await import(${JSON.stringify(pathToFileURL(ENTRY).href)}); r.createBandPainter; process.exit(0)`],
+    args: ['--import', TSX, '-e', `await import(${JSON.stringify(pathToFileURL(ENTRY).href)}); process.exit(0)`],
     env: { ...inherited, MIMALLOC_VERBOSE: '1', ...env },
     stderrTailChars: 1 << 16,
   });
