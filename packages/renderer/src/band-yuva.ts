@@ -16,10 +16,11 @@ import type { Rect } from '@captionfarm/captions';
 export class YuvaBand {
   /** The planes back to back: what is sent for each image. */
   readonly image: Buffer;
-  private readonly y: Uint8Array;
   private readonly u: Uint8Array;
   private readonly v: Uint8Array;
-  private readonly a: Uint8Array;
+  /** The Y and A planes two pixels a 16-bit word (both start at an even offset; the first pixel in the low byte, LITTLE_ENDIAN). */
+  private readonly y2: Uint16Array;
+  private readonly a2: Uint16Array;
 
   /** Bytes of the four planes of a width x height band. */
   static bytes(width: number, height: number): number {
@@ -36,10 +37,11 @@ export class YuvaBand {
     const luma = width * height;
     const chroma = luma / 4;
     this.image = Buffer.alloc(YuvaBand.bytes(width, height));
-    this.y = this.image.subarray(0, luma).fill(16);
+    this.image.fill(16, 0, luma);
     this.u = this.image.subarray(luma, luma + chroma).fill(128);
     this.v = this.image.subarray(luma + chroma, luma + 2 * chroma).fill(128);
-    this.a = this.image.subarray(luma + 2 * chroma);
+    this.y2 = new Uint16Array(this.image.buffer, this.image.byteOffset, luma / 2);
+    this.a2 = new Uint16Array(this.image.buffer, this.image.byteOffset + luma + 2 * chroma, luma / 2);
   }
 
   /**
@@ -51,46 +53,74 @@ export class YuvaBand {
     if ((x0 | y0 | w | h) & 1 || x0 < 0 || y0 < 0 || x0 + w > this.width || y0 + h > this.height) {
       throw new RangeError(`Not an even-aligned part of the ${this.width}x${this.height} band: ${JSON.stringify(rect)}`);
     }
-    const { y: Y, u: U, v: V, a: A, width } = this;
+    const { u: U, v: V, y2: Y2, a2: A2, width } = this;
     // One 32-bit load a pixel, R in the low byte (little-endian): a view when the rows are aligned, else a copy.
     const px = rgba.byteOffset % 4 === 0 ? new Uint32Array(rgba.buffer, rgba.byteOffset, w * h) : new Uint32Array(new Uint8Array(rgba).buffer);
+    // The last block of one colour and what it converted to: most of a band is transparent, or
+    // the inside of a glyph or of its outline (a block of one colour is its own weighted mean).
+    let same = 0;
+    let sameY = 16 * 0x101;
+    let sameU = 128;
+    let sameV = 128;
+    let sameA = 0;
+    const half = width >> 1;
     for (let j = 0; j < h; j += 2) {
       let s0 = j * w;
       let s1 = s0 + w;
-      let d0 = (y0 + j) * width + x0;
-      let d1 = d0 + width;
-      let c = ((y0 + j) >> 1) * (width >> 1) + (x0 >> 1);
-      for (let i = 0; i < w; i += 2, s0 += 2, s1 += 2, d0 += 2, d1 += 2, c++) {
+      // Two pixels a 16-bit store (x0 and width even): d0, d1 index pairs.
+      let d0 = ((y0 + j) * width + x0) >> 1;
+      let d1 = d0 + half;
+      let c = ((y0 + j) >> 1) * half + (x0 >> 1);
+      for (let i = 0; i < w; i += 2, s0 += 2, s1 += 2, d0++, d1++, c++) {
         const p0 = px[s0]!;
         const p1 = px[s0 + 1]!;
         const p2 = px[s1]!;
         const p3 = px[s1 + 1]!;
+        if (p0 === p1 && p0 === p2 && p0 === p3) {
+          if (p0 !== same) {
+            same = p0;
+            const a = p0 >>> 24;
+            sameA = a * 0x101;
+            if (a === 0) {
+              // What swscale writes for (0, 0, 0, 0).
+              sameY = 16 * 0x101;
+              sameU = sameV = 128;
+            } else {
+              sameY = luma(p0) * 0x101;
+              const k = INV_WEIGHT[4 * a]!;
+              const r = 4 * a * (p0 & 255);
+              const g = 4 * a * ((p0 >> 8) & 255);
+              const b = 4 * a * ((p0 >> 16) & 255);
+              sameU = chromaU(r, g, b, k);
+              sameV = chromaV(r, g, b, k);
+            }
+          }
+          Y2[d0] = Y2[d1] = sameY;
+          A2[d0] = A2[d1] = sameA;
+          U[c] = sameU;
+          V[c] = sameV;
+          continue;
+        }
         const a0 = p0 >>> 24;
         const a1 = p1 >>> 24;
         const a2 = p2 >>> 24;
         const a3 = p3 >>> 24;
-        A[d0] = a0;
-        A[d0 + 1] = a1;
-        A[d1] = a2;
-        A[d1 + 1] = a3;
+        A2[d0] = a0 | (a1 << 8);
+        A2[d1] = a2 | (a3 << 8);
         const sum = a0 + a1 + a2 + a3;
         if (sum === 0) {
-          // Most of a band is transparent: what swscale writes for (0, 0, 0, 0).
-          Y[d0] = Y[d0 + 1] = Y[d1] = Y[d1 + 1] = 16;
+          Y2[d0] = Y2[d1] = 16 * 0x101;
           U[c] = V[c] = 128;
           continue;
         }
-        Y[d0] = luma(p0);
-        Y[d0 + 1] = luma(p1);
-        Y[d1] = luma(p2);
-        Y[d1 + 1] = luma(p3);
+        Y2[d0] = luma(p0) | (luma(p1) << 8);
+        Y2[d1] = luma(p2) | (luma(p3) << 8);
         const sr = a0 * (p0 & 255) + a1 * (p1 & 255) + a2 * (p2 & 255) + a3 * (p3 & 255);
         const sg = a0 * ((p0 >> 8) & 255) + a1 * ((p1 >> 8) & 255) + a2 * ((p2 >> 8) & 255) + a3 * ((p3 >> 8) & 255);
         const sb = a0 * ((p0 >> 16) & 255) + a1 * ((p1 >> 16) & 255) + a2 * ((p2 >> 16) & 255) + a3 * ((p3 >> 16) & 255);
-        // The weighted mean of each channel through the matrix, rounded (results stay in 16-240).
         const k = INV_WEIGHT[sum]!;
-        U[c] = (128.5 + (-37.797 * sr - 74.203 * sg + 112 * sb) * k) | 0;
-        V[c] = (128.5 + (112 * sr - 93.786 * sg - 18.214 * sb) * k) | 0;
+        U[c] = chromaU(sr, sg, sb, k);
+        V[c] = chromaV(sr, sg, sb, k);
       }
     }
   }
@@ -104,4 +134,16 @@ const INV_WEIGHT = Float64Array.from({ length: 4 * 255 + 1 }, (_, sum) => (sum =
 /** BT.601 limited-range luma of an RGBA pixel read as a little-endian 32-bit word, rounded (16 for black, 235 for white): 16-bit coefficients. */
 function luma(p: number): number {
   return ((16829 * (p & 255) + 33039 * ((p >> 8) & 255) + 6416 * ((p >> 16) & 255) + 32768) >> 16) + 16;
+}
+
+/**
+ * Cb and Cr of a 2x2 block from its alpha-weighted channel sums (sr = the sum of alpha x red...)
+ * and k = INV_WEIGHT[its summed alpha]: the weighted mean through the matrix, rounded (16-240).
+ */
+function chromaU(sr: number, sg: number, sb: number, k: number): number {
+  return (128.5 + (-37.797 * sr - 74.203 * sg + 112 * sb) * k) | 0;
+}
+
+function chromaV(sr: number, sg: number, sb: number, k: number): number {
+  return (128.5 + (112 * sr - 93.786 * sg - 18.214 * sb) * k) | 0;
 }

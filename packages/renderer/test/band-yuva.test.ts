@@ -65,6 +65,30 @@ describe('YuvaBand', () => {
     expect([...planes(band).a]).toEqual([255, 0, 255, 0]);
   });
 
+  it('converts a block of one colour (its shortcut) as it converts the same colour beside transparent pixels, for every alpha', () => {
+    for (const alpha of [0, 1, 37, 128, 200, 254, 255]) {
+      for (const rgb of [
+        [255, 255, 255],
+        [60, 255, 107],
+        [255, 43, 214],
+        [7, 9, 250],
+      ] as [number, number, number][]) {
+        // Two blocks: one colour, then the same colour at the left and transparency at the right.
+        const band = new YuvaBand(4, 2);
+        band.patch(
+          rgbaOf(4, 2, (x) => (x < 2 || x === 2 ? [...rgb, alpha] : [0, 0, 0, 0])),
+          { x: 0, y: 0, width: 4, height: 2 },
+        );
+        const p = planes(band);
+        expect([p.y[0], p.y[1], p.y[4], p.y[5]], `${rgb} at ${alpha}`).toEqual([p.y[2], p.y[2], p.y[6], p.y[6]]);
+        expect([p.a[0], p.a[1], p.a[4], p.a[5]]).toEqual([alpha, alpha, alpha, alpha]);
+        if (alpha > 0) expect([p.u[0], p.v[0]], `${rgb} at ${alpha}`).toEqual([p.u[1], p.v[1]]);
+        // A transparent colour is what swscale writes for (0, 0, 0, 0), whatever its RGB.
+        else expect([p.y[0], p.u[0], p.v[0], p.y[2], p.u[1], p.v[1]]).toEqual([16, 128, 128, 16, 128, 128]);
+      }
+    }
+  });
+
   it("matches ffmpeg's own conversion of the same pixels (swscale, BT.601): Y and A within 1 level everywhere, U and V within 1 inside areas of one colour", async () => {
     const [w, h] = [64, 32];
     // Deterministic colours, one per 16x16 square, some half transparent: swscale's bicubic
