@@ -59,9 +59,10 @@ describe('bandImages: only the changed part is read back, and every image equals
     if (template.animation.word !== 'none' || template.animation.active !== 'none') expect(partial).toBeGreaterThan(frames.length / 2);
   });
 
-  // Fading words keep their layer while their look stays (neon's upcoming words): a painter that
-  // has painted the whole clip must still paint each image as one that never saw a frame before.
-  it.each(['neon', 'cinematic'])('%s: kept word layers paint what a fresh painter paints', (id) => {
+  // Glowing words and fading words at rest keep their sprite while their look stays (neon's), and
+  // spare sprites are reused for the next page's words: a painter that has painted the whole clip
+  // must still paint each image as one that never saw a frame before.
+  it.each(['neon', 'cinematic'])('%s: kept and reused sprites paint what a fresh painter paints', (id) => {
     const template = getBuiltinTemplate(id)!;
     const painter = createBandPainter({ words, template, width: 1080, height: 1920, fps: 30 });
     const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: duration, fps: 30 });

@@ -15,6 +15,7 @@ import {
   type Template,
   type WordFrame,
   containsRect,
+  emphasisOf,
   unionRect,
 } from '@captionfarm/captions';
 import { createCanvasMeasurer, setFont } from './measurer.ts';
@@ -48,13 +49,12 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
   // an outline never shows through its own semi-transparent fill.
   let wordLayer: Canvas | null = null;
   let pageLayer: Canvas | null = null;
-  // A fading word's layer is kept while its look and place stay the same (wordLayerFor): neon's
-  // upcoming words (80%) were painted again, two blurred glows and a blurred shadow each, for
-  // every image that touched them (drawImage rasterises the layer). A kept layer holds what the
-  // scratch layer held inside the part composited (the word painted unclipped over
-  // transparency), so images are the same to the byte.
-  const wordLayers = new Map<number, WordLayer>();
-  const spareLayers: WordLayer[] = [];
+  // A glowing or fading word at rest (not moving, at a scale a word settles at) is painted once on
+  // a canvas of its own and copied for every image that touches it (spriteFor).
+  const sprites = new Map<number, Sprite[]>();
+  const spareSprites: Canvas[] = [];
+  const emphasis = emphasisOf(template)?.scale ?? 1;
+  const restScales = new Set([1, emphasis, template.active.scale, emphasis * template.active.scale].map((v) => Math.round(v * 1000) / 1000));
   let lastFrame: CaptionFrame | null = null;
   let lastT = Number.NaN;
 
@@ -153,22 +153,38 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
     paintBackground(target, layout, template, f, units);
     if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
     const m = target.getTransform();
+    const pageAtRest = f.scale === 1 && f.dy === 0;
     for (const w of f.words) {
       if (w.opacity <= 0) continue;
-      const r = intersect(deviceRect(m, inks.units[w.unit]!, band), pageRect ?? clip);
+      const ink = deviceRect(m, inks.units[w.unit]!, band);
+      const r = intersect(ink, pageRect ?? clip);
       // Nothing of this word can land in the part being painted.
-      if (!r) continue;
-      if (w.opacity >= 1) {
+      if (!r || !ink) continue;
+      const atRest = pageAtRest && w.dy === 0 && w.visible === null && restScales.has(w.scale);
+      if (w.opacity >= 1 && !(atRest && w.glow)) {
         paintWord(target, units[w.unit]!, w, template);
         continue;
       }
-      const layer = wordLayerFor(w, m, r, f);
+      let layer: Canvas;
+      let at = ink;
+      if (atRest) layer = spriteFor(w, m, ink, f);
+      else {
+        // Moving and fading: painted opaque on the scratch layer.
+        wordLayer ??= createCanvas(band.width, band.height);
+        const lc = wordLayer.getContext('2d');
+        lc.setTransform(1, 0, 0, 1, 0, 0);
+        lc.clearRect(ink.x, ink.y, ink.width, ink.height);
+        lc.setTransform(m);
+        paintWord(lc, units[w.unit]!, w, template);
+        layer = wordLayer;
+        at = { x: 0, y: 0, width: band.width, height: band.height };
+      }
       target.save();
       target.setTransform(1, 0, 0, 1, 0, 0);
       target.globalAlpha = w.opacity;
       // A clip, not drawImage's source rect: that path samples the image differently (up to 255 levels off).
       clipTo(target, r);
-      target.drawImage(layer, 0, 0);
+      target.drawImage(layer, at.x, at.y);
       target.restore();
     }
     target.restore();
@@ -181,62 +197,64 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
     }
   }
   /**
-   * The layer holding word `w` painted with transform `m`, to be composited inside `r`. A look seen
-   * for the first time goes through the shared scratch layer (an animating word, as cinematic's
-   * rise, never comes back to it, and a layer of its own cost more: measured +13% on cinematic's
-   * painting); seen again, the word gets a layer of its own, kept while the look stays.
+   * Word `w` at rest, glowing or fading, painted with transform `m` (opaque: its opacity is
+   * applied when copying) on a canvas of its own covering `ink` (its ink's band pixels), kept
+   * while the look and place come back. Such a word was painted again, two blurred glows and a
+   * blurred shadow (neon), for every image whose changed part touched it; copying it costs a
+   * fraction of that (neon's painting -16%). An opaque word without glow is not worth it: a copy
+   * of its larger ink rect costs about what painting it again does, and a first sight costs a
+   * canvas (measured: no gain for karaoke, word-pop, bounce, boxed-word, cinematic). Every such
+   * word goes through its sprite, the first time too, so an image is the same whatever the
+   * painter painted before it.
    */
-  function wordLayerFor(w: WordFrame, m: DOMMatrix, r: Rect, f: CaptionFrame): Canvas {
-    const kept = wordLayers.get(w.unit);
+  function spriteFor(w: WordFrame, m: DOMMatrix, ink: Rect, f: CaptionFrame): Canvas {
     const place = [m.a, m.b, m.c, m.d, m.e, m.f];
-    const same = kept !== undefined && sameLook({ ...kept.look, opacity: w.opacity }, w) && kept.place.every((v, i) => v === place[i]);
-    if (same && kept.canvas) return kept.canvas;
-    if (!same) {
-      if (kept?.canvas) spareLayers.push(kept);
-      if (!kept && wordLayers.size >= MAX_WORD_LAYERS) {
-        // Words of other pages are not coming back soon: their layers are reused.
-        for (const [unit, l] of wordLayers) {
+    let list = sprites.get(w.unit);
+    if (!list) {
+      if (sprites.size >= MAX_SPRITE_WORDS) {
+        // Words of other pages are not coming back soon: their canvases are reused.
+        for (const [unit, old] of sprites) {
           if (f.words.some((x) => x.unit === unit)) continue;
-          wordLayers.delete(unit);
-          if (l.canvas) spareLayers.push(l);
+          sprites.delete(unit);
+          for (const s of old) spareSprites.push(s.canvas);
         }
-        spareLayers.splice(MAX_WORD_LAYERS);
+        spareSprites.splice(MAX_SPARE_SPRITES);
       }
-      wordLayers.set(w.unit, { canvas: null, look: { ...w }, place, painted: null });
-      wordLayer ??= createCanvas(band.width, band.height);
-      const lc = wordLayer.getContext('2d');
-      lc.setTransform(1, 0, 0, 1, 0, 0);
-      lc.clearRect(r.x, r.y, r.width, r.height);
-      lc.setTransform(m);
-      paintWord(lc, units[w.unit]!, w, template);
-      return wordLayer;
+      sprites.set(w.unit, (list = []));
     }
-    const spare = spareLayers.pop();
-    const canvas = spare?.canvas ?? createCanvas(band.width, band.height);
-    const lc = canvas.getContext('2d');
-    lc.setTransform(1, 0, 0, 1, 0, 0);
-    // Transparent again where the last word painted (its ink's device rect): the rest still is.
-    if (spare?.painted) lc.clearRect(spare.painted.x, spare.painted.y, spare.painted.width, spare.painted.height);
-    lc.setTransform(m);
-    paintWord(lc, units[w.unit]!, w, template);
-    wordLayers.set(w.unit, { canvas, look: kept.look, place, painted: deviceRect(m, inkOf().units[w.unit]!, band) });
+    const kept = list.find((s) => sameLook({ ...s.look, opacity: w.opacity }, w) && s.place.every((v, i) => v === place[i]));
+    if (kept) return kept.canvas;
+    // A new canvas costs about what painting the word does: reuse this word's oldest look, or a spare one as large.
+    const reused = list.length >= SPRITES_PER_WORD ? list.pop()!.canvas : takeSpare(ink);
+    const canvas = reused ?? createCanvas(ink.width, ink.height);
+    const sc = canvas.getContext('2d');
+    sc.setTransform(1, 0, 0, 1, 0, 0);
+    // Only this corner is copied (the clip lies inside ink): the rest of a larger spare can stay as it is.
+    if (reused) sc.clearRect(0, 0, ink.width, ink.height);
+    sc.setTransform(m.a, m.b, m.c, m.d, m.e - ink.x, m.f - ink.y);
+    paintWord(sc, units[w.unit]!, w, template);
+    list.unshift({ canvas, look: { ...w }, place });
     return canvas;
+  }
+
+  function takeSpare(ink: Rect): Canvas | null {
+    const i = spareSprites.findIndex((c) => c.width >= ink.width && c.height >= ink.height);
+    return i < 0 ? null : spareSprites.splice(i, 1)[0]!;
   }
   return painter;
 }
 
-/** Word layers kept at most (a band-sized canvas each, 0.2-1 MB): a page holds a few words. */
-const MAX_WORD_LAYERS = 12;
+/** Words whose sprites are kept (more only while one page holds more), looks kept a word, and spare canvases kept. */
+const MAX_SPRITE_WORDS = 12;
+const SPRITES_PER_WORD = 3;
+const MAX_SPARE_SPRITES = 12;
 
-interface WordLayer {
-  /** Null while the look has been seen once (painted on the shared scratch layer). */
-  canvas: Canvas | null;
-  /** The word's look when painted (its opacity is applied when compositing, not in the layer). */
+interface Sprite {
+  canvas: Canvas;
+  /** The word's look when painted (its opacity is applied when copying, not in the sprite). */
   look: WordFrame;
   /** The transform it was painted with. */
   place: number[];
-  /** The band pixels its paint can cover (its ink's device rect), null when none. */
-  painted: Rect | null;
 }
 
 /** Same page, standing still (no page animation, emoji or background in play): words alone tell what changed. */
