@@ -220,7 +220,8 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
         }
         spareSprites.splice(MAX_SPARE_SPRITES);
       }
-      sprites.set(w.unit, (list = []));
+      list = [];
+      sprites.set(w.unit, list);
     }
     const kept = list.find((s) => sameLook({ ...s.look, opacity: w.opacity }, w) && s.place.every((v, i) => v === place[i]));
     if (kept) return kept.canvas;
