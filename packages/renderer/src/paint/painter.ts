@@ -223,10 +223,16 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
       list = [];
       sprites.set(w.unit, list);
     }
-    const kept = list.find((s) => sameLook({ ...s.look, opacity: w.opacity }, w) && s.place.every((v, i) => v === place[i]));
-    if (kept) return kept.canvas;
-    // A new canvas costs about what painting the word does: reuse this word's oldest look, or a spare one as large.
-    const reused = list.length >= SPRITES_PER_WORD ? list.pop()!.canvas : takeSpare(ink);
+    const i = list.findIndex((s) => sameLook({ ...s.look, opacity: w.opacity }, w) && s.place.every((v, k) => v === place[k]));
+    if (i >= 0) {
+      // Most recently used first.
+      const [kept] = list.splice(i, 1);
+      list.unshift(kept!);
+      return kept!.canvas;
+    }
+    // A new canvas costs about what painting the word does: reuse this word's least recently used look, or a spare one as large.
+    const oldest = list.length >= SPRITES_PER_WORD ? list.pop()!.canvas : null;
+    const reused = oldest && oldest.width >= ink.width && oldest.height >= ink.height ? oldest : takeSpare(ink);
     const canvas = reused ?? createCanvas(ink.width, ink.height);
     const sc = canvas.getContext('2d');
     sc.setTransform(1, 0, 0, 1, 0, 0);
