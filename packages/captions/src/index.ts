@@ -50,6 +50,7 @@ export {
 export {
   captionFrameAt,
   pageAt,
+  restWordScales,
   animationRate,
   quantizeTime,
   type CaptionFrame,

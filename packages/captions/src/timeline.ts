@@ -89,6 +89,16 @@ export function pageAt(layout: CaptionLayout, t: number): number {
 }
 
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/**
+ * Every scale a word frame has once its animation is over, as wordFrame rounds it: 1, the
+ * emphasis scale, the active scale, and both. A painter keeps a word painted at one of these
+ * (its look comes back), not one caught mid-animation.
+ */
+export function restWordScales(tpl: Template): ReadonlySet<number> {
+  const emphasis = emphasisOf(tpl)?.scale ?? 1;
+  return new Set([1, emphasis, tpl.active.scale, emphasis * tpl.active.scale].map(r3));
+}
 const r2 = (v: number) => Math.round(v * 100) / 100;
 
 // Typewriter frames split each shown word into graphemes on every keyAt call, and a render plans

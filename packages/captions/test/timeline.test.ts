@@ -10,6 +10,7 @@ import {
   pageAt,
   parseTemplate,
   quantizeTime,
+  restWordScales,
   type Template,
   type TemplateInput,
 } from '../src/index.ts';
@@ -158,5 +159,30 @@ describe('keys', () => {
   it('same inputs, same frame (pure)', () => {
     const { template, layout } = setup(getBuiltinTemplate('neon')!);
     expect(captionFrameAt(layout, template, 1.234, { fps: 30 })).toEqual(captionFrameAt(layout, template, 1.234, { fps: 30 }));
+  });
+});
+
+describe('restWordScales', () => {
+  // Words 2 s apart: a second into each, every animation is over, the active word's included.
+  const slow = words('The North Wind and the Sun were disputing which was the stronger'.split(' '), 2);
+  it.each(builtinTemplates.map((t) => [t.id, t] as const))('%s: every word frame after its animation has one of these scales', (_id, template) => {
+    const { layout } = setup(template, slow);
+    const rest = restWordScales(template);
+    const seen = new Set<number>();
+    for (let i = 0; i < slow.length; i++) {
+      for (const w of captionFrameAt(layout, template, i * 2 + 1, { fps: 30 }).words) {
+        expect(rest.has(w.scale), `${w.text} (${w.state}) at scale ${w.scale}`).toBe(true);
+        seen.add(w.scale);
+      }
+    }
+    // The active scale is reached (boxed-word, bounce and neon settle above 1).
+    if (template.active.scale !== 1) expect(seen.has(Math.round(template.active.scale * 1000) / 1000)).toBe(true);
+  });
+
+  it('leaves out a scale caught mid-animation', () => {
+    const template = getBuiltinTemplate('word-pop')!;
+    const { layout } = setup(template, slow);
+    const popping = captionFrameAt(layout, template, 2 + template.animation.duration / 3, { fps: 30 }).words.find((w) => w.state === 'active')!;
+    expect(restWordScales(template).has(popping.scale)).toBe(false);
   });
 });

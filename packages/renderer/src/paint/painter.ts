@@ -15,7 +15,7 @@ import {
   type Template,
   type WordFrame,
   containsRect,
-  emphasisOf,
+  restWordScales,
   unionRect,
 } from '@captionfarm/captions';
 import { createCanvasMeasurer, setFont } from './measurer.ts';
@@ -53,8 +53,7 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
   // a canvas of its own and copied for every image that touches it (spriteFor).
   const sprites = new Map<number, Sprite[]>();
   const spareSprites: Canvas[] = [];
-  const emphasis = emphasisOf(template)?.scale ?? 1;
-  const restScales = new Set([1, emphasis, template.active.scale, emphasis * template.active.scale].map((v) => Math.round(v * 1000) / 1000));
+  const restScales = restWordScales(template);
   let lastFrame: CaptionFrame | null = null;
   let lastT = Number.NaN;
 
