@@ -28,8 +28,11 @@ export interface Transcriber {
     signal?: AbortSignal;
     workDir?: string;
     onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
-    /** whisper.cpp threads for each request from now on (undefined: the transcriber's own). */
-    threads?: () => number | undefined;
+    /**
+     * whisper.cpp threads for each request from now on (undefined: the transcriber's own);
+     * `wordsComing`: an earlier chunk's words are being aligned meanwhile, for onWords next.
+     */
+    threads?: (now: { wordsComing: boolean }) => number | undefined;
   }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
   /** Loads the model now rather than in the first job (the agent calls it at start, without waiting). */
   warmUp?(): Promise<void>;
@@ -65,10 +68,12 @@ export interface PipelineDeps {
    */
   overlap?: boolean | undefined;
   /**
-   * With overlap, whisper.cpp threads from the first final words on, while the render runs beside
-   * recognition; undefined: the transcriber's own throughout. On a CPU-only machine both share
-   * the cores: whisper's threads wait on each other at every step, so the encode preempting one
-   * stalls them all, and fewer threads give the encode (niceness 10) the cores whisper leaves.
+   * With overlap, whisper.cpp threads from the first recognized words on (whisper goes on to the
+   * next chunk while their onsets are aligned, and the render starts once they are), while the
+   * render runs beside recognition; undefined: the transcriber's own throughout. On a CPU-only
+   * machine both share the cores: whisper's threads wait on each other at every step, so the
+   * encode preempting one stalls them all, and fewer threads give the encode (niceness 10) the
+   * cores whisper leaves.
    */
   whisperThreadsBesideRender?: number | undefined;
   /** A job's notable events (an overlapped render started over). */
@@ -180,7 +185,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     const recognize = async (
       onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void,
       recognizeSignal = signal,
-      threads?: () => number | undefined,
+      threads?: (now: { wordsComing: boolean }) => number | undefined,
     ): Promise<Word[]> => {
       let recognized;
       try {
@@ -238,7 +243,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
             feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil);
           },
           AbortSignal.any([signal, recognition.signal]),
-          () => (renderUnderWay && !renderEnded ? deps.whisperThreadsBesideRender : undefined),
+          ({ wordsComing }) => ((renderUnderWay || wordsComing) && !renderEnded ? deps.whisperThreadsBesideRender : undefined),
         );
       } catch (err) {
         feed.fail(err);

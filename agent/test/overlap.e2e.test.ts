@@ -40,7 +40,7 @@ beforeAll(async () => {
           const onWords = req.onWords;
           return t.transcribe({
             ...req,
-            threads: () => record(req.threads?.()),
+            threads: (now) => record(req.threads?.(now)),
             ...(onWords
               ? {
                   onWords: (p: Parameters<typeof onWords>[0]) => {
@@ -74,7 +74,7 @@ describe('overlapped stages', () => {
     // load: caption-feed.test shows the encode running ahead of the words deterministically).
     expect(final, mine.join('\n')).toBeTruthy();
     expect(mine.some((l) => l.includes('started over'))).toBe(false);
-    // Recognition on the transcriber's own threads until the first words are final, then on the
+    // Recognition on the transcriber's own threads until the first words are recognized, then on the
     // 1 thread left beside the render, to the end.
     const firstOne = asked.indexOf(1);
     expect(firstOne, JSON.stringify(asked)).toBeGreaterThan(0);

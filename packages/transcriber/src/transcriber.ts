@@ -95,9 +95,10 @@ export interface TranscribeRequest {
    * whisper.cpp threads for each request from now on, asked before every one; undefined: the
    * transcriber's own. An agent that renders while recognition runs on the same CPU cores asks
    * for fewer once the render is under way (whisper's threads wait on each other at every step,
-   * so one of them preempted by the encode stalls the rest).
+   * so one of them preempted by the encode stalls the rest). `wordsComing`: an earlier chunk's
+   * words are having their onsets aligned while this request runs, and go to `onWords` next.
    */
-  threads?: () => number | undefined;
+  threads?: (now: { wordsComing: boolean }) => number | undefined;
 }
 
 export interface TranscribeResult {
@@ -324,15 +325,14 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
    * of French). A loop or a blown budget is retried once greedily without fallback: at most 224
    * tokens a window, deterministic, so bounded by itself; its budget is 3x the first one and
    * only stops a machine that is far slower than measured. A chunk that still loops is dropped
-   * with a logged reason: no captions there rather than looping ones.
+   * with a logged reason: no captions there rather than looping ones. Whisper's own onsets:
+   * the caller aligns them (alignOnsets).
    */
   const transcribeChunk = async (
     whisper: WhisperServer,
     wav: string,
-    source: string,
     chunk: Chunk,
     language: string,
-    workDir: string,
     threadsNow: () => number,
     signal?: AbortSignal,
   ): Promise<Word[]> => {
@@ -362,7 +362,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
         return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
       });
-      return onsets === 'tts' ? alignOnsets(mapped, source, chunk, language, workDir, signal) : mapped;
+      return mapped;
     }
     const from = chunk.spans[0]!.start;
     const to = chunk.spans.at(-1)!.end;
@@ -377,7 +377,9 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
     }
     const signal = req.signal;
-    const threadsNow = () => Math.max(1, Math.floor(req.threads?.() ?? threads));
+    // Chunks whose words are being aligned (and go to onWords next) while whisper runs.
+    let aligning = 0;
+    const threadsNow = () => Math.max(1, Math.floor(req.threads?.({ wordsComing: aligning > 0 }) ?? threads));
     const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
@@ -421,15 +423,44 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         ? { language: req.language, probability: null }
         : await detectLanguage(whisper, windows, threadsNow, signal);
       const words: Word[] = [];
-      for (const [i, chunk] of chunks.entries()) {
-        for (const w of await transcribeChunk(whisper, wavs[i]!, audio.path, chunk, language, workDir, threadsNow, signal)) {
-          // Chunks follow each other on the source timeline; starts never go backwards.
-          const start = Math.max(w.start, words.at(-1)?.start ?? 0);
-          words.push({ ...w, start, end: Math.max(w.end, start) });
+      // A chunk's onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the
+      // next chunk, one chunk after the other, so its words still reach onWords in order. The
+      // first chunk's alignment had a core to itself: the render waits for those words.
+      // A failed alignment or onWords stops the recognition under way.
+      const stop = new AbortController();
+      const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+      let delivered: Promise<void> = Promise.resolve();
+      try {
+        for (const [i, chunk] of chunks.entries()) {
+          const recognized = await transcribeChunk(whisper, wavs[i]!, chunk, language, threadsNow, chunkSignal);
+          const before = delivered;
+          aligning++;
+          delivered = (async () => {
+            try {
+              await before;
+              const aligned = onsets === 'tts' ? await alignOnsets(recognized, audio.path, chunk, language, workDir, chunkSignal) : recognized;
+              for (const w of aligned) {
+                // Chunks follow each other on the source timeline; starts never go backwards.
+                const start = Math.max(w.start, words.at(-1)?.start ?? 0);
+                words.push({ ...w, start, end: Math.max(w.end, start) });
+              }
+              // Every word of a later chunk starts in or after its first span (toSourceTime, snapToVoice).
+              const next = chunks[i + 1];
+              req.onWords?.({ words, finalUntil: next ? next.spans[0]!.start : Infinity });
+            } catch (err) {
+              stop.abort(err);
+              throw err;
+            } finally {
+              aligning--;
+            }
+          })();
+          // Awaited below (after the loop, or when the loop fails); never left unhandled meanwhile.
+          delivered.catch(() => undefined);
         }
-        // Every word of a later chunk starts in or after its first span (toSourceTime, snapToVoice).
-        const next = chunks[i + 1];
-        req.onWords?.({ words, finalUntil: next ? next.spans[0]!.start : Infinity });
+        await delivered;
+      } catch (err) {
+        await delivered.catch(() => undefined);
+        throw stop.signal.aborted ? stop.signal.reason : err;
       }
       return { language, languageProbability: probability, words };
     } finally {

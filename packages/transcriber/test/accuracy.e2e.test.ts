@@ -47,11 +47,20 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
 
   it('en.wav (espeak): WER <= 10%, word onsets median <= 25 ms and p90 <= 80 ms', async () => {
     const progress: { words: string[]; finalUntil: number }[] = [];
+    const wordsComing: boolean[] = [];
     const r = await transcriber.transcribe({
       audioPath: join(MEDIA, 'en.wav'),
       language: 'en',
       onWords: (p) => progress.push({ words: p.words.map((w) => `${w.text}@${w.start}`), finalUntil: p.finalUntil }),
+      threads: (now) => {
+        wordsComing.push(now.wordsComing);
+        return undefined;
+      },
     });
+    // The second chunk is recognized while the first one's onsets are aligned (its request says
+    // so), and the first chunk's words still come first.
+    expect(wordsComing[0]).toBe(false);
+    expect(wordsComing).toContain(true);
     // 33.6 s of speech is cut at a pause into two chunks, whose words arrive one chunk at a time:
     // each report holds the words before it, and no later word starts before its finalUntil.
     expect(progress.length).toBe(2);
