@@ -90,6 +90,25 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
     expect(p90).toBeLessThanOrEqual(80);
   });
 
+  it('a throw from onWords fails the transcription with that error, and the next one still works', async () => {
+    // The second chunk is being recognized when the first one's words are handed over: its
+    // request is stopped, and the error is the caller's, not the abort's.
+    const boom = new Error('the caller gave up');
+    let calls = 0;
+    const failed = transcriber.transcribe({
+      audioPath: join(MEDIA, 'en.wav'),
+      language: 'en',
+      onWords: () => {
+        calls++;
+        throw boom;
+      },
+    });
+    await expect(failed).rejects.toBe(boom);
+    expect(calls).toBe(1);
+    const r = await transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' });
+    expect(wordErrorRate(readFileSync(join(MEDIA, 'jfk.txt'), 'utf8'), text(r))).toBeLessThanOrEqual(0.05);
+  });
+
   it('detects German speech when no language is given', async () => {
     const wav = join(dir, 'de.wav');
     await runToEnd('espeak-ng', {
