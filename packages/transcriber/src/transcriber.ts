@@ -424,9 +424,10 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         : await detectLanguage(whisper, windows, threadsNow, signal);
       const words: Word[] = [];
       // A chunk's onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the
-      // next chunk, one chunk after the other, so its words still reach onWords in order. The
-      // first chunk's alignment had a core to itself: the render waits for those words.
-      // A failed alignment or onWords stops the recognition under way.
+      // next chunk; alignments run one after the other, so words still reach onWords in order.
+      // Whisper waiting for each alignment left a core idle after the first chunk, where an
+      // overlapped render waits for those words. A failed alignment or onWords stops the
+      // recognition under way.
       const stop = new AbortController();
       const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
       let delivered: Promise<void> = Promise.resolve();
