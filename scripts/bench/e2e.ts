@@ -3,9 +3,10 @@
  * succeeded, as the client learns it from the job's signed webhook) for a 60 s 1080x1920 30 fps clip
  * through the real control plane and an in-process agent (the embedded default's path), against
  * the baseline measured in the same run on the same inputs: ffmpeg audio extraction + whisper.cpp's
- * own whisper-cli + a plain ffmpeg re-encode with the same encoder settings. Prints the ratio (ours / baseline), and where each side's CPU went:
- * the baseline's tools; the job's whisper-server, ffmpeg and other tools, and this Node process
- * (client, control plane, store and agent in one, as in the embedded default).
+ * own whisper-cli + a plain ffmpeg re-encode with the same encoder settings. Prints the ratio (ours /
+ * baseline), and where each side's CPU went: the baseline's tools; the job's whisper-server, ffmpeg
+ * and other tools, and this Node process (client, control plane, store and agent in one, as in the
+ * embedded default).
  *
  *   npm run bench:e2e [-- --runs 3]   (baseline and whole job alternate in each run; per-run ratios, median and range)
  *   npm run bench:e2e -- --slots [--seconds 30]   two jobs on one agent: one after the other (1 slot)
@@ -55,8 +56,8 @@ async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
  * job with a webhookUrl and gives the job record its signed webhook delivers when the job ends
  * (verified with the account's secret), as a client of the spec learns of it. It does not poll:
  * the client, control plane and agent share this process and the machine's cores, and the
- * harness's poll every 100 ms (ten times the SDK's waitForJob rate) cost the measured job 1.1-1.5
- * CPU-s that a client on its own machine does not.
+ * harness's poll every 100 ms (ten times the SDK's waitForJob rate) cost the measured job about
+ * 1.2 CPU-s (README, Performance, session 21) that a client on its own machine does not.
  */
 async function benchClient(farm: Farm, bytes: Buffer) {
   const arrived = new Map<string, (req: ReceivedRequest) => void>();
@@ -75,7 +76,7 @@ async function benchClient(farm: Farm, bytes: Buffer) {
       let timer: NodeJS.Timeout | undefined;
       const ended = new Promise<ReceivedRequest>((resolve, reject) => {
         arrived.set(hook, resolve);
-        timer = setTimeout(() => reject(new Error(`no webhook for the bench job within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => reject(new Error(`no webhook for the bench job within ${timeoutMs} ms`)), timeoutMs).unref();
       }).then((req) => {
         clearTimeout(timer);
         const { job } = verifyWebhook({ body: req.body, headers: req.headers as Record<string, string>, secret });
@@ -89,6 +90,7 @@ async function benchClient(farm: Farm, bytes: Buffer) {
     close: () => receiver.close(),
   };
 }
+type BenchClient = Awaited<ReturnType<typeof benchClient>>;
 
 const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
 try {
@@ -117,19 +119,21 @@ try {
     const cores = availableParallelism();
     const total = async (slots: number) => {
       const farm = await startFarm();
+      let client: BenchClient | undefined;
       try {
         await farm.startAgent({ concurrency: slots, ...planned });
-        const client = await benchClient(farm, bytes);
+        const started = await benchClient(farm, bytes);
+        client = started;
         const [t] = await time(async () => {
-          const created = [await client.submit(3_600_000), await client.submit(3_600_000)];
+          const created = [await started.submit(3_600_000), await started.submit(3_600_000)];
           for (const c of created) {
             const job = await c.ended;
             if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
           }
         });
-        await client.close();
         return t;
       } finally {
+        await client?.close();
         await farm.close();
       }
     };
@@ -164,15 +168,17 @@ try {
     const split = values['one-core-each'];
     const job = async (overlap: boolean) => {
       const farm = await startFarm();
+      let client: BenchClient | undefined;
       try {
         // On, both on every core: whisper drops to the hardware plan's threads beside the render (half: 1 of 2).
         await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : besideRender) });
-        const client = await benchClient(farm, bytes);
-        const [t, job] = await time(async () => (await client.submit(1_800_000)).ended);
-        await client.close();
+        const started = await benchClient(farm, bytes);
+        client = started;
+        const [t, job] = await time(async () => (await started.submit(1_800_000)).ended);
         if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
         return { t, stages: await jobStageSeconds(farm) };
       } finally {
+        await client?.close();
         await farm.close();
       }
     };
@@ -244,31 +250,33 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
     let jobCpu: { node: number; whisper: number; others: number };
     const farm = await startFarm();
+    let client: BenchClient | undefined;
     try {
       await farm.startAgent(planned);
-      const client = await benchClient(farm, bytes);
+      const started = await benchClient(farm, bytes);
+      client = started;
       // The job's CPU: this process's (the client, the control plane, its store and the agent all
       // run in it, as in the embedded default), the children it waited for during the job (the
       // render's ffmpeg, probes, VAD, espeak-ng) and what the agent's whisper-server spent meanwhile.
       const node0 = process.cpuUsage();
       const [children0, server0] = [childCpuSeconds(), liveChildCpuSeconds('whisper-server')];
-      const [to, job] = await time(async () => (await client.submit(1_800_000)).ended);
+      const [to, job] = await time(async () => (await started.submit(1_800_000)).ended);
       const node = process.cpuUsage(node0);
       jobCpu = {
         node: (node.user + node.system) / 1e6,
         whisper: liveChildCpuSeconds('whisper-server') - server0,
         others: childCpuSeconds() - children0,
       };
-      await client.close();
       if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
       // A job that "succeeds" with its words dropped is no faster job: count them (whisper-cli's
       // own run above writes the same speech).
-      const { words } = (await client.api('GET', `/v1/automation-jobs/${job.id}/transcript`)).body as { words: unknown[] };
+      const { words } = (await started.api('GET', `/v1/automation-jobs/${job.id}/transcript`)).body as { words: unknown[] };
       if (words.length < 0.8 * expectedWords) throw new Error(`the job captioned ${words.length} words of about ${expectedWords}`);
       captioned = words.length;
       ours.push(to);
       stages = await jobStageSeconds(farm);
     } finally {
+      await client?.close();
       await farm.close();
     }
     console.log(
