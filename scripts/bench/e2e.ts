@@ -28,7 +28,7 @@ import { resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { verifyWebhook } from '@captionfarm/sdk';
 import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testModelPath, type Farm } from '../../agent/test/e2e-harness.ts';
-import { startReceiver, type ReceivedRequest } from '../../packages/net/test/helpers/receiver.ts';
+import { startReceiver } from '../../packages/net/test/helpers/receiver.ts';
 
 /** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
 const run = (binary: string, args: string[]) => runToEnd(binary, { args });
@@ -60,11 +60,7 @@ async function time<T>(fn: () => Promise<T>): Promise<[number, T]> {
  * 1.2 CPU-s (README, Performance, session 21) that a client on its own machine does not.
  */
 async function benchClient(farm: Farm, bytes: Buffer) {
-  const arrived = new Map<string, (req: ReceivedRequest) => void>();
-  const receiver = await startReceiver(farm.certs, (req, res) => {
-    res.writeHead(204).end();
-    arrived.get(req.url)?.(req);
-  });
+  const receiver = await startReceiver(farm.certs, (_req, res) => res.writeHead(204).end());
   const { api, accountId } = await farm.account('pro', 'bench');
   const { secret } = (await farm.admin('GET', `/admin/v1/accounts/${accountId}/webhook-secret`)).body as { secret: string };
   let jobs = 0;
@@ -73,18 +69,20 @@ async function benchClient(farm: Farm, bytes: Buffer) {
     /** Resolves once the job is created; `ended` is its record from the webhook (rejects after `timeoutMs`). */
     async submit(timeoutMs: number): Promise<{ ended: Promise<{ id: string; status: string; failureReason: string | null }> }> {
       const hook = `/job-${++jobs}`;
-      let timer: NodeJS.Timeout | undefined;
-      const ended = new Promise<ReceivedRequest>((resolve, reject) => {
-        arrived.set(hook, resolve);
-        timer = setTimeout(() => reject(new Error(`no webhook for the bench job within ${timeoutMs} ms`)), timeoutMs).unref();
-      }).then((req) => {
-        clearTimeout(timer);
-        const { job } = verifyWebhook({ body: req.body, headers: req.headers as Record<string, string>, secret });
+      await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke', webhookUrl: `https://127.0.0.1:${receiver.port}${hook}` });
+      const deadline = Date.now() + timeoutMs;
+      // The receiver keeps every request, so the delivery is found even if it came before this wait.
+      const ended = (async () => {
+        let got = receiver.requests.find((r) => r.url === hook);
+        while (!got) {
+          await receiver.waitForRequests(receiver.requests.length + 1, deadline - Date.now());
+          got = receiver.requests.find((r) => r.url === hook);
+        }
+        const { job } = verifyWebhook({ body: got.body, headers: got.headers as Record<string, string>, secret });
         if (!terminal(job)) throw new Error(`the webhook carried a job still ${job.status}`);
         return job;
-      });
+      })();
       ended.catch(() => undefined); // awaited by the caller; a rejection before that is not unhandled
-      await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke', webhookUrl: `https://127.0.0.1:${receiver.port}${hook}` });
       return { ended };
     },
     close: () => receiver.close(),
