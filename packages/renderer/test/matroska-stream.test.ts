@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { matroskaFramePrefix, matroskaHeader } from '../src/matroska-stream.ts';
+import { MATROSKA_FRAME_PREFIX_MAX, matroskaFramePrefix, matroskaHeader } from '../src/matroska-stream.ts';
 import { ffmpeg, ffprobeJson, tempDir } from './helpers/media.ts';
 
 let dir: string;
@@ -42,4 +42,12 @@ it('is read by ffmpeg as yuva420p rawvideo, plane for plane, when the track says
   const raw = join(dir, 'frame.yuva');
   await ffmpeg(['-v', 'error', '-f', 'matroska', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'yuva420p', raw]);
   expect((await readFile(raw)).equals(px)).toBe(true);
+});
+
+it('frame prefixes fit the room the render pools for them, up to the longest timestamp', () => {
+  // The render copies each prefix and image into one pooled buffer sized with MATROSKA_FRAME_PREFIX_MAX.
+  for (const t of [0, 255, 65_536, 3_600_000_000, 2 ** 53 - 1]) {
+    expect(matroskaFramePrefix(t, 1_000_000).length, `t=${t}`).toBeLessThanOrEqual(MATROSKA_FRAME_PREFIX_MAX);
+  }
+  expect(matroskaFramePrefix(2 ** 53 - 1, 1).length).toBe(MATROSKA_FRAME_PREFIX_MAX);
 });
