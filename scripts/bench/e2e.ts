@@ -90,6 +90,20 @@ async function benchClient(farm: Farm, bytes: Buffer) {
 }
 type BenchClient = Awaited<ReturnType<typeof benchClient>>;
 
+/** A fresh farm with one agent started with `agent` and a bench client for `bytes`; the client's receiver and the farm are closed whatever `fn` does. */
+async function withBenchFarm<T>(bytes: Buffer, agent: Parameters<Farm['startAgent']>[0], fn: (farm: Farm, client: BenchClient) => Promise<T>): Promise<T> {
+  const farm = await startFarm();
+  let client: BenchClient | undefined;
+  try {
+    await farm.startAgent(agent);
+    client = await benchClient(farm, bytes);
+    return await fn(farm, client);
+  } finally {
+    await client?.close();
+    await farm.close();
+  }
+}
+
 const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
 try {
   // A 60 s portrait clip with real speech: the shared espeak reading, looped, under testsrc2.
@@ -115,26 +129,17 @@ try {
   if (values.slots) {
     // Same two jobs, same agent settings but the slot count; x264 on every core and overlapped stages as the hardware plan does.
     const cores = availableParallelism();
-    const total = async (slots: number) => {
-      const farm = await startFarm();
-      let client: BenchClient | undefined;
-      try {
-        await farm.startAgent({ concurrency: slots, ...planned });
-        const started = await benchClient(farm, bytes);
-        client = started;
+    const total = (slots: number) =>
+      withBenchFarm(bytes, { concurrency: slots, ...planned }, async (_farm, client) => {
         const [t] = await time(async () => {
-          const created = [await started.submit(3_600_000), await started.submit(3_600_000)];
+          const created = [await client.submit(3_600_000), await client.submit(3_600_000)];
           for (const c of created) {
             const job = await c.ended;
             if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
           }
         });
         return t;
-      } finally {
-        await client?.close();
-        await farm.close();
-      }
-    };
+      });
     const rows: [number, number][] = [];
     const loads: number[] = [];
     for (let i = 0; i < runs; i++) {
@@ -164,22 +169,13 @@ try {
   }
   if (values.overlap) {
     const split = values['one-core-each'];
-    const job = async (overlap: boolean) => {
-      const farm = await startFarm();
-      let client: BenchClient | undefined;
-      try {
-        // On, both on every core: whisper drops to the hardware plan's threads beside the render (half: 1 of 2).
-        await farm.startAgent({ overlap, ...(split ? { threads: 1, x264Threads: 1 } : besideRender) });
-        const started = await benchClient(farm, bytes);
-        client = started;
-        const [t, job] = await time(async () => (await started.submit(1_800_000)).ended);
+    // On, both on every core: whisper drops to the hardware plan's threads beside the render (half: 1 of 2).
+    const job = (overlap: boolean) =>
+      withBenchFarm(bytes, { overlap, ...(split ? { threads: 1, x264Threads: 1 } : besideRender) }, async (farm, client) => {
+        const [t, job] = await time(async () => (await client.submit(1_800_000)).ended);
         if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
         return { t, stages: await jobStageSeconds(farm) };
-      } finally {
-        await client?.close();
-        await farm.close();
-      }
-    };
+      });
     const ratios: number[] = [];
     for (let i = 0; i < runs; i++) {
       // Alternate which goes first, so a change in the machine's load does not always favour one side.
@@ -245,22 +241,15 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     const baselineCpu = { total: cpu3 - cpu0, whisper: cpu2 - cpu1, encode: cpu3 - cpu2 };
 
     // Ours: a fresh control plane + agent each run (model load included, as for a first job).
-    let stages: Awaited<ReturnType<typeof jobStageSeconds>>;
-    let jobCpu: { node: number; whisper: number; others: number };
-    const farm = await startFarm();
-    let client: BenchClient | undefined;
-    try {
-      await farm.startAgent(planned);
-      const started = await benchClient(farm, bytes);
-      client = started;
+    const { stages, jobCpu } = await withBenchFarm(bytes, planned, async (farm, client) => {
       // The job's CPU: this process's (the client, the control plane, its store and the agent all
       // run in it, as in the embedded default), the children it waited for during the job (the
       // render's ffmpeg, probes, VAD, espeak-ng) and what the agent's whisper-server spent meanwhile.
       const node0 = process.cpuUsage();
       const [children0, server0] = [childCpuSeconds(), liveChildCpuSeconds('whisper-server')];
-      const [to, job] = await time(async () => (await started.submit(1_800_000)).ended);
+      const [to, job] = await time(async () => (await client.submit(1_800_000)).ended);
       const node = process.cpuUsage(node0);
-      jobCpu = {
+      const jobCpu = {
         node: (node.user + node.system) / 1e6,
         whisper: liveChildCpuSeconds('whisper-server') - server0,
         others: childCpuSeconds() - children0,
@@ -268,15 +257,12 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
       if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
       // A job that "succeeds" with its words dropped is no faster job: count them (whisper-cli's
       // own run above writes the same speech).
-      const { words } = (await started.api('GET', `/v1/automation-jobs/${job.id}/transcript`)).body as { words: unknown[] };
+      const { words } = (await client.api('GET', `/v1/automation-jobs/${job.id}/transcript`)).body as { words: unknown[] };
       if (words.length < 0.8 * expectedWords) throw new Error(`the job captioned ${words.length} words of about ${expectedWords}`);
       captioned = words.length;
       ours.push(to);
-      stages = await jobStageSeconds(farm);
-    } finally {
-      await client?.close();
-      await farm.close();
-    }
+      return { stages: await jobStageSeconds(farm), jobCpu };
+    });
     console.log(
       `run ${i + 1}: baseline ${tb.toFixed(1)} s, captionfarm ${ours.at(-1)!.toFixed(1)} s, ratio ` +
         `${(ours.at(-1)! / tb).toFixed(3)}, ${captioned} words captioned (load average ${loads.at(-1)!.toFixed(1)})\n` +

@@ -101,14 +101,14 @@ export function matroskaHeader(size: { width: number; height: number; pixelForma
   ]);
 }
 
+/** The longest matroskaFramePrefix: Cluster id and size, Timestamp (id, size, up to 7 bytes below 2^56 us), SimpleBlock id and size, block header. */
+export const MATROSKA_FRAME_PREFIX_MAX = 4 + 8 + (1 + 8 + 7) + 1 + 8 + 4;
+
 /**
  * The bytes that precede one frame's pixels: a Cluster at `timestampUs` holding a keyframe
  * SimpleBlock of `frameBytes` bytes. Write this, then the pixels themselves; at most
  * MATROSKA_FRAME_PREFIX_MAX bytes.
  */
-/** The longest matroskaFramePrefix: Cluster id and size, Timestamp (id, size, up to 7 bytes below 2^56 us), SimpleBlock id and size, block header. */
-export const MATROSKA_FRAME_PREFIX_MAX = 4 + 8 + (1 + 8 + 7) + 1 + 8 + 4;
-
 export function matroskaFramePrefix(timestampUs: number, frameBytes: number): Buffer {
   const blockHead = Buffer.from([0x81, 0x00, 0x00, 0x80]); // track 1, relative time 0, keyframe
   const timestamp = uint(ID.Timestamp, timestampUs);
