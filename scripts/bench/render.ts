@@ -4,6 +4,10 @@
  * /usr/bin/time -v npm run bench:render -- --only plain|render   (one run of one side, no warm-up)
  * npm run bench:render -- --only transparent   (the render's caption frames, at the same times, painted
  *                                              transparent: its second input and overlay without the captions)
+ * npm run bench:render -- --only replay        (the render's ffmpeg alone: its caption stream, painted
+ *                                              beforehand into a file, read from there instead of the pipe)
+ * npm run bench:render -- --all --floor        (also a replay beside the plain re-encode in each round:
+ *                                              the CPU ratio a render would have if Node's work cost nothing)
  *
  *   plain  = reencodeVideo: the same ffmpeg pipeline and encoder settings, no captions
  *   render = renderVideo with the real painter (createBandPainter + a built-in template) and
@@ -21,7 +25,7 @@
  * meet the same host: the first row (plain against plain) shows what is left of the noise.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +34,22 @@ import { childCpuSeconds } from './cpu.ts';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
-import { createBandPainter, probeMedia, reencodeVideo, renderVideo, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
+import {
+  createBandPainter,
+  nvencAvailable,
+  planOutputSize,
+  probeMedia,
+  reencodeVideo,
+  renderVideo,
+  runFf,
+  type BandPainter,
+  type OutputFormat,
+} from '@captionfarm/renderer';
+import { bandImages } from '../../packages/renderer/src/band-images.ts';
+import { matroskaFramePrefix, matroskaHeader } from '../../packages/renderer/src/matroska-stream.ts';
+import { planCaptionFrames } from '../../packages/renderer/src/plan-caption-frames.ts';
+import { bandPixelFormat, renderArgs } from '../../packages/renderer/src/render-args.ts';
+import { ENCODE_NICE } from '../../packages/renderer/src/render-video.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -50,6 +69,8 @@ const { values: flags } = parseArgs({
     all: { type: 'boolean', default: false },
     /** With --all: only these built-in templates (comma-separated ids). */
     templates: { type: 'string' },
+    /** With --all: each round also runs a replay (--only replay) beside a plain re-encode. */
+    floor: { type: 'boolean', default: false },
   },
 });
 const rounds = Number(flags.rounds ?? (flags.all ? 3 : 2));
@@ -118,6 +139,8 @@ if (flags.only) {
   // For an outside measurement (/usr/bin/time -v): just this one run. --all runs two of these at once.
   if (flags.warm) await warmUp();
   captionFrames = 0;
+  // Painting the stream is set-up here: only ffmpeg is measured.
+  const replay = flags.only === 'replay' ? await captionStreamFile() : null;
   if (flags.barrier) {
     // Both sides of an --all round begin measuring at the same instant, whatever their start-up took.
     await writeFile(join(flags.barrier, String(process.pid)), '');
@@ -126,9 +149,12 @@ if (flags.only) {
   const s = await measure(() =>
     flags.only === 'plain'
       ? reencodeVideo({ input: source, output: out, format, quality: 'medium', encoder, source: info })
-      : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
+      : replay
+        ? replayRender(replay.args)
+        : renderVideo({ input: source, output: out, painter: countingPainter, format, quality: 'medium', encoder, source: info }),
   );
   await rm(out, { force: true });
+  if (replay) await rm(replay.file, { force: true });
   if (flags.json) console.log(JSON.stringify({ ...s, images: captionFrames }));
   else {
     console.log(
@@ -147,7 +173,7 @@ if (flags.all) {
     return { median: sorted[Math.floor(sorted.length / 2)]!, lo: sorted[0]!, hi: sorted.at(-1)! };
   };
   /** One side in a process of its own: warmed up, measuring from the barrier on; its Sample and image count. */
-  const side = async (kind: 'plain' | 'render', templateId: string, barrier: string): Promise<Sample & { images: number }> => {
+  const side = async (kind: 'plain' | 'render' | 'replay', templateId: string, barrier: string): Promise<Sample & { images: number }> => {
     const args = ['--only', kind, '--warm', '--json', '--barrier', barrier, '--template', templateId];
     for (const k of ['seconds', 'format', 'encoder', 'width', 'height'] as const) args.push(`--${k}`, String(flags[k]));
     const { stdout } = await runToEnd(process.execPath, { args: ['--import', 'tsx', import.meta.filename, ...args] });
@@ -163,6 +189,7 @@ if (flags.all) {
     const walls: number[] = [];
     const nodeShares: number[] = [];
     const ffmpegShares: number[] = [];
+    const floorRatios: number[] = [];
     let frames = 0;
     for (let i = 0; i < rounds; i++) {
       loads.push(loadavg()[0]!);
@@ -178,6 +205,12 @@ if (flags.all) {
       ffmpegShares.push((r.ffmpegCpu - q.ffmpegCpu) / cpuOf(q));
       wallRatios.push(r.wall / q.wall);
       walls.push(r.wall);
+      if (t && flags.floor) {
+        const barrier2 = await mkdtemp(join(work, 'barrier-'));
+        const [q2, f] = await Promise.all([side('plain', template.id, barrier2), side('replay', t.id, barrier2)]);
+        await rm(barrier2, { recursive: true, force: true });
+        floorRatios.push(cpuOf(f) / cpuOf(q2));
+      }
     }
     const c = spread(cpuRatios);
     const w = spread(wallRatios);
@@ -185,7 +218,10 @@ if (flags.all) {
     const line =
       `${name.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${w.median.toFixed(3)} (${w.lo.toFixed(3)}-${w.hi.toFixed(3)})` +
       `  CPU ratio ${c.median.toFixed(3)} (${c.lo.toFixed(3)}-${c.hi.toFixed(3)})  ${String(frames).padStart(4)} images` +
-      `  node +${pct(spread(nodeShares).median)} ffmpeg ${sign(spread(ffmpegShares).median)}  ${t ? (c.median <= 1.05 ? 'ok' : 'over 1.05') : ''}`;
+      `  node +${pct(spread(nodeShares).median)} ffmpeg ${sign(spread(ffmpegShares).median)}  ${t ? (c.median <= 1.05 ? 'ok' : 'over 1.05') : ''}` +
+      (floorRatios.length
+        ? `  floor ${spread(floorRatios).median.toFixed(3)} (${spread(floorRatios).lo.toFixed(3)}-${spread(floorRatios).hi.toFixed(3)})`
+        : '');
     console.log(line);
     table.push(line);
   }
@@ -198,6 +234,12 @@ if (flags.all) {
     `render / plain re-encode of the same clip in the same round, median (min-max), and the medians of the ` +
       `render's Node CPU and of its extra ffmpeg CPU, as shares of the plain re-encode's; goal: CPU ratio <= 1.05. Load average ${l.lo.toFixed(1)}-${l.hi.toFixed(1)} on ${availableParallelism()} cores`,
   );
+  if (flags.floor) {
+    console.log(
+      `floor: the render's ffmpeg alone (its caption stream painted beforehand and read from a file) against a plain re-encode beside it: ` +
+        `overlaying and encoding the captions, with nothing of Node's painting, reading back, converting or sending`,
+    );
+  }
   for (const line of table) console.log(`  ${line}`);
   process.exit(0);
 }
@@ -249,6 +291,51 @@ async function warmUp(): Promise<void> {
     resolution: { width: 320, height: 568 },
   });
   await rm(scratch, { force: true });
+}
+
+/**
+ * --only replay: the caption stream renderVideo would send ffmpeg (the same painter, images and
+ * Matroska framing), written to a file, and the render's ffmpeg arguments with that file in
+ * place of the pipe. Writing it counts the images (captionFrames).
+ */
+async function captionStreamFile(): Promise<{ file: string; args: string[] }> {
+  const size = planOutputSize({ source: info });
+  const painter = countingPainter({ ...size, fps: info.fps });
+  const frames = planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: info.durationSeconds, fps: info.fps });
+  const pixelFormat = bandPixelFormat({ format });
+  const { width, height } = painter.band;
+  const file = join(work, `captions-${process.pid}.mkv`);
+  const images = bandImages(painter, frames, pixelFormat);
+  const fh = await open(file, 'w');
+  try {
+    await fh.write(matroskaHeader({ width, height, pixelFormat }));
+    for (const frame of frames) {
+      const image = images.next().value!;
+      await fh.writev([matroskaFramePrefix(Math.floor(frame.start * 1e6), image.length), image]);
+    }
+  } finally {
+    await fh.close();
+  }
+  const enc = format === 'mp4' && (encoder === 'nvenc' || (encoder === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
+  const args = renderArgs({
+    input: source,
+    output: out,
+    format,
+    quality: 'medium',
+    encoder: enc,
+    source: info,
+    out: size,
+    sourceAudioCodec: info.hasAudio ? info.audioCodec : null,
+    band: painter.band,
+  });
+  return { file, args: args.map((a) => (a === 'pipe:3' ? file : a)) };
+}
+
+/** The render's ffmpeg run on a caption stream file, as renderVideo runs it (niceness, malloc settings), and its output probed as renderVideo does. */
+async function replayRender(args: string[]): Promise<void> {
+  const { exitCode, stderrTail } = await runFf({ bin: 'ffmpeg', args, nice: ENCODE_NICE }).done;
+  if (exitCode !== 0) throw new Error(`replay: ffmpeg exit ${exitCode}: ${stderrTail}`);
+  await probeMedia(out);
 }
 
 /** espeak-ng word onsets (ms) from en.words; a word ends at the next onset. Synthetic 0.35 s words when absent. */

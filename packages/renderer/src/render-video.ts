@@ -332,7 +332,7 @@ class StreamFailure extends Error {}
  * operation, so a preempted one stalls its partners, who spin; x264's threads pick up any idle
  * time. Alone on a machine, niceness changes nothing; the painter (this process) keeps ours.
  */
-const ENCODE_NICE = 10;
+export const ENCODE_NICE = 10;
 
 /** Free space under which a failed encode is blamed on the disk (x264 writes in blocks of a few hundred kB at most). */
 const FULL_BELOW_BYTES = 1 << 20;
