@@ -34,22 +34,12 @@ import { childCpuSeconds } from './cpu.ts';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
-import {
-  createBandPainter,
-  nvencAvailable,
-  planOutputSize,
-  probeMedia,
-  reencodeVideo,
-  renderVideo,
-  runFf,
-  type BandPainter,
-  type OutputFormat,
-} from '@captionfarm/renderer';
+import { createBandPainter, planOutputSize, probeMedia, reencodeVideo, renderVideo, runFf, type BandPainter, type OutputFormat } from '@captionfarm/renderer';
 import { bandImages } from '../../packages/renderer/src/band-images.ts';
 import { matroskaFramePrefix, matroskaHeader } from '../../packages/renderer/src/matroska-stream.ts';
 import { planCaptionFrames } from '../../packages/renderer/src/plan-caption-frames.ts';
 import { bandPixelFormat, renderArgs } from '../../packages/renderer/src/render-args.ts';
-import { ENCODE_NICE } from '../../packages/renderer/src/render-video.ts';
+import { ENCODE_NICE, pickEncoder } from '../../packages/renderer/src/render-video.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -172,12 +162,23 @@ if (flags.all) {
     const sorted = [...xs].sort((a, b) => a - b);
     return { median: sorted[Math.floor(sorted.length / 2)]!, lo: sorted[0]!, hi: sorted.at(-1)! };
   };
+  /** A ratio's median (min-max). */
+  const fmt = (x: { median: number; lo: number; hi: number }): string => `${x.median.toFixed(3)} (${x.lo.toFixed(3)}-${x.hi.toFixed(3)})`;
   /** One side in a process of its own: warmed up, measuring from the barrier on; its Sample and image count. */
   const side = async (kind: 'plain' | 'render' | 'replay', templateId: string, barrier: string): Promise<Sample & { images: number }> => {
     const args = ['--only', kind, '--warm', '--json', '--barrier', barrier, '--template', templateId];
     for (const k of ['seconds', 'format', 'encoder', 'width', 'height'] as const) args.push(`--${k}`, String(flags[k]));
     const { stdout } = await runToEnd(process.execPath, { args: ['--import', 'tsx', import.meta.filename, ...args] });
     return JSON.parse(stdout.trim().split('\n').at(-1)!);
+  };
+  /** A plain re-encode and `kind` side by side: both processes start (tsx, warm-up) at once and begin measuring together, at a barrier. */
+  const besidePlain = async (kind: 'plain' | 'render' | 'replay', templateId: string): Promise<[Sample, Sample & { images: number }]> => {
+    const barrier = await mkdtemp(join(work, 'barrier-'));
+    try {
+      return await Promise.all([side('plain', template.id, barrier), side(kind, templateId, barrier)]);
+    } finally {
+      await rm(barrier, { recursive: true, force: true });
+    }
   };
   const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
   const sign = (x: number): string => (x < 0 ? `-${pct(-x)}` : `+${pct(x)}`);
@@ -193,10 +194,7 @@ if (flags.all) {
     let frames = 0;
     for (let i = 0; i < rounds; i++) {
       loads.push(loadavg()[0]!);
-      // Both processes start (tsx, warm-up) at once and begin measuring together, at a barrier.
-      const barrier = await mkdtemp(join(work, 'barrier-'));
-      const [q, r] = await Promise.all([side('plain', template.id, barrier), side(t ? 'render' : 'plain', t?.id ?? template.id, barrier)]);
-      await rm(barrier, { recursive: true, force: true });
+      const [q, r] = await besidePlain(t ? 'render' : 'plain', t?.id ?? template.id);
       frames = r.images;
       cpuRatios.push(cpuOf(r) / cpuOf(q));
       // Where the render's extra CPU went, as shares of the plain re-encode's: Node (painting,
@@ -206,9 +204,7 @@ if (flags.all) {
       wallRatios.push(r.wall / q.wall);
       walls.push(r.wall);
       if (t && flags.floor) {
-        const barrier2 = await mkdtemp(join(work, 'barrier-'));
-        const [q2, f] = await Promise.all([side('plain', template.id, barrier2), side('replay', t.id, barrier2)]);
-        await rm(barrier2, { recursive: true, force: true });
+        const [q2, f] = await besidePlain('replay', t.id);
         floorRatios.push(cpuOf(f) / cpuOf(q2));
       }
     }
@@ -216,12 +212,10 @@ if (flags.all) {
     const w = spread(wallRatios);
     const name = t ? t.id : 'plain (control)';
     const line =
-      `${name.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${w.median.toFixed(3)} (${w.lo.toFixed(3)}-${w.hi.toFixed(3)})` +
-      `  CPU ratio ${c.median.toFixed(3)} (${c.lo.toFixed(3)}-${c.hi.toFixed(3)})  ${String(frames).padStart(4)} images` +
+      `${name.padEnd(17)} wall ${spread(walls).median.toFixed(1).padStart(5)} s  wall ratio ${fmt(w)}` +
+      `  CPU ratio ${fmt(c)}  ${String(frames).padStart(4)} images` +
       `  node +${pct(spread(nodeShares).median)} ffmpeg ${sign(spread(ffmpegShares).median)}  ${t ? (c.median <= 1.05 ? 'ok' : 'over 1.05') : ''}` +
-      (floorRatios.length
-        ? `  floor ${spread(floorRatios).median.toFixed(3)} (${spread(floorRatios).lo.toFixed(3)}-${spread(floorRatios).hi.toFixed(3)})`
-        : '');
+      (floorRatios.length ? `  floor ${fmt(spread(floorRatios))}` : '');
     console.log(line);
     table.push(line);
   }
@@ -316,13 +310,12 @@ async function captionStreamFile(): Promise<{ file: string; args: string[] }> {
   } finally {
     await fh.close();
   }
-  const enc = format === 'mp4' && (encoder === 'nvenc' || (encoder === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
   const args = renderArgs({
     input: source,
     output: out,
     format,
     quality: 'medium',
-    encoder: enc,
+    encoder: await pickEncoder(format, encoder, false),
     source: info,
     out: size,
     sourceAudioCodec: info.hasAudio ? info.audioCodec : null,

@@ -206,7 +206,7 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
 
   const report = createProgressReporter(source.durationSeconds, (p) => opts.onProgress?.(p));
   const wanted = opts.encoder ?? 'auto';
-  const encoder: VideoEncoder = opts.format === 'mp4' && !overlay && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
+  const encoder = await pickEncoder(opts.format, wanted, overlay);
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
       opts,
@@ -242,6 +242,11 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
   });
   opts.onProgress?.(100);
   return { width: result.width, height: result.height, durationSeconds: result.durationSeconds, encoder: used };
+}
+
+/** The encoder a run starts with: NVENC for a burned mp4 when asked for, or with 'auto' when it works here; else the CPU's. */
+export async function pickEncoder(format: OutputFormat, wanted: 'auto' | 'cpu' | 'nvenc', overlay: boolean): Promise<VideoEncoder> {
+  return format === 'mp4' && !overlay && (wanted === 'nvenc' || (wanted === 'auto' && (await nvencAvailable()))) ? 'nvenc' : 'cpu';
 }
 
 function checkBand(band: BandPainter['band'], out: Size): void {
