@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
-import { CONTENT_TYPES, fitWords, type LeasedJob, type Word } from '@captionfarm/contracts';
+import { CONTENT_TYPES, fitWords, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
 import {
   BandOverflow,
   CaptionsChanged,
@@ -33,7 +33,7 @@ export interface Transcriber {
      * `wordsComing`: an earlier chunk's words are being aligned meanwhile, for onWords next.
      */
     threads?: (now: { wordsComing: boolean }) => number | undefined;
-  }): Promise<{ language: string; languageProbability?: number | null; words: Word[] }>;
+  }): Promise<{ language: string; languageProbability?: number | null; words: Word[]; checks?: RecognitionChecks }>;
   /** Loads the model now rather than in the first job (the agent calls it at start, without waiting). */
   warmUp?(): Promise<void>;
 }
@@ -50,6 +50,7 @@ export interface JobChannel {
     language: string;
     languageProbability: number | null;
     words: { text: string; start: number; end: number }[];
+    checks?: RecognitionChecks;
   }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
   complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
@@ -208,8 +209,14 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         language: recognized.language,
         languageProbability: recognized.languageProbability ?? null,
         words: words.map(({ text, start, end }) => ({ text, start, end })),
+        ...(recognized.checks ? { checks: recognized.checks } : {}),
       });
       if (!kept.ok) throw new JobAborted(kept.reason);
+      // Speech was recognized and our checks left none of it: a failure of ours, never a silent success.
+      const dropped = recognized.checks?.dropped ?? [];
+      if (words.length === 0 && dropped.length > 0) {
+        throw new JobFailure('transcription-failed', `every recognized word was left out by our checks (${firstLine(dropped[0]!.reason)})`);
+      }
       return words;
     };
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PhaseSeconds } from '@captionfarm/contracts';
+import type { PhaseSeconds, RecognitionChecks } from '@captionfarm/contracts';
 import type { Db } from '@captionfarm/db';
 
 /**
@@ -16,6 +16,8 @@ export interface Metrics {
   jobEnded(job: { status: string; failure_code: string | null }): void;
   /** An agent completed a job and said how long each stage took. */
   jobCompleted(o: { node: string; phaseSeconds: PhaseSeconds; mediaSeconds: number | null }): void;
+  /** What an agent's recognition checks retried and left out on one job. */
+  recognitionChecks(checks: RecognitionChecks): void;
   /** One webhook delivery attempt; state 'exhausted' means given up (applied: this dispatcher still held the lease). */
   webhookAttempt(o: { outcome: string; state: string; applied: boolean }): void;
   /** Express middleware timing every request by method, matched route and status. */
@@ -116,6 +118,24 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
       this.set(Number(r?.n ?? 0));
     },
   });
+  const recognitionRetries = new Counter({
+    name: 'captionfarm_recognition_retries_total',
+    help: 'Chunks of speech decoded again by the agents, by the check that sent them back (loop: the words looked like a decoding loop; budget: the decode ran past its time budget).',
+    labelNames: ['check'] as const,
+    registers: [registry],
+  });
+  const recognitionDrops = new Counter({
+    name: 'captionfarm_recognition_drops_total',
+    help: 'Recognized speech left out of a transcript by the agents, by check: each loop cut out of a chunk, or a whole chunk that ran past its budget twice.',
+    labelNames: ['check'] as const,
+    registers: [registry],
+  });
+  const recognitionDroppedSeconds = new Counter({
+    name: 'captionfarm_recognition_dropped_seconds_total',
+    help: 'Seconds of source audio whose recognized words were left out by the agents, by check.',
+    labelNames: ['check'] as const,
+    registers: [registry],
+  });
   const attempts = new Counter({
     name: 'captionfarm_webhook_delivery_attempts_total',
     help: 'Webhook delivery attempts, by outcome (success, retry, gone, ...).',
@@ -144,6 +164,13 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
       for (const k of ['ingest', 'transcribe', 'render', 'upload'] as const) phase.observe({ phase: k, node }, phaseSeconds[k]);
       const total = phaseSeconds.ingest + phaseSeconds.transcribe + phaseSeconds.render + phaseSeconds.upload;
       if (mediaSeconds && total > 0) rtf.observe({ node }, mediaSeconds / total);
+    },
+    recognitionChecks({ retries, dropped }) {
+      for (const r of retries) recognitionRetries.inc({ check: r.check });
+      for (const d of dropped) {
+        recognitionDrops.inc({ check: d.check });
+        recognitionDroppedSeconds.inc({ check: d.check }, Math.max(0, d.end - d.start));
+      }
     },
     webhookAttempt({ outcome, state, applied }) {
       attempts.inc({ outcome });

@@ -232,6 +232,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
         (err: unknown) => log('metrics: job completion lookup failed', err),
       );
     },
+    onTranscribed: (input) => {
+      if (input.checks) metrics.recognitionChecks(input.checks);
+    },
   });
   // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({

@@ -91,6 +91,27 @@ export const AgentCompleteInputSchema = z.strictObject({
   /** Optional: agents from before metrics omit it. */
   phaseSeconds: PhaseSecondsSchema.optional(),
 });
+const RecognitionCheckSchema = z.enum(['loop', 'budget']);
+/**
+ * A transcriber's checks on one job: chunks decoded again ('loop': the words looked like a
+ * decoding loop; 'budget': the decode ran past its time budget) and recognized words left out.
+ */
+export const RecognitionChecksSchema = z.strictObject({
+  retries: z.array(z.strictObject({ check: RecognitionCheckSchema, reason: z.string().max(2000) })).max(10_000),
+  dropped: z
+    .array(
+      z.strictObject({
+        check: RecognitionCheckSchema,
+        start: z.number().nonnegative(),
+        end: z.number().nonnegative(),
+        /** null: a whole chunk, never decoded to the end. */
+        words: z.number().int().nonnegative().nullable(),
+        reason: z.string().max(2000),
+      }),
+    )
+    .max(10_000),
+});
+export type RecognitionChecks = z.infer<typeof RecognitionChecksSchema>;
 /** The recognized words of a job (before rendering); kept and served once the job succeeds. */
 export const AgentTranscribedInputSchema = z.strictObject({
   ...leaseRef,
@@ -99,6 +120,8 @@ export const AgentTranscribedInputSchema = z.strictObject({
   words: z
     .array(z.strictObject({ text: z.string().min(1).max(1024), start: z.number().nonnegative(), end: z.number().nonnegative() }))
     .max(TRANSCRIPT_MAX_WORDS),
+  /** What the agent's recognition checks retried and left out (for /metrics); agents from before omit it. */
+  checks: RecognitionChecksSchema.optional(),
 });
 export const AgentFailInputSchema = z.strictObject({
   ...leaseRef,

@@ -55,21 +55,120 @@ const WINDOW_STEP_SECONDS = 15;
 /**
  * Why a chunk's words look like a decoding loop, or null: `loopReason` on the text of each 30 s
  * window of them (by start time, overlapping by half), the chunk's own text when it spans less.
+ * These are the signs that send a chunk to a second decode; what is dropped in the end is
+ * `findLoops`' decision, which also weighs the words' times.
  */
 export function loopReasonIn(words: readonly { text: string; start: number }[]): string | null {
-  if (words.length === 0) return null;
+  for (const window of windowsOf(words)) {
+    const reason = loopReason(window.text);
+    if (reason) return window.label ? `${reason} at ${window.label}` : reason;
+  }
+  return null;
+}
+
+interface Window {
+  /** Indexes of the window's words in the chunk, ascending. */
+  indexes: number[];
+  text: string;
+  /** "0-30 s" for a chunk longer than one window, else "". */
+  label: string;
+}
+
+function* windowsOf(words: readonly { text: string; start: number }[]): Generator<Window> {
+  if (words.length === 0) return;
   const first = words[0]!.start;
   const last = words.at(-1)!.start;
+  const long = last - first >= WINDOW_SECONDS;
   for (let from = first; ; from += WINDOW_STEP_SECONDS) {
-    const text = words
-      .filter((w) => w.start >= from && w.start < from + WINDOW_SECONDS)
-      .map((w) => w.text)
-      .join(' ');
-    const reason = loopReason(text);
-    if (reason) return last - first >= WINDOW_SECONDS ? `${reason} at ${(from - first).toFixed(0)}-${(from - first + WINDOW_SECONDS).toFixed(0)} s` : reason;
-    if (from + WINDOW_SECONDS > last) return null;
+    const indexes = words.flatMap((w, i) => (w.start >= from && w.start < from + WINDOW_SECONDS ? [i] : []));
+    const label = long ? `${(from - first).toFixed(0)}-${(from - first + WINDOW_SECONDS).toFixed(0)} s` : '';
+    yield { indexes, text: indexes.map((i) => words[i]!.text).join(' '), label };
+    if (from + WINDOW_SECONDS > last) return;
   }
 }
+
+/** Words of a loop found by `findLoops`: `drop` are indexes into the chunk's words. */
+export interface Loop {
+  drop: number[];
+  reason: string;
+}
+
+/** A run repeated this often is a loop wherever it is: people do not say a word 8 times running. */
+const REPEATS_ALWAYS_LOOP = 8;
+/** Repeated words whose starts come faster than this (seconds a word) are not speech. */
+const MIN_SECONDS_PER_WORD = 0.1;
+/** A run of letters repeated inside one word is a loop from this many characters on ("hahahaha" is 8). */
+const MIN_LOOP_CHARS_IN_WORD = 12;
+
+/**
+ * The words of a chunk that are a decoding loop, and why; [] when there are none (pure). Only
+ * the loop goes, never the chunk around it:
+ * - a word or a run of 2-6 words repeated 4 times or more back to back is a loop when it goes
+ *   on to the chunk's last word (the decoder never came back), when it is repeated 8 times or
+ *   more, or when its words start less than 0.1 s apart (no one speaks that fast). People say
+ *   "words words words words" and "no no no no" with a voice behind each word: that is kept.
+ *   A loop keeps its first saying and drops the repeats;
+ * - a run of letters repeated 4 times or more inside one word, 12 characters or more of it
+ *   ("ฟรงฮะฟรงฮะ...", not "hahahaha"), drops that word;
+ * - a 30 s window whose text compresses more than 2.4x (whisper's threshold) with no such run to
+ *   blame drops the window's words: whisper's own fallback did not get it out of the loop.
+ */
+export function findLoops(words: readonly { text: string; start: number }[]): Loop[] {
+  const loops: Loop[] = [];
+  const dropped = new Set<number>();
+  const add = (drop: number[], reason: string) => {
+    const fresh = drop.filter((i) => !dropped.has(i));
+    if (fresh.length === 0) return;
+    for (const i of fresh) dropped.add(i);
+    loops.push({ drop: fresh, reason });
+  };
+  const normalized = words.map((w) => normalizeWords(w.text).join(' '));
+  // Repeated runs of whole words, over the chunk (a run repeated back to back has no gap to cross windows).
+  for (let i = 0; i < words.length; i++) {
+    for (let n = 1; n <= 6; n++) {
+      if (normalized[i] === '' || dropped.has(i)) break;
+      let k = 1;
+      while (i + (k + 1) * n <= words.length && sameRun(normalized, i, i + k * n, n)) k++;
+      if (k < REPEATS) continue;
+      const end = i + k * n;
+      const secondsPerWord = (words[end - 1]!.start - words[i]!.start) / (k * n - 1);
+      const runText = `"${words
+        .slice(i, i + n)
+        .map((w) => w.text)
+        .join(' ')}" repeated ${k} times`;
+      const why =
+        end === words.length
+          ? 'up to the end of the chunk'
+          : k >= REPEATS_ALWAYS_LOOP
+            ? null
+            : secondsPerWord < MIN_SECONDS_PER_WORD
+              ? `${Math.round(secondsPerWord * 1000)} ms a word`
+              : undefined;
+      if (why === undefined) continue; // said by a person: kept
+      add(range(i + n, end), why ? `${runText}, ${why}` : runText);
+      break;
+    }
+  }
+  words.forEach((w, i) => {
+    const inWord = /([\p{L}\p{M}]{2,20}?)\1{3,}/u.exec(w.text);
+    if (inWord && inWord[0].length >= MIN_LOOP_CHARS_IN_WORD)
+      add([i], `"${inWord[1]}" repeated ${Math.floor(inWord[0].length / inWord[1]!.length)} times in a word`);
+  });
+  for (const window of windowsOf(words)) {
+    const text = window.indexes
+      .filter((i) => !dropped.has(i))
+      .map((i) => words[i]!.text)
+      .join(' ')
+      .trim();
+    if (text.length < MIN_CHARS_FOR_RATIO) continue;
+    const ratio = compressionRatio(text);
+    if (ratio > COMPRESSION_RATIO_THRESHOLD)
+      add(window.indexes, `text compresses ${ratio.toFixed(2)}x (> ${COMPRESSION_RATIO_THRESHOLD})${window.label ? ` at ${window.label}` : ''}`);
+  }
+  return loops;
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
 
 function sameRun(words: string[], a: number, b: number, n: number): boolean {
   for (let j = 0; j < n; j++) if (words[a + j] !== words[b + j]) return false;

@@ -3,6 +3,7 @@
  * reference text, and word onset error against reference onsets.
  */
 import type { Word } from '@captionfarm/contracts';
+import { UNSPACED_LANGUAGES } from './to-words.ts';
 
 /** Lower case, no punctuation, one entry per word ("Sun's" -> "sun's", "cloak." -> "cloak"). */
 export function normalizeWords(text: string): string[] {
@@ -50,18 +51,54 @@ function align(ref: string[], hyp: string[]): Step[] {
   return steps.reverse();
 }
 
-/** (substitutions + deletions + insertions) / reference words, on normalized words. */
-export function wordErrorRate(reference: string, hypothesis: string): number {
-  const ref = normalizeWords(reference);
-  const hyp = normalizeWords(hypothesis);
-  if (ref.length === 0) return hyp.length === 0 ? 0 : 1;
-  return align(ref, hyp).filter((s) => s !== 'match').length / ref.length;
+/**
+ * Hesitations, left out of the reference and of every system's words alike before scoring (as
+ * openai/whisper's normaliser drops um/uh/hmm/mm): recognizers keep or drop them at will, and a
+ * caption without "um" is not wrong. English, German, French, Spanish, Swedish.
+ */
+const FILLERS = new Set(['um', 'umm', 'uh', 'uhm', 'uhh', 'hmm', 'hm', 'mm', 'mmm', 'mhm', 'er', 'erm', 'ah', 'äh', 'ähm', 'öh', 'euh', 'eh']);
+
+/**
+ * The units a transcript is scored in, the one normaliser for every system: normalizeWords less
+ * the fillers ("y'know" read as "you know"), and in languages written without spaces (Japanese,
+ * Chinese, Thai...) one unit per character, so the score is a character error rate.
+ */
+export function scoringUnits(text: string, language?: string): string[] {
+  const words = normalizeWords(text.replace(/\by'?know\b/giu, 'you know')).filter((w) => !FILLERS.has(w));
+  return language !== undefined && UNSPACED_LANGUAGES.has(language) ? words.flatMap((w) => [...w]) : words;
+}
+
+/** Edit steps between reference and hypothesis units, and how many reference units there are. */
+export function scoreErrors(reference: string, hypothesis: string, language?: string): { errors: number; units: number } {
+  const ref = scoringUnits(reference, language);
+  const hyp = scoringUnits(hypothesis, language);
+  if (ref.length === 0) return { errors: hyp.length, units: 0 };
+  return { errors: align(ref, hyp).filter((s) => s !== 'match').length, units: ref.length };
+}
+
+/**
+ * (substitutions + deletions + insertions) / reference units, on `scoringUnits`: the word error
+ * rate, or the character error rate where `language` is written without spaces.
+ */
+export function wordErrorRate(reference: string, hypothesis: string, language?: string): number {
+  const { errors, units } = scoreErrors(reference, hypothesis, language);
+  if (units === 0) return errors === 0 ? 0 : 1;
+  return errors / units;
 }
 
 export interface ReferenceOnset {
   word: string;
   /** seconds */
   onset: number;
+}
+
+/** Parses forced-aligner `.words` files (../shared/media/real): `start_seconds<TAB>end_seconds<TAB>word` lines. */
+export function parseAlignedWords(text: string): { word: string; start: number; end: number }[] {
+  return text
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter((cols) => cols.length >= 3 && cols[0] !== '')
+    .map((cols) => ({ word: cols[2]!.trim(), start: Number(cols[0]), end: Number(cols[1]) }));
 }
 
 /** Parses espeak-style `.words` files: `onset_ms<TAB>char_offset<TAB>char_length<TAB>word` lines. */
@@ -78,8 +115,8 @@ export function parseReferenceOnsets(text: string): ReferenceOnset[] {
  * its reference word in the WER alignment (substituted or missing words have no fair onset).
  */
 export function onsetErrorsMs(reference: ReferenceOnset[], words: Word[]): number[] {
-  const ref = reference.flatMap((r) => normalizeWords(r.word).map((w) => ({ w, onset: r.onset })));
-  const hyp = words.flatMap((word) => normalizeWords(word.text).map((w, k) => ({ w, start: word.start, first: k === 0 })));
+  const ref = reference.flatMap((r) => scoringUnits(r.word).map((w) => ({ w, onset: r.onset })));
+  const hyp = words.flatMap((word) => scoringUnits(word.text).map((w, k) => ({ w, start: word.start, first: k === 0 })));
   const errors: number[] = [];
   let i = 0;
   let j = 0;

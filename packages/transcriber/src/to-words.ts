@@ -125,6 +125,70 @@ function dropAnnotations(words: RawWord[]): RawWord[] {
   return kept;
 }
 
+/**
+ * Languages written without spaces between words. Whisper marks a new word by a token's leading
+ * space, so there a whole sentence came out as one "word" (15 s of Japanese as one, Chinese as
+ * 3-7 s "words"), and a karaoke highlight could not move through it.
+ */
+export const UNSPACED_LANGUAGES: ReadonlySet<string> = new Set(['ja', 'zh', 'yue', 'th', 'lo', 'km', 'my', 'bo']);
+
+const segmenters = new Map<string, Intl.Segmenter>();
+const segmenterFor = (language: string) => {
+  let segmenter = segmenters.get(language);
+  if (!segmenter) {
+    // ICU's dictionary word breaker (Chinese, Japanese, Thai, Lao, Khmer, Burmese), built into Node.
+    segmenter = new Intl.Segmenter(language === 'yue' ? 'zh-Hant' : language, { granularity: 'word' });
+    segmenters.set(language, segmenter);
+  }
+  return segmenter;
+};
+
+/**
+ * Whisper's "words" of a language written without spaces, cut into the words ICU's segmenter
+ * finds ("今日は" -> "今日" "は"), each timed from the tokens it is made of; a word that begins
+ * or ends inside a token takes its share of that token's time by characters. Punctuation comes
+ * out as words of its own and is attached by attachPunctuation, as in other languages.
+ */
+function splitUnspaced(words: RawWord[], language: string | undefined): RawWord[] {
+  if (!language || !UNSPACED_LANGUAGES.has(language)) return words;
+  const segmenter = segmenterFor(language);
+  return words.flatMap((w) => {
+    // Each piece's characters in the word's text (the first piece's leading space is not in it).
+    const spans: { piece: Piece; from: number; to: number }[] = [];
+    let at = 0;
+    w.pieces.forEach((piece, i) => {
+      const length = (i === 0 ? piece.text.trimStart() : piece.text).length;
+      spans.push({ piece, from: at, to: at + length });
+      at += length;
+    });
+    if (at !== w.text.length) return [w];
+    const out: RawWord[] = [];
+    for (const { segment, index } of segmenter.segment(w.text)) {
+      const end = index + segment.length;
+      if (segment.trim().length === 0) continue;
+      const pieces = spans
+        .filter((s) => s.to > index && s.from < end)
+        .map(({ piece, from, to }) => share(piece, (Math.max(from, index) - from) / (to - from || 1), (Math.min(to, end) - from) / (to - from || 1)));
+      if (pieces.length > 0) out.push({ text: segment.trim(), pieces });
+    }
+    return out.length > 0 ? out : [w];
+  });
+}
+
+/** The part of a token from fraction f0 to f1 of its characters, its times shared out alike. */
+function share(piece: Piece, f0: number, f1: number): Piece {
+  if (f0 === 0 && f1 === 1) return piece;
+  const at = (a: number, b: number, f: number) => a + (b - a) * f;
+  const dtwKnown = piece.prevDtw >= 0 && piece.dtw >= 0;
+  return {
+    ...piece,
+    start: at(piece.start, piece.end, f0),
+    end: at(piece.start, piece.end, f1),
+    prevDtw: dtwKnown ? at(piece.prevDtw, piece.dtw, f0) : piece.prevDtw,
+    dtw: dtwKnown ? at(piece.prevDtw, piece.dtw, f1) : piece.dtw,
+  };
+}
+
 /** Attaches punctuation-only words to a neighbour. */
 function attachPunctuation(words: RawWord[]): RawWord[] {
   const out: RawWord[] = [];
@@ -171,7 +235,7 @@ export function toWords(payload: unknown, options: ToWordsOptions): { language: 
   // token boundaries, so a word can start in one segment and end in the next.
   const tokens = parsed.data.segments.flatMap((segment) => segment.words ?? []);
   const words: Word[] = [];
-  for (const raw of attachPunctuation(dropAnnotations(groupWords(tokens)))) {
+  for (const raw of attachPunctuation(splitUnspaced(dropAnnotations(groupWords(tokens)), language))) {
     const word = toWord(raw, options.timing);
     const previous = words.at(-1);
     let start = Math.max(word.start, previous?.start ?? 0, 0);

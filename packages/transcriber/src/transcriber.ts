@@ -6,13 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Word } from '@captionfarm/contracts';
+import type { RecognitionChecks, Word } from '@captionfarm/contracts';
 import { toWhisperWav } from './audio.ts';
 import { TranscriptionError } from './errors.ts';
 import { WHISPER_LANGUAGES } from './languages.ts';
 import { defaultModelsDir, resolveModelPath } from './models.ts';
 import { languageCode } from './languages.ts';
-import { loopReasonIn } from './loops.ts';
+import { findLoops, type Loop } from './loops.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type Chunk } from './speech-plan.ts';
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
@@ -62,11 +62,16 @@ export interface TranscriberOptions {
   vadModel?: string | false;
   /**
    * Time a chunk of speech may take, in whisper.cpp CPU seconds per thread (wall seconds where
-   * the CPU time cannot be read): `fixedSeconds + perAudioSecond * seconds of audio` for the
-   * first try, 3x that for the greedy retry; then the chunk is dropped. `perAudioSecond` grows
-   * to 3x what this transcriber measured on clean chunks, so a slower machine or model retries
-   * rather than drops speech. Default { fixedSeconds: 1, perAudioSecond: 0.6 } (base on 2
-   * threads: real-time factor 0.17-0.25 on a quiet machine).
+   * the CPU time cannot be read): `fixedSeconds + perAudioSecond * seconds of audio`, for the
+   * plain decode and again for the greedy retry; a chunk that runs out twice is dropped. A
+   * runaway guard, not a pace: it must never stop a normal decode, whose words would then change
+   * with the machine's load (the old 1 + 0.6 x seconds did, in 14 of 153 runs at load 3.6-7.5).
+   * whisper.cpp decodes a window at most 6 times (temperatures 0 to 1.0), and on cores shared
+   * with other work its threads spin while they wait, which counts as CPU: the default is 6
+   * decodes of a clean chunk (real-time factor 0.17-0.25 per thread for base on 2 idle threads)
+   * with that spinning on top. `perAudioSecond` grows to 15x what this transcriber measured on
+   * clean chunks, so a slower machine or model never drops speech. Default { fixedSeconds: 10, perAudioSecond: 5 }
+   * (a clean French read decoded with fallbacks took 2.4 CPU-s per thread an audio second at load 6).
    */
   budget?: { fixedSeconds: number; perAudioSecond: number };
   /** Below this language probability, more speech windows vote. Default 0.5. */
@@ -99,6 +104,20 @@ export interface TranscribeRequest {
    * words are having their onsets aligned while this request runs, and go to `onWords` next.
    */
   threads?: (now: { wordsComing: boolean }) => number | undefined;
+  /**
+   * Names, brands and jargon the speaker may say, given to whisper as the text that came before
+   * each chunk (its initial prompt, `vocabularyPrompt`), so it spells them as written here.
+   */
+  vocabulary?: readonly string[];
+}
+
+/**
+ * Whisper's initial prompt for a vocabulary: the terms as a comma-separated list ending in a full
+ * stop (the prompt reads as text said before the chunk; whisper keeps its last 224 tokens).
+ */
+function vocabularyPrompt(vocabulary: readonly string[] | undefined): string | undefined {
+  const terms = (vocabulary ?? []).map((t) => t.trim().replace(/\s+/g, ' ')).filter((t) => t.length > 0);
+  return terms.length > 0 ? `${terms.join(', ')}.` : undefined;
 }
 
 export interface TranscribeResult {
@@ -109,10 +128,21 @@ export interface TranscribeResult {
    */
   languageProbability: number | null;
   words: Word[];
+  /**
+   * What our checks did to the recognized words: chunks decoded again and words left out, each
+   * with the check ('loop': `findLoops`; 'budget': the time budget) and the reason (also logged).
+   */
+  checks: RecognitionChecks;
 }
 
 const TIMED_OUT = Symbol('timed out');
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+/** A word of a chunk at its source time, its start on voice (speech-plan.ts). */
+function toSource(chunk: Chunk, w: Word): Word {
+  const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
+  return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
+}
 
 /** Up to `n` indexes spread over 1..count-1 (0 is always asked first). */
 export function spread(count: number, n: number): number[] {
@@ -170,14 +200,14 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const getBinDir = () => (binDir ??= resolveWhisperBinDir(env));
   const log = opts.log ?? ((message: string) => console.warn(message));
   const languageVoteBelow = opts.languageVoteBelow ?? 0.5;
-  const baseBudget = opts.budget ?? { fixedSeconds: 1, perAudioSecond: 0.6 };
+  const baseBudget = opts.budget ?? { fixedSeconds: 10, perAudioSecond: 5 };
   const budget = { ...baseBudget };
   const rtfs: number[] = [];
   const observeRtf = (rtf: number) => {
     rtfs.push(rtf);
     if (rtfs.length > 20) rtfs.shift();
     const sorted = [...rtfs].sort((a, b) => a - b);
-    budget.perAudioSecond = Math.max(baseBudget.perAudioSecond, 3 * sorted[Math.floor(sorted.length / 2)]!);
+    budget.perAudioSecond = Math.max(baseBudget.perAudioSecond, 15 * sorted[Math.floor(sorted.length / 2)]!);
   };
 
   let server: Promise<WhisperServer> | null = null;
@@ -320,13 +350,16 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   };
 
   /**
-   * One chunk: beam search with whisper's temperature fallback, under a time budget tied to the
-   * chunk's length (a loop makes the fallback decode a window up to 6 times over: 52 s for 18 s
-   * of French). A loop or a blown budget is retried once greedily without fallback: at most 224
-   * tokens a window, deterministic, so bounded by itself; its budget is 3x the first one and
-   * only stops a machine that is far slower than measured. A chunk that still loops is dropped
-   * with a logged reason: no captions there rather than looping ones. Whisper's own onsets:
-   * the caller aligns them (alignOnsets).
+   * One chunk, decoded as whisper.cpp itself decodes (whisper-cli's defaults: beam search with the
+   * temperature fallback). What our checks can discard is only ever the part that fails them:
+   * - a decoding loop (`findLoops`) sends the chunk to a greedy decode without fallback; the
+   *   first of the two that is clean is kept, else the plain decode less its loop's words;
+   * - the time budget stops a runaway decode, never a normal one (a budget of 3x what clean
+   *   chunks measured, in CPU and not wall seconds); a decode stopped by it is retried greedily
+   *   (at most 224 tokens a window: bounded by itself), and only a chunk that runs out twice is
+   *   dropped whole.
+   * Every retry and every drop is logged and returned (`checks`), for the agent's metrics.
+   * Whisper's own onsets: the caller aligns them (alignOnsets).
    */
   const transcribeChunk = async (
     whisper: WhisperServer,
@@ -334,40 +367,57 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     chunk: Chunk,
     language: string,
     threadsNow: () => number,
+    checks: RecognitionChecks,
+    prompt: string | undefined,
     signal?: AbortSignal,
   ): Promise<Word[]> => {
+    const from = chunk.spans[0]!.start;
+    const to = chunk.spans.at(-1)!.end;
+    const where = `${from.toFixed(2)}-${to.toFixed(2)} s`;
     const attempts = [
-      { beamSize, bestOf: beamSize > 1 ? beamSize : 5, temperatureInc: 0.2, share: 1 },
-      { beamSize: 1, bestOf: 1, temperatureInc: 0, share: 3 },
+      { beamSize, bestOf: beamSize > 1 ? beamSize : 5, temperatureInc: 0.2 },
+      { beamSize: 1, bestOf: 1, temperatureInc: 0 },
     ];
+    const decodes: { words: Word[]; loops: Loop[] }[] = [];
     const reasons: string[] = [];
-    for (const { share, ...decoding } of attempts) {
+    for (const decoding of attempts) {
       // Threads asked for as the attempt starts: a render beside the first one may have ended (or begun) meanwhile.
-      const fields = inferenceFields({ language, ...decoding, noSpeechThreshold: 0.6, threads: threadsNow() });
-      const budgetSeconds = (budget.fixedSeconds + budget.perAudioSecond * chunk.duration) * share;
+      const fields = inferenceFields({ language, ...decoding, noSpeechThreshold: 0.6, threads: threadsNow(), prompt });
+      const budgetSeconds = budget.fixedSeconds + budget.perAudioSecond * chunk.duration;
       const spent = workClock(whisper, Number(fields.threads));
       const payload = await inferWithin(whisper, wav, fields, budgetSeconds, spent, signal);
       if (payload === TIMED_OUT) {
-        reasons.push(`no answer within ${budgetSeconds.toFixed(1)} s of ${fields.threads} threads`);
+        const reason = `no answer within ${budgetSeconds.toFixed(1)} s of ${fields.threads} threads`;
+        reasons.push(reason);
+        checks.retries.push({ check: 'budget', reason });
         continue;
       }
       const { words } = toWords(payload, { timing, language, duration: chunk.duration });
-      const loop = loopReasonIn(words);
-      if (loop) {
-        reasons.push(`loop: ${loop}`);
-        continue;
+      const loops = findLoops(words);
+      if (loops.length === 0) {
+        observeRtf(spent() / chunk.duration);
+        if (reasons.length > 0) log(`transcriber: ${where} decoded again greedily (${reasons.join('; then ')})`);
+        return words.map((w) => toSource(chunk, w));
       }
-      observeRtf(spent() / chunk.duration);
-      const mapped = words.map((w) => {
-        const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
-        return { ...w, start: ms(start), end: ms(Math.max(start, toSourceTime(chunk, w.end, 'end'))) };
-      });
-      return mapped;
+      const reason = `loop: ${loops.map((l) => l.reason).join('; ')}`;
+      reasons.push(reason);
+      checks.retries.push({ check: 'loop', reason });
+      decodes.push({ words, loops });
     }
-    const from = chunk.spans[0]!.start;
-    const to = chunk.spans.at(-1)!.end;
-    log(`transcriber: dropped ${from.toFixed(2)}-${to.toFixed(2)} s, no captions there (${reasons.join('; then ')})`);
-    return [];
+    const kept = decodes[0];
+    if (!kept) {
+      checks.dropped.push({ check: 'budget', start: ms(from), end: ms(to), words: null, reason: reasons.join('; then ') });
+      log(`transcriber: dropped ${where}, no captions there (${reasons.join('; then ')})`);
+      return [];
+    }
+    // Both decodes loop (or the plain one loops and the retry ran out): the plain decode, less its loop.
+    const drop = new Set(kept.loops.flatMap((l) => l.drop));
+    const source = kept.words.map((w) => toSource(chunk, w));
+    const gone = source.filter((_, i) => drop.has(i));
+    const reason = kept.loops.map((l) => l.reason).join('; ');
+    checks.dropped.push({ check: 'loop', start: gone[0]!.start, end: gone.at(-1)!.end, words: gone.length, reason });
+    log(`transcriber: dropped ${gone.length} looping words at ${gone[0]!.start.toFixed(2)}-${gone.at(-1)!.end.toFixed(2)} s (${reasons.join('; then ')})`);
+    return source.filter((_, i) => !drop.has(i));
   };
 
   const run = async (req: TranscribeRequest): Promise<TranscribeResult> => {
@@ -384,7 +434,8 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     try {
       const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
       // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
-      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [] };
+      const checks: RecognitionChecks = { retries: [], dropped: [] };
+      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [], checks };
       if (!audio) return nothing;
       const whisper = await ensureServer();
       let speech: SpeechRegion[] = [{ start: 0, end: audio.duration }];
@@ -422,6 +473,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       const { language, probability } = req.language
         ? { language: req.language, probability: null }
         : await detectLanguage(whisper, windows, threadsNow, signal);
+      const prompt = vocabularyPrompt(req.vocabulary);
       const words: Word[] = [];
       // A chunk's onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the
       // next chunk; alignments run one after the other, so words still reach onWords in order.
@@ -433,7 +485,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       let delivered: Promise<void> = Promise.resolve();
       try {
         for (const [i, chunk] of chunks.entries()) {
-          const recognized = await transcribeChunk(whisper, wavs[i]!, chunk, language, threadsNow, chunkSignal);
+          const recognized = await transcribeChunk(whisper, wavs[i]!, chunk, language, threadsNow, checks, prompt, chunkSignal);
           const before = delivered;
           aligning++;
           delivered = (async () => {
@@ -463,7 +515,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         await delivered.catch(() => undefined);
         throw stop.signal.aborted ? stop.signal.reason : err;
       }
-      return { language, languageProbability: probability, words };
+      return { language, languageProbability: probability, words, checks };
     } finally {
       await rm(workDir, { recursive: true, force: true });
     }

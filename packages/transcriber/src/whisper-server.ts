@@ -53,6 +53,8 @@ export interface InferenceParams {
    * every request sends it).
    */
   threads: number;
+  /** Text the decoder is given as what came before (whisper's initial prompt): names and terms to expect. */
+  prompt?: string | undefined;
 }
 
 /**
@@ -84,7 +86,7 @@ export function inferenceFields(p: InferenceParams): Record<string, string> {
     max_len: '0',
     offset_t: '0',
     duration: '0',
-    prompt: '',
+    prompt: p.prompt ?? '',
     temperature: '0',
     temperature_inc: String(p.temperatureInc),
     entropy_thold: String(ENTROPY_THRESHOLD),

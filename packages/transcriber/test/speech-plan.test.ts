@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
-import { compressionRatio, loopReason, loopReasonIn } from '../src/loops.ts';
+import { compressionRatio, findLoops, loopReason, loopReasonIn } from '../src/loops.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
@@ -223,5 +223,49 @@ describe('skipStart', () => {
       duration: expect.closeTo(7.1, 6),
     });
     expect(skipStart(chunk, 3.5).spans).toMatchObject([{ start: 9.8, end: 14.2, at: expect.closeTo(0.2, 6) }]);
+  });
+});
+
+describe('findLoops', () => {
+  /** Words a `gap` seconds apart from `at`. */
+  const said = (text: string, at = 0, gap = 0.35) => text.split(' ').map((t, i) => ({ text: t, start: at + i * gap }));
+
+  it('keeps a word a person really says four times (en_mfa_acoustic_corpus: "words words words words")', () => {
+    const words = said("we're just saying some words and here's some more words words words words um and that should be all thanks");
+    expect(loopReasonIn(words)).toMatch(/"words" repeated 4 times/); // a sign, worth a second decode...
+    expect(findLoops(words)).toEqual([]); // ...but nothing is dropped: each word has its own time
+    expect(findLoops(said('no no no no, I said no'))).toEqual([]);
+  });
+
+  it('drops the repeats of a loop that runs to the end of the chunk, keeping its first saying', () => {
+    const words = said('and so the results were better thank you so much thank you so much thank you so much thank you so much');
+    const loops = findLoops(words);
+    expect(loops).toHaveLength(1);
+    expect(loops[0]!.reason).toMatch(/"thank you so much" repeated 4 times, up to the end of the chunk/);
+    const kept = words.filter((_, i) => !loops[0]!.drop.includes(i)).map((w) => w.text);
+    expect(kept.join(' ')).toBe('and so the results were better thank you so much');
+  });
+
+  it('drops repeats packed faster than speech, or repeated 8 times, wherever they are', () => {
+    const packed = [...said('the the the the', 0, 0.02), ...said('end of the story here', 1)];
+    expect(findLoops(packed).map((l) => l.drop)).toEqual([[1, 2, 3]]);
+    expect(findLoops(packed)[0]!.reason).toMatch(/20 ms a word/);
+    const eight = said('la la la la la la la la and then it went on');
+    expect(findLoops(eight)[0]!.drop).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('drops a word that loops inside itself, not laughter', () => {
+    expect(findLoops(said('ฟรงฮะฟรงฮะฟรงฮะฟรงฮะฟรงฮะ ok'))).toEqual([{ drop: [0], reason: expect.stringMatching(/"ฟรงฮะ" repeated 5 times in a word/) }]);
+    expect(findLoops(said('hahahaha that was funny'))).toEqual([]);
+  });
+
+  it('drops the window of text that compresses like a loop when no run is to blame', () => {
+    // Alternating phrases: no run repeats back to back, yet whisper's compression threshold trips.
+    const text = Array.from({ length: 6 }, (_, i) => (i % 2 ? 'we will see you on the other side of the river' : 'we will meet you on the other side of the river')).join(' ');
+    const words = said(text, 0, 0.3);
+    const loops = findLoops(words);
+    expect(loops).toHaveLength(1);
+    expect(loops[0]!.reason).toMatch(/compresses/);
+    expect(loops[0]!.drop).toHaveLength(words.length);
   });
 });

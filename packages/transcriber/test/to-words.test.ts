@@ -228,3 +228,54 @@ describe('toWords edge cases', () => {
     expect(() => toWords(payload([[' x', 0, 1]], 'klingon'), { timing: 'token' })).toThrow(/klingon/);
   });
 });
+
+describe('toWords in languages written without spaces', () => {
+  it('cuts a Japanese sentence into words, each timed from its own tokens', () => {
+    // Whisper gives no leading spaces in Japanese: before, these tokens came out as one "word".
+    const p = payload(
+      [
+        [' 今日', 0.0, 0.4, 0.9, 30],
+        ['は', 0.4, 0.6, 0.9, 55],
+        ['良い天気', 0.6, 1.4, 0.9, 135],
+        ['です', 1.4, 1.8, 0.9, 175],
+        ['ね。', 1.8, 2.1, 0.9, 205],
+      ],
+      'japanese',
+    );
+    const { words } = toWords(p, { timing: 'token', language: 'ja' });
+    expect(words.map((w) => w.text)).toEqual(['今日', 'は', '良い', '天気', 'です', 'ね。']);
+    // "良い天気" is one token of 4 characters, 0.6-1.4 s: each word takes its share of it.
+    expect(words.map((w) => [w.start, w.end])).toEqual([
+      [0, 0.4],
+      [0.4, 0.6],
+      [0.6, 1.0],
+      [1.0, 1.4],
+      [1.4, 1.8],
+      [1.8, 1.95], // "ね" is half of the token "ね。"; the full stop joins it and adds no time
+    ]);
+    // DTW starts: where the token before ends, shared out inside a token the same way.
+    const dtw = toWords(p, { timing: 'dtw', language: 'ja' }).words.map((w) => w.start);
+    expect(dtw).toEqual([0, 0.3, 0.55, 0.95, 1.35, 1.75]);
+  });
+
+  it('cuts Chinese into words and keeps Latin words inside it whole', () => {
+    const p = payload(
+      [
+        [' 我们今天', 0.0, 1.0],
+        ['用', 1.0, 1.2],
+        [' iPhone', 1.2, 1.8],
+        ['拍照。', 1.8, 2.4],
+      ],
+      'chinese',
+    );
+    expect(toWords(p, { timing: 'token', language: 'zh' }).words.map((w) => w.text)).toEqual(['我们', '今天', '用', 'iPhone', '拍照。']);
+  });
+
+  it('leaves languages written with spaces as whisper spaced them', () => {
+    const p = payload([
+      [' Hello', 0, 0.5],
+      [' world.', 0.5, 1],
+    ]);
+    expect(toWords(p, { timing: 'token', language: 'en' }).words.map((w) => w.text)).toEqual(['Hello', 'world.']);
+  });
+});

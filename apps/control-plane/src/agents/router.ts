@@ -13,6 +13,7 @@ import {
   AgentRegisterInputSchema,
   AgentReleaseInputSchema,
   type AgentCompleteInput,
+  type AgentTranscribedInput,
   type AgentContext,
   type AgentEvent,
   type AgentRouter,
@@ -38,6 +39,8 @@ export function createAgentRouter(deps: {
   hub: AgentHub;
   presence?: AgentPresence;
   onCompleted?: (input: AgentCompleteInput & { nodeId: string }) => void;
+  /** A lease holder's recognized words were kept (once per call that was taken). */
+  onTranscribed?: (input: AgentTranscribedInput & { nodeId: string }) => void;
 }): AgentRouter {
   const { agents, hub, presence } = deps;
   const seen = (conn: object | undefined, nodeId: string) => {
@@ -63,7 +66,11 @@ export function createAgentRouter(deps: {
     heartbeat: nodeProc.input(AgentHeartbeatInputSchema).mutation(({ ctx, input }) => agents.heartbeat(ctx.nodeId, input.leases)),
     progress: nodeProc.input(AgentNodeProgressInputSchema).mutation(({ input }) => agents.progress(input)),
     ingested: nodeProc.input(AgentNodeIngestedInputSchema).mutation(({ input }) => agents.ingested(input)),
-    transcribed: nodeProc.input(AgentNodeTranscribedInputSchema).mutation(({ input }) => agents.transcribed(input)),
+    transcribed: nodeProc.input(AgentNodeTranscribedInputSchema).mutation(async ({ input }) => {
+      const r = await agents.transcribed(input);
+      if (r.ok) deps.onTranscribed?.(input);
+      return r;
+    }),
     outputUploadUrl: nodeProc.input(AgentOutputUploadUrlInputSchema).mutation(({ input }) => agents.outputUploadUrl(input)),
     complete: nodeProc.input(AgentNodeCompleteInputSchema).mutation(async ({ input }) => {
       const r = await agents.complete(input);
