@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
-import { CONTENT_TYPES, fitWords, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
+import { CONTENT_TYPES, fitWords, replaceFinalWords, replaceWords, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
 import {
   BandOverflow,
   CaptionsChanged,
@@ -25,6 +25,8 @@ export interface Transcriber {
   transcribe(opts: {
     audioPath: string;
     language?: string | undefined;
+    /** Names, brands and jargon to spell as written (whisper.cpp's initial prompt). */
+    vocabulary?: readonly string[];
     signal?: AbortSignal;
     workDir?: string;
     onWords?: (progress: { words: readonly Word[]; finalUntil: number }) => void;
@@ -181,6 +183,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         throw err;
       }
     };
+    // Both come with every lease; `?? []` for a lease answered by a control plane from before them (not parsed).
+    const vocabulary = job.vocabulary ?? [];
+    const replacements = job.replacements ?? [];
     const painterFor = (words: Word[]) => (size: OutputFrame) =>
       createBandPainter({ words, template, width: size.width, height: size.height, fps: info.fps, fonts });
     const recognize = async (
@@ -194,6 +199,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         recognized = await deps.transcriber.transcribe({
           audioPath,
           language: job.language ?? undefined,
+          ...(vocabulary.length > 0 ? { vocabulary } : {}),
           signal: recognizeSignal,
           workDir: dir,
           ...(onWords ? { onWords } : {}),
@@ -203,8 +209,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         if (recognizeSignal.aborted) throw err;
         throw new JobFailure('transcription-failed', firstLine((err as Error).message));
       }
-      // Exported words must be valid to send back as a transcript (end > start, within the source).
-      const words = fitWords(recognized.words, info.durationSeconds);
+      // Exported words must be valid to send back as a transcript (end > start, within the source),
+      // and are the words the job burns: the replacements applied first.
+      const words = fitWords(replaceWords(recognized.words, replacements), info.durationSeconds);
       const kept = await channel.transcribed({
         language: recognized.language,
         languageProbability: recognized.languageProbability ?? null,
@@ -247,7 +254,9 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         words = await recognize(
           (p) => {
             renderUnderWay = true;
-            feed.push(fitWords(p.words, info.durationSeconds), p.finalUntil);
+            // Replaced as the final list will be: words a several-word replacement could still join are held back.
+            const replaced = replaceFinalWords(p.words, p.finalUntil, replacements);
+            feed.push(fitWords(replaced.words, info.durationSeconds), replaced.finalUntil);
           },
           AbortSignal.any([signal, recognition.signal]),
           ({ wordsComing }) => ((renderUnderWay || wordsComing) && !renderEnded ? deps.whisperThreadsBesideRender : undefined),

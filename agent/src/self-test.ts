@@ -27,6 +27,8 @@ export interface WhisperBuild {
 
 export interface SelfTestReport {
   whisper: { build: 'CUDA' | 'CPU' | 'missing'; device: string; threads: number; detail: string };
+  /** The whisper model the agent would run, and why (chooseModel). */
+  model?: { name: string; path: string; why: string };
   nvenc: { available: boolean; reason: string };
   x264Threads: number;
   slots: number;
@@ -132,6 +134,8 @@ export async function selfTest(o: {
   plan: HardwarePlan;
   whisper: WhisperBuild;
   transcriber: Transcriber | null;
+  /** The model chosen for this machine (chooseModel), reported under whisper. */
+  model?: { name: string; path: string; why: string };
   seconds?: number;
   workDir?: string;
   print?: (line: string) => void;
@@ -155,12 +159,14 @@ export async function selfTest(o: {
     x264Threads: plan.x264Threads,
     slots: plan.slots,
     slotsWhy: plan.why,
+    ...(o.model ? { model: o.model } : {}),
   };
   print(
     `machine:   ${hw.cores} cores, ${(hw.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${hw.gpus.length ? hw.gpus.map((g) => g.name).join(', ') : 'no NVIDIA GPU'}`,
   );
   print(`whisper:   ${build} build${whisper.detail ? ` (${whisper.detail})` : ''}`);
   print(`           device ${device}, ${plan.whisperThreads} threads`);
+  if (o.model) print(`model:     ${o.model.name} (${o.model.path}): ${o.model.why}`);
   print(`nvenc:     ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`);
   print(`x264:      ${plan.x264Threads} threads${nvenc.available ? ' (used for webm and when NVENC refuses a session)' : ' (every core: no NVENC)'}`);
   print(`slots:     ${plan.slots} (${plan.why})`);
@@ -227,6 +233,8 @@ export async function selfTest(o: {
       resolution: null,
       language: 'en',
       transcript: null,
+      vocabulary: [],
+      replacements: [],
       maxInputSeconds: 600,
       frameBudget: 1080 * 1920,
       maxSourceBytes: 2 ** 31,

@@ -3,7 +3,18 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBurnArgs } from '../src/commands/burn-args.ts';
-import { etaSeconds, formatBytes, formatDuration, phaseLine, progressBar, readTranscript, renderEta, transferLine } from '../src/commands/burn.ts';
+import {
+  etaSeconds,
+  formatBytes,
+  formatDuration,
+  phaseLine,
+  progressBar,
+  readReplacements,
+  readTranscript,
+  readVocabulary,
+  renderEta,
+  transferLine,
+} from '../src/commands/burn.ts';
 import { CliError } from '../src/output.ts';
 
 describe('parseBurnArgs', () => {
@@ -95,6 +106,66 @@ describe('parseBurnArgs', () => {
       request: { format: 'mp4' },
     });
     expect(parseBurnArgs(['a.mp4', '-t', 'k'], cwd)?.request).not.toHaveProperty('overlay');
+  });
+
+  it('--replacements inline or from a file, checked as the service does; --vocabulary kept for burn to read', () => {
+    const inline = '[{"from":"caption farm","to":"Captionfarm"},{"from":"um","to":""}]';
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--replacements', inline, '--vocabulary', 'Captionfarm,Kubernetes'], cwd)).toMatchObject({
+      request: {
+        replacements: [
+          { from: 'caption farm', to: 'Captionfarm' },
+          { from: 'um', to: '' },
+        ],
+      },
+      vocabularyIn: { value: 'Captionfarm,Kubernetes', path: '/work/videos/Captionfarm,Kubernetes' },
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--replacements', 'brand/fixes.json', '--vocabulary', 'brand/terms.txt'], cwd)).toMatchObject({
+      replacementsIn: '/work/videos/brand/fixes.json',
+      vocabularyIn: { value: 'brand/terms.txt', path: '/work/videos/brand/terms.txt' },
+      request: { templateId: 'k', format: 'mp4' },
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k'], cwd)).not.toHaveProperty('vocabularyIn');
+    const usage = (args: string[]) => {
+      try {
+        parseBurnArgs(['a.mp4', '-t', 'k', ...args], cwd);
+      } catch (err) {
+        expect(err).toBeInstanceOf(CliError);
+        expect((err as CliError).exitCode).toBe(2);
+        return (err as Error).message.split('\n\n')[0];
+      }
+      return 'accepted';
+    };
+    expect(usage(['--replacements', '[{"from":"a"'])).toMatch(/^--replacements is not valid JSON/);
+    expect(usage(['--replacements', '[{"from":"um","to":""},{"from":"UM","to":"uh"},{"from":"a","to":"b","x":1}]'])).toBe(
+      '--replacements is not a valid list of {"from","to"} replacements:\n  [2].x: unknown field' +
+        '\n  [1].from: the same words as replacements[0].from (compared case-insensitively)',
+    );
+    expect(usage(['--replacements', '[{"from":"um","to":""},{"from":"uh","to":"uh"}]'])).toBe('accepted');
+  });
+
+  it('--vocabulary: a file with one term per line when the value names one, else comma-separated terms', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cf-vocab-'));
+    const file = path.join(dir, 'terms.txt');
+    await writeFile(file, 'Captionfarm\r\n  Kubernetes operator \n\nwhisper.cpp, the recognizer\n');
+    expect(await readVocabulary({ value: file, path: file })).toEqual(['Captionfarm', 'Kubernetes operator', 'whisper.cpp, the recognizer']);
+    expect(await readVocabulary({ value: ' Captionfarm, Kubernetes,,', path: path.join(dir, 'no such file') })).toEqual(['Captionfarm', 'Kubernetes']);
+    await expect(readVocabulary({ value: 'x'.repeat(51), path: path.join(dir, 'x') })).rejects.toThrow(
+      /--vocabulary is not a valid vocabulary:\n {2}\[0\]: a term is at most 50 characters/,
+    );
+    await writeFile(file, Array.from({ length: 101 }, (_, i) => `term ${i}`).join('\n'));
+    await expect(readVocabulary({ value: file, path: file })).rejects.toThrow(/\(list\): at most 100 terms/);
+  });
+
+  it('--replacements FILE: a JSON array, checked before anything is uploaded', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cf-repl-'));
+    const file = path.join(dir, 'fixes.json');
+    await writeFile(file, JSON.stringify([{ from: ' Caption  farm ', to: 'Captionfarm' }]));
+    expect(await readReplacements(file)).toEqual([{ from: 'Caption farm', to: 'Captionfarm' }]);
+    await writeFile(file, '{"from":"a","to":"b"}');
+    await expect(readReplacements(file)).rejects.toThrow(/is not a valid list of \{"from","to"\} replacements:\n {2}\(list\): /);
+    await writeFile(file, 'not json');
+    await expect(readReplacements(file)).rejects.toThrow(/is not JSON/);
+    await expect(readReplacements(path.join(dir, 'missing.json'))).rejects.toThrow(/cannot read --replacements .*ENOENT/);
   });
 
   it('--help', () => {

@@ -113,6 +113,24 @@ describe('captionfarm burn in a terminal: Ctrl-C cancels the job and refunds its
     expect(await run.exit).toBe(130);
   });
 
+  it('--vocabulary FILE --replacements JSON: the job is created with both (read back with GET .../style)', async () => {
+    const { key, api } = await h.account('pro');
+    const terms = path.join(dir, 'terms.txt');
+    await writeFile(terms, 'Captionfarm\nKubernetes\n');
+    const run = cliInPty(
+      ['burn', clip, '-t', 'karaoke', '--vocabulary', 'terms.txt', '--replacements', '[{"from":"caption farm","to":"Captionfarm"}]'],
+      envFor(key),
+      dir,
+    );
+    const [, jobId] = await run.waitFor(JOB_ID);
+    expect((await api('GET', `/v1/automation-jobs/${jobId}/style`)).body).toMatchObject({
+      vocabulary: ['Captionfarm', 'Kubernetes'],
+      replacements: [{ from: 'caption farm', to: 'Captionfarm' }],
+    });
+    run.type('\x03');
+    expect(await run.exit).toBe(130);
+  });
+
   it('a damaged --font is refused by the service before any job is created (exit 1)', async () => {
     const { key, api } = await h.account('pro');
     const damaged = path.join(dir, 'damaged.ttf');

@@ -106,7 +106,8 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '400': errorResponse(
               'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, ' +
                 'unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a ' +
-                'resolution that is odd, under 64 px a side or wider than 4:1)',
+                'resolution that is odd, under 64 px a side or wider than 4:1, over 100 vocabulary terms or 200 ' +
+                'replacements, a term or from/to over 50 characters or not one line, the same from twice)',
             ),
             '404': errorResponse('not_found (unknown uploadId)'),
             '409': errorResponse('upload_not_completed | upload_already_used'),
@@ -178,7 +179,8 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
           description:
             'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
             'overlay, and the effective style (the template with the style applied, every default filled in; see ' +
-            "the Template schema). The job record itself keeps exactly the spec's keys.",
+            'the Template schema), and the words of recognition: the vocabulary and replacements the job uses (its ' +
+            "own, else its template's defaults, resolved at creation). The job record itself keeps exactly the spec's keys.",
           parameters: [idParam],
           responses: { '200': json('JobStyle', "The job's style"), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
         },

@@ -1,3 +1,4 @@
+import { ReplacementsSchema, VocabularySchema } from '@captionfarm/contracts';
 import { z } from 'zod';
 import { FontFamilySchema } from './fonts.ts';
 
@@ -173,6 +174,16 @@ export const TemplateSchema = z.strictObject({
    * scale, or the default emphasis look when the template has none.
    */
   keywords: z.array(z.string().trim().min(1).max(60)).max(50).default([]),
+  /**
+   * The account's defaults for jobs made with this template (not rendering fields: a job keeps
+   * them apart from its template). A job's own `vocabulary` or `replacements` replaces these, not merged.
+   */
+  vocabulary: VocabularySchema.optional().meta({
+    description: "Default vocabulary of the jobs made with this template; a job's own vocabulary replaces it (not merged).",
+  }),
+  replacements: ReplacementsSchema.optional().meta({
+    description: "Default replacements of the jobs made with this template; a job's own replacements replace them (not merged).",
+  }),
 });
 
 /** A complete template (every default filled in). */
@@ -181,10 +192,11 @@ export type Template = z.infer<typeof TemplateSchema>;
 export type TemplateInput = z.input<typeof TemplateSchema>;
 
 /**
- * A per-job style: any template field but id, name and description, nested objects partial.
+ * A per-job style: any template field but id, name, description, vocabulary and replacements (a
+ * job has fields of its own for those two), nested objects partial.
  * Validated by the template schema itself, so a style can never hold what a template cannot.
  */
-export const StyleSchema = TemplateSchema.omit({ id: true, name: true, description: true }).partial();
+export const StyleSchema = TemplateSchema.omit({ id: true, name: true, description: true, vocabulary: true, replacements: true }).partial();
 /** What a client sends as `style` (every field optional, at every depth). */
 export type StyleInput = z.input<typeof StyleSchema>;
 

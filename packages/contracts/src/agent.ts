@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FailureCodeSchema, FormatSchema, QualitySchema, ResolutionSchema } from './job.ts';
+import { REPLACEMENTS_MAX, VOCABULARY_MAX_TERMS } from './recognition.ts';
 import { TRANSCRIPT_MAX_WORDS } from './transcript.ts';
 
 /** What an agent node can do, sent at register. */
@@ -62,6 +63,13 @@ export const LeasedJobSchema = z.strictObject({
   transcript: z
     .strictObject({ language: z.string().length(2).nullable(), words: z.array(z.strictObject({ text: z.string(), start: z.number(), end: z.number() })) })
     .nullable(),
+  /** Terms the recognizer is told to expect (its initial prompt); unused with a transcript. */
+  vocabulary: z.array(z.string()).max(VOCABULARY_MAX_TERMS).default([]),
+  /** Applied to the recognized words (replaceWords), not to a transcript given at creation. */
+  replacements: z
+    .array(z.strictObject({ from: z.string(), to: z.string() }))
+    .max(REPLACEMENTS_MAX)
+    .default([]),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 

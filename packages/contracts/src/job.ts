@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WHISPER_LANGUAGES } from './languages.ts';
+import { ReplacementsSchema, VocabularySchema } from './recognition.ts';
 import { TranscriptInputSchema } from './transcript.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -145,6 +146,10 @@ export const CreateJobRequestSchema = z
         'The job still passes through phase transcribing. A word ending after the source does fails the job ' +
         'after ingest with failureCode transcript-out-of-range (not retryable).',
     }),
+    /** Terms the recognizer is told to expect; replaces the template's own `vocabulary` (not merged). */
+    vocabulary: VocabularySchema.optional(),
+    /** Fixes applied to the recognized words; replaces the template's own `replacements` (not merged). */
+    replacements: ReplacementsSchema.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.format === 'mov' && !body.overlay) {
@@ -174,6 +179,12 @@ export const JobStyleSchema = z.strictObject({
   override: z.record(z.string(), z.unknown()).nullable(),
   /** The effective template: the template with the style applied, every default filled in. */
   style: z.record(z.string(), z.unknown()),
+  /** The vocabulary given to the recognizer: the job's own, else its template's (empty: none). */
+  vocabulary: z.array(z.string()).meta({ description: "The vocabulary given to the recognizer: the job's own, else its template's (resolved at creation)." }),
+  /** The replacements applied to the recognized words: the job's own, else its template's. */
+  replacements: z
+    .array(z.strictObject({ from: z.string(), to: z.string() }))
+    .meta({ description: "The replacements applied to the recognized words: the job's own, else its template's (resolved at creation)." }),
 });
 export type JobStyle = z.infer<typeof JobStyleSchema>;
 

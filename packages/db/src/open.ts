@@ -12,6 +12,7 @@ import * as sweepIndexes from './migrations/0013-sweep-indexes.ts';
 import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import * as ledgerBalance from './migrations/0017-ledger-balance.ts';
+import * as recognitionWords from './migrations/0019-recognition-words.ts';
 import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0016-fonts': fonts,
   '0017-ledger-balance': ledgerBalance,
   '0018-create-pages': createPages,
+  '0019-recognition-words': recognitionWords,
 };
 
 /** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */

@@ -93,6 +93,10 @@ export interface JobsTable {
   style_json: string | null;
   /** When the job's `reserve` ledger row was written; null while it waits for minutes (admission). */
   reserved_at: Iso | null;
+  /** JSON string[]: the vocabulary given to the recognizer (the job's own, else its template's), or null (0019). Optional on insert. */
+  vocabulary_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {from, to}[]: replacements applied to the recognized words (the job's own, else its template's), or null (0019). Optional on insert. */
+  replacements_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UploadsTable {

@@ -77,6 +77,8 @@ const EXPECTED: SchemaSpec = {
     overlay: 'integer default',
     style_json: 'text null',
     reserved_at: 'text null',
+    vocabulary_json: 'text null',
+    replacements_json: 'text null',
   },
   uploads: {
     id: 'text',

@@ -88,7 +88,11 @@ export interface PreviewRequest {
   style?: CaptionStyle;
 }
 
-/** POST /v1/automation-jobs: the contract's body, with `style` typed as the template schema. */
+/**
+ * POST /v1/automation-jobs: the contract's body, with `style` typed as the template schema.
+ * `vocabulary` (terms for the recognizer) and `replacements` (`{ from, to }` applied to the
+ * recognized words) replace the template's defaults when given; neither applies to a `transcript`.
+ */
 export type CreateJobRequest = Omit<CreateJobBody, 'style'> & { style?: CaptionStyle | undefined };
 
 export interface UploadFontOptions extends CallOptions {

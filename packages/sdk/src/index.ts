@@ -58,6 +58,7 @@ export {
   type JobPhase,
   type JobStatus,
   type Quality,
+  type Replacement,
   type Resolution,
   type TranscriptInput,
   type TranscriptRecord,

@@ -65,8 +65,16 @@ export const TemplateDetailSchema = z.looseObject({
 });
 export type TemplateDetail = z.infer<typeof TemplateDetailSchema>;
 
-/** GET /v1/automation-jobs/:id/style: the per-job style sent (or null) and the effective template. */
-export const ClientJobStyleSchema = JobStyleSchema.extend({ override: StyleObjectSchema.nullable(), style: TemplateObjectSchema }).loose();
+/**
+ * GET /v1/automation-jobs/:id/style: the per-job style sent (or null), the effective template, and
+ * the vocabulary and replacements the job uses (empty from a service that predates them).
+ */
+export const ClientJobStyleSchema = JobStyleSchema.extend({
+  override: StyleObjectSchema.nullable(),
+  style: TemplateObjectSchema,
+  vocabulary: z.array(z.string()).default([]),
+  replacements: z.array(z.looseObject({ from: z.string(), to: z.string() })).default([]),
+}).loose();
 export type JobStyle = z.infer<typeof ClientJobStyleSchema>;
 
 const terminal: ReadonlySet<string> = new Set(TERMINAL_STATUSES);

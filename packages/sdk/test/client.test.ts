@@ -16,6 +16,7 @@ import {
   isApiError,
   type CaptionStyle,
   type CaptionfarmClient,
+  type CreateJobRequest,
 } from '../src/index.ts';
 
 let h: Harness;
@@ -421,5 +422,37 @@ describe('brand: fonts, per-job style, overlay', () => {
     expect((bad as CaptionfarmApiError).details).toEqual([expect.objectContaining({ path: 'style.fill' })]);
     const mp4Overlay = await client.createJob({ videoUrl: 'https://v.example.com/a.mp4', templateId: 'karaoke', overlay: true }).catch((e: unknown) => e);
     expect(isApiError(mp4Overlay, 'invalid_request')).toBe(true);
+  });
+});
+
+describe('the words the speaker meant: vocabulary and replacements', () => {
+  it('are create options, read back with getJobStyle, typed, and checked by the service', async () => {
+    const { client } = await clientFor();
+    const req: CreateJobRequest = {
+      videoUrl: 'https://v.example.com/a.mp4',
+      templateId: 'karaoke',
+      vocabulary: ['Captionfarm', 'Kubernetes'],
+      replacements: [{ from: 'caption farm', to: 'Captionfarm' }],
+    };
+    const job = await client.createJob(req);
+    expect(await client.getJobStyle(job.id)).toMatchObject({ vocabulary: req.vocabulary, replacements: req.replacements });
+    // @ts-expect-error a replacement needs its `to` (empty to remove the words)
+    const missingTo: CreateJobRequest = { ...req, replacements: [{ from: 'um' }] };
+    // @ts-expect-error vocabulary is a list of terms, not one comma-separated string
+    const oneString: CreateJobRequest = { ...req, vocabulary: 'Captionfarm,Kubernetes' };
+    for (const bad of [missingTo, oneString]) {
+      const err = await client.createJob(bad).catch((e: unknown) => e);
+      expect(isApiError(err, 'invalid_request')).toBe(true);
+    }
+    const dup = await client
+      .createJob({
+        ...req,
+        replacements: [
+          { from: 'UM', to: '' },
+          { from: 'um', to: 'uh' },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect((dup as CaptionfarmApiError).details).toEqual([expect.objectContaining({ path: 'replacements.1.from' })]);
   });
 });

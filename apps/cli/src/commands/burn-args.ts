@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CaptionStyle, CreateJobRequest } from '@captionfarm/sdk';
+import { issuesToDetails, ReplacementsSchema, VocabularySchema, type Replacement } from '@captionfarm/contracts';
 import { CliError, UsageError } from '../output.ts';
 import { configureTree, usageText } from '@captionfarm/agent/command-line';
 
@@ -42,6 +43,16 @@ export function defineBurn(cmd: Command): Command {
     .option('--font <file|id>', 'render with your own font: a .ttf, .otf or .woff2 file (uploaded and checked first) or the id of a font you uploaded')
     .option('--overlay', 'render only the captions on transparent frames, for your editor: mov (ProRes 4444) or webm (VP9 with alpha)')
     .option(
+      '--vocabulary <terms|file>',
+      'names, brands and jargon the speech recognizer should expect: comma-separated, e.g. "Captionfarm,Kubernetes", ' +
+        "or a file with one term per line (up to 100, each up to 50 characters); replaces the template's",
+    )
+    .option(
+      '--replacements <file|json>',
+      'fix recognized words: a JSON file, or inline JSON such as \'[{"from":"caption farm","to":"Captionfarm"},{"from":"um","to":""}]\' ' +
+        "(whole words, case-insensitive; up to 200); replaces the template's; not applied to --transcript-in",
+    )
+    .option(
       '--transcript-in <file>',
       'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, ' +
         'e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
@@ -63,6 +74,8 @@ export interface BurnOptions {
   style?: string;
   font?: string;
   overlay?: boolean;
+  vocabulary?: string;
+  replacements?: string;
 }
 
 export interface BurnPlan {
@@ -77,6 +90,10 @@ export interface BurnPlan {
   styleIn?: string;
   /** A font to upload (file) or an uploaded font's id, set as style.font.fontId. */
   font?: { kind: 'file'; path: string } | { kind: 'id'; id: string };
+  /** --vocabulary as given: the terms of `path` when it names a file, else comma-separated terms (burn.ts reads it). */
+  vocabularyIn?: { value: string; path: string };
+  /** A JSON file holding the replacements (inline JSON is already in request.replacements). */
+  replacementsIn?: string;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -144,6 +161,20 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
       styleIn = path.resolve(cwd, values.style);
     }
   }
+  let replacementsIn: string | undefined;
+  if (values.replacements !== undefined) {
+    if (values.replacements.trimStart().startsWith('[')) {
+      let replacements: unknown;
+      try {
+        replacements = JSON.parse(values.replacements);
+      } catch (err) {
+        throw new UsageError(`--replacements is not valid JSON: ${(err as Error).message}`);
+      }
+      request.replacements = checkReplacements(replacements, '--replacements');
+    } else {
+      replacementsIn = path.resolve(cwd, values.replacements);
+    }
+  }
   if (values.quality !== undefined) {
     if (values.quality !== 'low' && values.quality !== 'medium' && values.quality !== 'high') {
       throw new UsageError(`--quality must be low, medium or high, not "${values.quality}"`);
@@ -176,6 +207,8 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   const plan: BurnPlan = { input, output, request, subtitles };
   if (values.transcriptIn !== undefined) plan.transcriptIn = path.resolve(cwd, values.transcriptIn);
   if (styleIn !== undefined) plan.styleIn = styleIn;
+  if (replacementsIn !== undefined) plan.replacementsIn = replacementsIn;
+  if (values.vocabulary !== undefined) plan.vocabularyIn = { value: values.vocabulary, path: path.resolve(cwd, values.vocabulary) };
   if (values.font !== undefined)
     plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
   return plan;
@@ -203,4 +236,31 @@ export function parseBurnArgs(argv: string[], cwd: string = process.cwd()): Burn
     if (err instanceof UsageError) throw new CliError(`${err.message}\n\n${usageText(cmd)}`, 2);
     throw err;
   }
+}
+
+/** What --replacements holds, checked as the service does (each problem with its path), before anything is uploaded. */
+export function checkReplacements(value: unknown, what: string): Replacement[] {
+  const parsed = ReplacementsSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`${what} is not a valid list of {"from","to"} replacements:${problems(parsed.error.issues)}`);
+}
+
+/**
+ * The terms of --vocabulary: one a line when `text` is a file's (blank lines skipped), else
+ * comma-separated; checked as the service does.
+ */
+export function vocabularyTerms(text: string, what: string, fromFile: boolean): string[] {
+  const terms = text.split(fromFile ? /\r?\n/ : ',').filter((t) => t.trim() !== '');
+  const parsed = VocabularySchema.safeParse(terms);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`${what} is not a valid vocabulary:${problems(parsed.error.issues)}`);
+}
+
+function problems(issues: Parameters<typeof issuesToDetails>[0]): string {
+  const details = issuesToDetails(issues);
+  const lines = details
+    .slice(0, 10)
+    .map((d) => `\n  ${d.path === '' ? '(list)' : d.path.replace(/^(\d+)/, '[$1]')}: ${d.message}`)
+    .join('');
+  return `${lines}${details.length > 10 ? `\n  ... and ${details.length - 10} more` : ''}`;
 }

@@ -11,10 +11,10 @@ import {
   type Job,
   type TransferProgress,
 } from '@captionfarm/sdk';
-import { TranscriptInputSchema, issuesToDetails } from '@captionfarm/contracts';
+import { TranscriptInputSchema, issuesToDetails, type Replacement } from '@captionfarm/contracts';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError } from '../output.ts';
-import type { BurnPlan } from './burn-args.ts';
+import { checkReplacements, vocabularyTerms, type BurnPlan } from './burn-args.ts';
 import { apiClient, toCliError } from './jobs.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +178,30 @@ export async function readStyle(file: string): Promise<CaptionStyle> {
   return raw as CaptionStyle;
 }
 
+/** --vocabulary: the terms of a file (one a line) when the value names one, else comma-separated terms. */
+export async function readVocabulary(arg: { value: string; path: string }): Promise<string[]> {
+  const st = await stat(arg.path).catch(() => null);
+  if (!st?.isFile()) return vocabularyTerms(arg.value, '--vocabulary', false);
+  const text = await readFile(arg.path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read --vocabulary ${arg.path}: ${err.code ?? err.message}`, 2);
+  });
+  return vocabularyTerms(text, `--vocabulary ${arg.path}`, true);
+}
+
+/** A --replacements file: a JSON array of {"from","to"}, checked as the service does. */
+export async function readReplacements(file: string): Promise<Replacement[]> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read --replacements ${file}: ${err.code ?? err.message}`, 2);
+  });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`--replacements ${file} is not JSON: ${(err as Error).message}`, 2);
+  }
+  return checkReplacements(raw, `--replacements ${file}`);
+}
+
 class Interrupted extends Error {
   constructor() {
     super('interrupted (Ctrl-C)');
@@ -203,6 +227,8 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
   }
   if (plan.transcriptIn) plan.request.transcript = await readTranscript(plan.transcriptIn);
   if (plan.styleIn) plan.request.style = await readStyle(plan.styleIn);
+  if (plan.vocabularyIn) plan.request.vocabulary = await readVocabulary(plan.vocabularyIn);
+  if (plan.replacementsIn) plan.request.replacements = await readReplacements(plan.replacementsIn);
   if (plan.font?.kind === 'file') {
     const st = await stat(plan.font.path).catch(() => null);
     if (!st?.isFile()) throw new UsageError(`no such font file: ${plan.font.path}`);

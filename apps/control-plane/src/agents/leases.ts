@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/contracts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import type { JobsService } from '../services/jobs.ts';
+import { recognitionWords, type JobsService } from '../services/jobs.ts';
 import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings, LeaseCheck } from './timings.ts';
@@ -47,6 +47,7 @@ export function createAgentLeases(deps: {
       frameBudget: PLANS[plan].frameBudget,
       maxSourceBytes: PLANS[plan].maxUploadBytes,
       transcript: await givenTranscript(db, job.id),
+      ...recognitionWords(job),
     };
   }
 

@@ -10,6 +10,7 @@ import {
   type JobRecord,
   type JobStyle,
   type JobStatus,
+  type LeasedJob,
   type PlanId,
 } from '@captionfarm/contracts';
 import { lockAccount, prepared, type Db, type Job, type JobsTable } from '@captionfarm/db';
@@ -121,6 +122,12 @@ export function createJobsService(deps: {
       template = styled.template;
     }
     await deps.requireFonts(caller.accountId, template, input.style ? 'style.font.fontId' : 'templateId');
+    // The words of recognition: the job's own, else the custom template's defaults (a job's value
+    // replaces the template's, never merged), resolved now like the template. The job's template
+    // keeps only what renders.
+    const { vocabulary: templateVocabulary, replacements: templateReplacements, ...renderTemplate } = template as Record<string, unknown>;
+    const vocabulary = input.vocabulary ?? (templateVocabulary as string[] | undefined) ?? [];
+    const replacements = input.replacements ?? (templateReplacements as { from: string; to: string }[] | undefined) ?? [];
     for (const field of ['videoUrl', 'webhookUrl'] as const) {
       const url = input[field];
       if (url === undefined) continue;
@@ -221,7 +228,7 @@ export function createJobsService(deps: {
         status: 'queued',
         phase: 'queued',
         template_id: input.templateId,
-        template_json: JSON.stringify(template),
+        template_json: JSON.stringify(renderTemplate),
         video_url: input.videoUrl ?? null,
         upload_id: input.uploadId ?? null,
         format: input.format,
@@ -254,6 +261,8 @@ export function createJobsService(deps: {
         seq: (last?.seq ?? 0) + 1,
         lease_expires_at: null,
         reserved_at: null,
+        vocabulary_json: vocabulary.length > 0 ? JSON.stringify(vocabulary) : null,
+        replacements_json: replacements.length > 0 ? JSON.stringify(replacements) : null,
       };
       await insertJob(trx, values);
       await insertGivenTranscript(trx, id, input, iso);
@@ -376,7 +385,7 @@ export function createJobsService(deps: {
     async get(caller: Caller, id: string): Promise<JobRecord> {
       return toJobRecord(await getOwned(caller, id));
     },
-    /** The job's effective style: its template with the per-job style applied. */
+    /** The job's effective style: its template with the per-job style applied, and the words of recognition. */
     async style(caller: Caller, id: string): Promise<JobStyle> {
       const job = await getOwned(caller, id);
       return {
@@ -385,8 +394,17 @@ export function createJobsService(deps: {
         overlay: job.overlay === 1,
         override: job.style_json === null ? null : (JSON.parse(job.style_json) as Record<string, unknown>),
         style: JSON.parse(job.template_json) as Record<string, unknown>,
+        ...recognitionWords(job),
       };
     },
   };
 }
 export type JobsService = ReturnType<typeof createJobsService>;
+
+/** A job's vocabulary and replacements (its own, else its template's, resolved at creation). */
+export function recognitionWords(job: Pick<Job, 'vocabulary_json' | 'replacements_json'>): Pick<LeasedJob, 'vocabulary' | 'replacements'> {
+  return {
+    vocabulary: job.vocabulary_json === null ? [] : (JSON.parse(job.vocabulary_json) as string[]),
+    replacements: job.replacements_json === null ? [] : (JSON.parse(job.replacements_json) as { from: string; to: string }[]),
+  };
+}

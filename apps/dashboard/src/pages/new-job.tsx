@@ -5,6 +5,7 @@ import { useNavigate } from 'react-router';
 import { api, ApiFailure, putWithProgress, type JobRecord } from '../api.ts';
 import { bytes } from '../format.ts';
 import { FontPicker, parseKeywords } from '../fonts.tsx';
+import { lineError, parseReplacements, parseVocabulary } from '../recognition.ts';
 import { TemplatePreview, useTemplates } from '../previews.tsx';
 import { Card, ErrorState, Field, FormError, Loading, PageHeader, Progress, fieldError } from '../ui.tsx';
 
@@ -28,6 +29,8 @@ export function NewJobPage() {
   const [fontId, setFontId] = useState<string | null>(null);
   const [emoji, setEmoji] = useState(false);
   const [keywords, setKeywords] = useState('');
+  const [vocabulary, setVocabulary] = useState('');
+  const [replacements, setReplacements] = useState('');
   const [dragging, setDragging] = useState(false);
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -58,6 +61,12 @@ export function NewJobPage() {
       const words = parseKeywords(keywords);
       if (words.length > 0) style.keywords = words;
       if (Object.keys(style).length > 0) options.style = style;
+      // Empty: the template's defaults (a custom template may have them); given, they replace them.
+      const terms = parseVocabulary(vocabulary);
+      const fixes = parseReplacements(replacements);
+      if (fixes.problems.length > 0) throw new Error(fixes.problems[0]);
+      if (terms.values.length > 0) options.vocabulary = terms.values;
+      if (fixes.values.length > 0) options.replacements = fixes.values;
       let job: JobRecord;
       if (source === 'file') {
         if (!file) throw new Error('Choose or drop a video file first.');
@@ -80,6 +89,7 @@ export function NewJobPage() {
   };
 
   const fe = (p: string) => fieldError(error, p);
+  const details = error instanceof ApiFailure ? error.details : [];
   return (
     <>
       <PageHeader title="New job" subtitle="Upload a video or give an HTTPS URL, pick a look, and we burn in the captions." />
@@ -222,6 +232,43 @@ export function NewJobPage() {
             </label>
           </div>
           {(fe('overlay') || fe('format') || fe('style')) && <small className="field-error">{fe('overlay') ?? fe('format') ?? fe('style')}</small>}
+        </Card>
+
+        <Card title="Words">
+          <div className="form-grid">
+            <Field
+              label="Vocabulary"
+              hint="Names, brands and jargon the speech recognizer should expect, one a line (up to 100). Empty: the template's."
+              error={lineError(details, 'vocabulary', parseVocabulary(vocabulary).lines)}
+            >
+              {(id, d) => (
+                <textarea
+                  id={id}
+                  aria-describedby={d}
+                  rows={4}
+                  placeholder={'Captionfarm\nKubernetes'}
+                  value={vocabulary}
+                  onChange={(e) => setVocabulary(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field
+              label="Replacements"
+              hint="Fix recognized words, one a line as from => to (whole words, any case; nothing after => removes them). Empty: the template's."
+              error={lineError(details, 'replacements', parseReplacements(replacements).lines)}
+            >
+              {(id, d) => (
+                <textarea
+                  id={id}
+                  aria-describedby={d}
+                  rows={4}
+                  placeholder={'caption farm => Captionfarm\num =>'}
+                  value={replacements}
+                  onChange={(e) => setReplacements(e.target.value)}
+                />
+              )}
+            </Field>
+          </div>
         </Card>
         {error instanceof ApiFailure || error instanceof Error ? <FormError error={error} /> : null}
         <div className="actions">
