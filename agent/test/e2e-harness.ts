@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../../apps/control-plane/src/index.ts';
-import { createTranscriber, testModelPath as testModelLocation } from '@captionfarm/transcriber';
+import { createTranscriber, testModelPath as testModelLocation, type TranscriberOptions } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/net';
 import { runToEnd } from '@captionfarm/transcriber/process';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
@@ -53,6 +53,8 @@ export interface Farm {
     x264Threads?: number;
     overlap?: boolean;
     whisperThreadsBesideRender?: number;
+    /** Options of the agent's own transcriber (a budget, a log), on top of the model and threads. */
+    transcriber?: Partial<TranscriberOptions>;
     /** Wraps the agent's transcriber (a test watching what the pipeline asks of it). */
     wrapTranscriber?: (t: AgentOptions['transcriber']) => AgentOptions['transcriber'];
     log?: AgentOptions['log'];
@@ -101,7 +103,7 @@ export async function startFarm(o: { env?: Record<string, string>; opts?: Contro
     },
     async startAgent(a = {}) {
       const workDir = await mkdtemp(path.join(dir, 'agent-'));
-      const own = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2 });
+      const own = createTranscriber({ model: a.model ?? testModelPath(), threads: a.threads ?? 2, ...a.transcriber });
       const transcriber = a.wrapTranscriber ? a.wrapTranscriber(own) : own;
       const agent = createAgent({
         controlPlaneUrl: a.controlPlaneUrl ?? url,

@@ -90,7 +90,9 @@ const wavSeconds = async (path: string) => Number((await runToEnd('soxi', { args
 
 async function realClips(dir: string): Promise<BenchClip[]> {
   const clips: BenchClip[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.wav')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.wav'))
+    .sort()) {
     const name = basename(file, '.wav');
     const txt = join(dir, `${name}.txt`);
     if (!existsSync(txt)) continue;
@@ -164,7 +166,9 @@ function fasterWhisper(list: BenchClip[]): Map<string, Output> | null {
   const setup = join(import.meta.dirname, 'faster-whisper-setup');
   let found: { python: string; model: string };
   try {
-    const lines = execFileSync('bash', [setup], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n');
+    const lines = execFileSync('bash', [setup], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      .trim()
+      .split('\n');
     found = JSON.parse(lines.at(-1)!) as { python: string; model: string };
   } catch (err) {
     console.log(`(faster-whisper left out: ${(err as Error).message.split('\n')[0]})`);
@@ -179,8 +183,17 @@ function fasterWhisper(list: BenchClip[]): Map<string, Output> | null {
   });
   const byPath = new Map<string, Output>();
   for (const line of stdout.trim().split('\n')) {
-    const r = JSON.parse(line) as { path: string; language: string; seconds: number; words: { text: string; start: number; end: number; probability: number }[] };
-    byPath.set(r.path, { language: r.language, seconds: r.seconds, words: r.words.map((w) => ({ text: w.text, start: w.start, end: w.end, confidence: w.probability })) });
+    const r = JSON.parse(line) as {
+      path: string;
+      language: string;
+      seconds: number;
+      words: { text: string; start: number; end: number; probability: number }[];
+    };
+    byPath.set(r.path, {
+      language: r.language,
+      seconds: r.seconds,
+      words: r.words.map((w) => ({ text: w.text, start: w.start, end: w.end, confidence: w.probability })),
+    });
   }
   return byPath;
 }
@@ -282,9 +295,24 @@ for (const clip of clips) {
       clip.onsets ? cols((x) => msOf(percentile(s(x).onsets, 50))) : '-'
     } | ${clip.onsets ? cols((x) => msOf(percentile(s(x).onsets, 90))) : '-'} | ${clip.onsets ? cols((x) => pct(within(s(x).onsets))) : '-'} | ${
       clip.pauses.length ? cols((x) => String(s(x).inPauses)) : '-'
-    } | ${cols((x) => wall(scores.get(x)!.get(clip.name)!.map((r) => r.seconds)))} |`,
+    } | ${cols((x) =>
+      wall(
+        scores
+          .get(x)!
+          .get(clip.name)!
+          .map((r) => r.seconds),
+      ),
+    )} |`,
   );
-  const changed = shown.filter((x) => new Set(scores.get(x)!.get(clip.name)!.map((r) => `${r.errors}/${r.words}`)).size > 1);
+  const changed = shown.filter(
+    (x) =>
+      new Set(
+        scores
+          .get(x)!
+          .get(clip.name)!
+          .map((r) => `${r.errors}/${r.words}`),
+      ).size > 1,
+  );
   if (changed.length) console.log(`  (words changed between rounds: ${changed.join(', ')})`);
 }
 

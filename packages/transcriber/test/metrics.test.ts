@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeWords, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate } from '../src/index.ts';
+import { normalizeWords, onsetErrorsMs, parseReferenceOnsets, percentile, scoreErrors, scoringUnits, wordErrorRate } from '../src/index.ts';
 
 const word = (text: string, start: number) => ({ text, start, end: start + 0.2, confidence: 1 });
 
@@ -42,5 +42,16 @@ describe('onsetErrorsMs', () => {
     expect(percentile([5, 1, 3, 2, 4], 50)).toBe(3);
     expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90)).toBe(9);
     expect(percentile([], 50)).toBeNaN();
+  });
+});
+
+describe('scoringUnits: the one normaliser of bench:accuracy', () => {
+  it('leaves fillers and laughter out and spells alike what is written two ways', () => {
+    expect(scoringUnits("Um, alright, y'know, ha-ha, it's OK.")).toEqual(['alright', 'you', 'know', "it's", 'okay']);
+    expect(wordErrorRate('uh all right so um this is it', 'Alright, so this is it.')).toBe(0);
+  });
+  it('scores languages written without spaces by characters', () => {
+    expect(scoringUnits('今日は 良い天気。', 'ja')).toEqual([...'今日は良い天気']);
+    expect(scoreErrors('今日は良い天気', '今日 は 悪い 天気', 'ja')).toEqual({ errors: 1, units: 7 });
   });
 });

@@ -261,7 +261,9 @@ describe('findLoops', () => {
 
   it('drops the window of text that compresses like a loop when no run is to blame', () => {
     // Alternating phrases: no run repeats back to back, yet whisper's compression threshold trips.
-    const text = Array.from({ length: 6 }, (_, i) => (i % 2 ? 'we will see you on the other side of the river' : 'we will meet you on the other side of the river')).join(' ');
+    const text = Array.from({ length: 6 }, (_, i) =>
+      i % 2 ? 'we will see you on the other side of the river' : 'we will meet you on the other side of the river',
+    ).join(' ');
     const words = said(text, 0, 0.3);
     const loops = findLoops(words);
     expect(loops).toHaveLength(1);
