@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { processingDeadlineMs } from '@captionfarm/contracts';
 import { runToEnd } from '@captionfarm/transcriber/process';
 
 /** One NVIDIA GPU as nvidia-smi reports it. */
@@ -120,4 +121,112 @@ export function planHardware(
         : `auto: recognition and the render share the CPU cores, whisper on ${whisperThreadsBesideRender} of its ${whisperThreads} threads once the render runs`;
   const overlap = o.overlap !== 'off';
   return { slots, x264Threads: cores, whisperThreads, whisperThreadsBesideRender, why, overlap, overlapWhy };
+}
+
+/**
+ * CPU cost of whisper.cpp per model family, in thread-seconds per audio second (real-time
+ * factor x threads), with our decoding flags (`-bs 5 -bo 5 -tp 0 -tpi 0.2 -nth 0.6 -sns -nfa
+ * -dtw`), whisper-cli on 2 threads of the 2-core dev box (portable AVX2 build), en.wav looped to
+ * 60 s, load average ~2 (the run's own threads):
+ * - base, measured: 16.8-17.5 s for 60 s (RTF 0.29 on 2 threads).
+ * - small, estimated: no real small weights could be had here (packages/transcriber README,
+ *   "Test weights"), so small's weights were random of small's shape (our converter, timing only):
+ *   per call its encoder took 8.16 s vs 1.96 s for base's shape made the same way (real base
+ *   2.20 s), a beam-decoder step 15.5 vs 4.9 ms. base's real run (3 encoder calls, 1,270 decoder
+ *   steps, 580 prompt steps) at those ratios: ~56 s for 60 s (RTF ~0.94), assuming small decodes
+ *   as many tokens as base.
+ * Families without a row (tiny, medium, large) are never picked on CPU by chooseModel.
+ */
+export const WHISPER_CPU_COST: Readonly<Record<string, { threadSecondsPerAudioSecond: number; how: string }>> = Object.freeze({
+  base: { threadSecondsPerAudioSecond: 0.58, how: 'measured: 17.5 s for 60 s on 2 threads' },
+  small: { threadSecondsPerAudioSecond: 1.9, how: "estimated: ~56 s for 60 s on 2 threads (random weights of small's shape)" },
+});
+
+/** Size order of whisper's families, smallest first: "largest installed" follows it. */
+const FAMILY_ORDER = ['tiny', 'base', 'small', 'medium', 'large-v3-turbo', 'large-v1', 'large-v2', 'large-v3'];
+
+/**
+ * A model name's family (`small` for small, small.en, small-q5_1) and whether an agent may pick
+ * it by itself: English-only (`.en`) and speaker-turn (`-tdrz`) models would caption other
+ * languages wrong, so only an operator's --model selects them.
+ */
+export function modelFamily(name: string): { family: string; multilingual: boolean; quantized: boolean } {
+  const quantized = /-q\d/.test(name);
+  const base = name.replace(/-q\d(_\d)?$/, '');
+  const multilingual = !/\.en\b/.test(base) && !base.includes('tdrz');
+  return { family: base.replace(/\.en(-tdrz)?$/, ''), multilingual, quantized };
+}
+
+export interface ModelChoice {
+  /** What the transcriber is given: the chosen file's path, or the operator's name/path as given. */
+  model: string;
+  /** The model's name (ggml-NAME.bin), for the log and the agent's capabilities. */
+  name: string;
+  why: string;
+}
+
+/**
+ * The whisper model an agent runs, as a pure function of what is installed and the machine:
+ *
+ * - `override` (the agent's --model): always, as given.
+ * - CUDA whisper: the largest installed multilingual model (the GPU runs even large-v3 faster
+ *   than real time).
+ * - CPU: the largest installed multilingual model whose cost table row keeps the worst case
+ *   within half the job deadline: `slots` 60 s clips queued on the agent's one whisper-server,
+ *   each taking 60 x cost / min(threads, 8) seconds, where `threads` are whisper's threads
+ *   while the render runs beside it; half, because ingest, render and upload share the rest.
+ *   Families without a cost row are not picked on CPU. None fits: the smallest installed.
+ * - Nothing installed: 'base', whose jobs fail saying to run `captionfarm models pull base`.
+ */
+export function chooseModel(o: {
+  installed: ReadonlyArray<{ name: string; path: string }>;
+  cuda: boolean;
+  /** whisper.cpp threads while the render runs beside it (the plan's worst case). */
+  threads: number;
+  /** Jobs leased at once, queued on one whisper-server. */
+  slots: number;
+  override?: string | undefined;
+  /** The job deadline for an input of this many seconds (control plane's: 15 min + 3 x input). */
+  deadlineMs?: (inputSeconds: number) => number;
+  cost?: Readonly<Record<string, { threadSecondsPerAudioSecond: number }>>;
+}): ModelChoice {
+  if (o.override) {
+    const name = /ggml-(.+)\.bin$/.exec(o.override.split(/[\\/]/).pop() ?? '')?.[1] ?? o.override;
+    return { model: o.override, name, why: 'set by --model' };
+  }
+  const rank = (name: string) => {
+    const f = modelFamily(name);
+    // f16 before its quantized copy: same cost here, better words.
+    return FAMILY_ORDER.indexOf(f.family) * 2 + (f.quantized ? 0 : 1);
+  };
+  const candidates = o.installed
+    .filter((m) => modelFamily(m.name).multilingual && FAMILY_ORDER.includes(modelFamily(m.name).family))
+    .sort((a, b) => rank(b.name) - rank(a.name));
+  const installedNames = o.installed.map((m) => m.name).join(', ') || 'none';
+  if (candidates.length === 0)
+    return { model: 'base', name: 'base', why: `no multilingual model installed (found: ${installedNames}): run "captionfarm models pull base"` };
+  if (o.cuda) {
+    const m = candidates[0]!;
+    return { model: m.path, name: m.name, why: `auto: CUDA whisper, the largest installed multilingual model (installed: ${installedNames})` };
+  }
+  const cost = o.cost ?? WHISPER_CPU_COST;
+  const clip = 60;
+  const budget = (o.deadlineMs ?? processingDeadlineMs)(clip) / 1000 / 2;
+  const threads = Math.min(Math.max(1, o.threads), 8);
+  const slots = Math.max(1, o.slots);
+  const seconds = (name: string) => {
+    const row = cost[modelFamily(name).family];
+    return row ? (slots * clip * row.threadSecondsPerAudioSecond) / threads : Infinity;
+  };
+  const fits = candidates.find((m) => seconds(m.name) <= budget);
+  const rule = `${slots} x ${clip} s clips on ${threads} thread(s) within half the deadline (${budget.toFixed(0)} s)`;
+  if (fits) {
+    return {
+      model: fits.path,
+      name: fits.name,
+      why: `auto: CPU, the largest installed model for ${rule}: ~${seconds(fits.name).toFixed(0)} s (installed: ${installedNames})`,
+    };
+  }
+  const smallest = candidates.at(-1)!;
+  return { model: smallest.path, name: smallest.name, why: `auto: CPU, no installed model fits ${rule}; the smallest (installed: ${installedNames})` };
 }

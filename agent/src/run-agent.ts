@@ -2,36 +2,26 @@
  * What `captionfarm-agent` (and `captionfarm agent`) runs: a standalone agent on this machine's
  * hardware plan, or its self-test; `captionfarm serve` starts its embedded agent with startAgent.
  */
-import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
-import {
-  cachedBaseModelPath,
-  createTranscriber,
-  defaultModelsDir,
-  readWhisperBuildInfo,
-  resolveModelPath,
-  resolveWhisperBinDir,
-} from '@captionfarm/transcriber';
+import { createTranscriber, findInstalledModels, locateModel, readWhisperBuildInfo, resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { createAgent, type Agent } from './agent.ts';
 import type { AgentOptions } from './command.ts';
 import { CliError, UsageError } from './command-line.ts';
 import { readAgentEnv } from './env.ts';
-import { detectHardware, planHardware } from './hardware.ts';
+import { chooseModel, detectHardware, planHardware } from './hardware.ts';
 import { selfTest, type WhisperBuild } from './self-test.ts';
 
 /**
- * The model an agent uses when none is configured: ggml-base.bin from the models dir, else the
- * one scripts/setup fetched into the cache (test-models), else 'base' (fails jobs with a message
- * that says to run `captionfarm models pull base`).
+ * The model one-off commands (`captionfarm preview`) use when none is given: base wherever the
+ * agent would find it (modelSearchDirs: the models dir, then the test-models cache scripts/setup
+ * fills), else 'base' (fails with a message that says to run `captionfarm models pull base`).
+ * Agents choose by hardware instead (chooseModel).
  */
 export function defaultWhisperModel(): string {
-  for (const candidate of [path.join(defaultModelsDir(), 'ggml-base.bin'), cachedBaseModelPath()]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  return 'base';
+  return findInstalledModels().find((m) => m.name === 'base')?.path ?? 'base';
 }
 
 /** The whisper.cpp build this machine has (scripts/build-whisper records CUDA or not). */
@@ -46,7 +36,7 @@ export function whisperBuild(): WhisperBuild {
 }
 
 /** Hardware, build and plan: what both the agent and its self-test start from. */
-async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined }) {
+async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined; model?: string | undefined }) {
   const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
   const whisper = whisperBuild();
   const plan = planHardware(hardware, {
@@ -56,7 +46,15 @@ async function machinePlan(o: { concurrency?: number | undefined; threads?: numb
     whisperThreads: o.threads || undefined,
     overlap: readAgentEnv().overlap,
   });
-  return { hardware, nvenc, whisper, plan };
+  const model = chooseModel({
+    installed: findInstalledModels(),
+    cuda: whisper.cuda,
+    threads: plan.overlap ? (plan.whisperThreadsBesideRender ?? plan.whisperThreads) : plan.whisperThreads,
+    slots: plan.slots,
+    override: o.model,
+  });
+  // A name (the override, or 'base' when nothing is installed) is looked up where models are installed.
+  return { hardware, nvenc, whisper, plan, model, modelPath: locateModel(model.model) };
 }
 
 export async function startAgent(o: {
@@ -69,10 +67,10 @@ export async function startAgent(o: {
   workDir?: string;
   log?: (m: string, fields?: Record<string, unknown>) => void;
 }): Promise<{ agent: Agent; close(): Promise<void> }> {
-  const model = o.model ?? defaultWhisperModel();
-  const { hardware, nvenc, whisper, plan } = await machinePlan(o);
-  const transcriber = createTranscriber({ model, threads: plan.whisperThreads });
+  const { hardware, nvenc, whisper, plan, model, modelPath } = await machinePlan(o);
+  const transcriber = createTranscriber({ model: modelPath, threads: plan.whisperThreads });
   const cudaWhisper = whisper.cuda;
+  o.log?.(`whisper model ${model.name} (${modelPath}): ${model.why}`);
   o.log?.(
     `${hardware.cores} cores, ${hardware.gpus.length} GPU(s); whisper ${cudaWhisper ? 'CUDA' : 'CPU'} ${plan.whisperThreads} threads; ` +
       `${nvenc ? 'NVENC' : `x264 ${plan.x264Threads} threads`}; ${plan.slots} slots (${plan.why}); overlapped stages ${plan.overlap ? 'on' : 'off'} (${plan.overlapWhy})`,
@@ -87,7 +85,7 @@ export async function startAgent(o: {
     whisperThreadsBesideRender: plan.whisperThreadsBesideRender,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
-    capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(resolveModelPath(model, defaultModelsDir()))] },
+    capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(modelPath)] },
     ...(o.log ? { log: o.log } : {}),
   });
   await agent.start();
@@ -171,14 +169,15 @@ export async function runSelfTest(o: {
   workDir?: string | undefined;
   print?: (l: string) => void;
 }) {
-  const { hardware, whisper, plan } = await machinePlan(o);
-  const transcriber = whisper.binDir ? createTranscriber({ model: o.model ?? defaultWhisperModel(), threads: plan.whisperThreads }) : null;
+  const { hardware, whisper, plan, model, modelPath } = await machinePlan(o);
+  const transcriber = whisper.binDir ? createTranscriber({ model: modelPath, threads: plan.whisperThreads }) : null;
   try {
     const report = await selfTest({
       hardware,
       plan,
       whisper,
       transcriber,
+      model: { name: model.name, path: modelPath, why: model.why },
       ...(o.seconds ? { seconds: o.seconds } : {}),
       ...(o.workDir ? { workDir: o.workDir } : {}),
       ...(o.print ? { print: o.print } : {}),

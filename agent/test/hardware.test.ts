@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { detectGpus, planHardware } from '../src/hardware.ts';
+import { chooseModel, detectGpus, modelFamily, planHardware, WHISPER_CPU_COST } from '../src/hardware.ts';
 
 const GiB = 2 ** 30;
 const dirs: string[] = [];
@@ -82,5 +82,70 @@ describe('detectGpus', () => {
   it('finds none when nvidia-smi is missing or fails', async () => {
     expect(await detectGpus('/nonexistent/nvidia-smi')).toEqual([]);
     expect(await detectGpus('false')).toEqual([]);
+  });
+});
+
+describe('chooseModel', () => {
+  const at = (...names: string[]) => names.map((name) => ({ name, path: `/m/ggml-${name}.bin` }));
+  // Thread-seconds per audio second; a 60 s clip takes 60 x cost / threads seconds.
+  const cost = { tiny: { threadSecondsPerAudioSecond: 0.5 }, base: { threadSecondsPerAudioSecond: 1 }, small: { threadSecondsPerAudioSecond: 4 } };
+  const deadlineMs = (s: number) => (15 * 60 + 3 * s) * 1000; // 1080 s for 60 s: budget 540 s
+
+  it('keeps the operator override as given, installed or not', () => {
+    expect(chooseModel({ installed: at('base', 'small'), cuda: true, threads: 4, slots: 4, override: 'tiny' })).toEqual({
+      model: 'tiny',
+      name: 'tiny',
+      why: 'set by --model',
+    });
+    expect(chooseModel({ installed: [], cuda: false, threads: 1, slots: 2, override: '/x/ggml-medium.en.bin' })).toMatchObject({
+      model: '/x/ggml-medium.en.bin',
+      name: 'medium.en',
+    });
+  });
+
+  it('takes the largest installed multilingual model with CUDA whisper', () => {
+    const c = chooseModel({ installed: at('tiny', 'base', 'large-v3-turbo-q5_0', 'large-v3-turbo', 'medium.en', 'small'), cuda: true, threads: 4, slots: 4 });
+    expect(c).toMatchObject({ model: '/m/ggml-large-v3-turbo.bin', name: 'large-v3-turbo' });
+    expect(c.why).toMatch(/^auto: CUDA/);
+  });
+
+  it('on CPU takes the largest model whose 60 s clips, one per slot, fit half the deadline', () => {
+    const installed = at('base', 'small');
+    // small: 2 slots x 60 s x 4 / 1 thread = 480 s <= 540 s.
+    expect(chooseModel({ installed, cuda: false, threads: 1, slots: 2, cost, deadlineMs })).toMatchObject({ name: 'small' });
+    // 3 slots: 720 s > 540 s; base: 180 s.
+    const c = chooseModel({ installed, cuda: false, threads: 1, slots: 3, cost, deadlineMs });
+    expect(c).toMatchObject({ name: 'base', model: '/m/ggml-base.bin' });
+    expect(c.why).toMatch(/3 x 60 s clips on 1 thread\(s\) within half the deadline \(540 s\): ~180 s/);
+    // More threads buy the bigger model back; past 8 threads no more is counted.
+    expect(chooseModel({ installed, cuda: false, threads: 2, slots: 3, cost, deadlineMs })).toMatchObject({ name: 'small' });
+    expect(chooseModel({ installed, cuda: false, threads: 64, slots: 20, cost, deadlineMs })).toMatchObject({ name: 'base' });
+  });
+
+  it('never picks a model without a cost row on CPU, nor an English-only one by itself', () => {
+    expect(chooseModel({ installed: at('base', 'large-v3'), cuda: false, threads: 8, slots: 2, cost, deadlineMs })).toMatchObject({ name: 'base' });
+    expect(chooseModel({ installed: at('base', 'small.en', 'small.en-tdrz'), cuda: true, threads: 4, slots: 2 })).toMatchObject({ name: 'base' });
+  });
+
+  it('falls back to the smallest when nothing fits, and to base (which says to pull it) when nothing is installed', () => {
+    const slow = { small: { threadSecondsPerAudioSecond: 100 } };
+    expect(chooseModel({ installed: at('small'), cuda: false, threads: 1, slots: 2, cost: slow, deadlineMs })).toMatchObject({ name: 'small' });
+    expect(chooseModel({ installed: at('small', 'base'), cuda: false, threads: 1, slots: 2, cost: slow, deadlineMs }).why).toMatch(/no installed model fits/);
+    const none = chooseModel({ installed: at('base.en'), cuda: false, threads: 2, slots: 2 });
+    expect(none).toMatchObject({ model: 'base', name: 'base' });
+    expect(none.why).toMatch(/captionfarm models pull base/);
+  });
+
+  it('names families', () => {
+    expect(modelFamily('large-v3-turbo-q5_0')).toEqual({ family: 'large-v3-turbo', multilingual: true, quantized: true });
+    expect(modelFamily('small.en-tdrz')).toEqual({ family: 'small', multilingual: false, quantized: false });
+    expect(modelFamily('base.en')).toMatchObject({ family: 'base', multilingual: false });
+  });
+
+  it('with the measured table, picks small on this kind of 2-core box (1 whisper thread beside the render, 2 slots)', () => {
+    expect(Object.keys(WHISPER_CPU_COST)).toEqual(['base', 'small']);
+    const c = chooseModel({ installed: at('base', 'small'), cuda: false, threads: 1, slots: 2 });
+    expect(c).toMatchObject({ name: 'small', model: '/m/ggml-small.bin' });
+    expect(c.why).toMatch(/within half the deadline \(540 s\): ~228 s/);
   });
 });

@@ -189,11 +189,14 @@ export function createProgram(env: CliEnv): Command {
     .action(action(async () => (await import('./commands/serve.ts')).serveCommand()));
 
   const models = group(program, 'models', 'whisper models: list, pull');
-  models.addHelpText('after', "\nWhisper models (ggml) for the agents. pull keeps the file only if its SHA1 matches whisper.cpp's published table.");
+  models.addHelpText(
+    'after',
+    "\nWhisper models (ggml) for the agents. pull keeps the file only if its SHA1 matches whisper.cpp's published table; list --verify also knows our PyPI conversions.",
+  );
   models
     .command('list')
-    .description('the models and whether they are installed')
-    .option('--dir <dir>', 'the models directory (default: ~/.cache/captionfarm/models)')
+    .description('the models and where they are installed (where agents look)')
+    .option('--dir <dir>', 'look only here (default: ~/.cache/captionfarm/models, then ~/.cache/captionfarm/test-models)')
     .option('--verify', 'check the SHA1 of every installed model')
     .option('--json', 'print JSON')
     .action(action(async (opts: { dir?: string; verify?: boolean; json?: boolean }) => (await import('./commands/models.ts')).modelsListCommand(opts)));

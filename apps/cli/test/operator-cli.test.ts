@@ -1,11 +1,11 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, startHarness, TEST_AGENT_CAPABILITIES, type Harness } from '../../control-plane/test/harness.ts';
-import { runCliAsLocalAdmin } from './cli-process.ts';
+import { cliPiped, runCliAsLocalAdmin } from './cli-process.ts';
 
 // What operators type: agent tokens, draining nodes, and whisper models, through the real CLI
 // against a real control plane (the agent side is played over the real websocket protocol).
@@ -97,6 +97,23 @@ describe('captionfarm models', { timeout: 120_000 }, () => {
     expect(await readdir(dir)).toEqual([]);
     const listed = JSON.parse((await cli('models', 'list', '--dir', dir, '--json')).stdout) as { name: string; installed: boolean }[];
     expect(listed.find((m) => m.name === 'tiny')?.installed).toBe(false);
+  });
+
+  // Regression: the embedded agent ran test-models/ggml-base.bin while `models list` said base was not installed.
+  it('list without --dir shows models wherever the agent finds them, with their paths', async () => {
+    const cache = path.join(dir, 'xdg');
+    await mkdir(path.join(cache, 'captionfarm', 'test-models'), { recursive: true });
+    await mkdir(path.join(cache, 'captionfarm', 'models'), { recursive: true });
+    await writeFile(path.join(cache, 'captionfarm', 'test-models', 'ggml-base.bin'), 'base');
+    await writeFile(path.join(cache, 'captionfarm', 'models', 'ggml-tiny.bin'), 'tiny');
+    const res = await cliPiped(['models', 'list', '--json'], { XDG_CACHE_HOME: cache });
+    expect(res.code, res.stderr).toBe(0);
+    const models = JSON.parse(res.stdout) as { name: string; installed: boolean; path: string }[];
+    expect(models.filter((m) => m.installed).map((m) => [m.name, m.path])).toEqual([
+      ['tiny', path.join(cache, 'captionfarm', 'models', 'ggml-tiny.bin')],
+      ['base', path.join(cache, 'captionfarm', 'test-models', 'ggml-base.bin')],
+    ]);
+    await rm(cache, { recursive: true, force: true });
   });
 
   it('pull of an unknown model name is a usage error', async () => {

@@ -7,7 +7,7 @@ const root = path.resolve(import.meta.dirname, '../../..');
 
 describe('captionfarm agent --self-test (CPU path)', () => {
   // A 5 s job: the machine this runs on may be shared; the command's default is 10 s.
-  it("reports the whisper build, NVENC or why not, x264 threads and slots, then one local job with each stage's realtime factor", async () => {
+  it("reports the whisper build and model, NVENC or why not, x264 threads and slots, then one local job with each stage's realtime factor", async () => {
     const { stdout } = await runToEnd(path.join(root, 'node_modules/.bin/tsx'), {
       args: [path.join(root, 'apps/cli/src/main.ts'), 'agent', '--self-test', '--seconds', '5'],
       cwd: root,
@@ -16,6 +16,8 @@ describe('captionfarm agent --self-test (CPU path)', () => {
     const line = (key: string) => stdout.split('\n').find((l) => l.startsWith(`${key}:`)) ?? '';
     expect(line('whisper')).toMatch(/^whisper: +(CPU|CUDA) build \(whisper\.cpp \d+\.\d+\.\d+/);
     expect(stdout).toMatch(/device (CPU|GPU 0)/);
+    // The model chooseModel picked from what is installed, where it was found, and why.
+    expect(line('model')).toMatch(/^model: +[\w.-]+ \(\/\S*ggml-[\w.-]+\.bin\): (auto: |set by --model)/);
     if ((await detectGpus()).length === 0) {
       // This machine has no NVIDIA driver: the reason must say so, not just "no".
       expect(line('nvenc')).toMatch(/^nvenc: +missing: .*(Cannot load libcuda|no NVIDIA driver|built without h264_nvenc)/);

