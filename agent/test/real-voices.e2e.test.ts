@@ -56,11 +56,11 @@ describe('real voices through the public API', () => {
       const { job: ended } = await watchJob(api, job.id, terminal, 600_000);
       expect(ended).toMatchObject({ status: 'failed', failureCode: 'transcription-failed' });
       expect(ended.failureReason).toMatch(/left out by our checks \(no answer within [\d.]+ s of \d threads; then no answer within/);
-      expect(logged.join('\n')).toMatch(/dropped 0\.\d+-7\.\d+ s, no captions there \(no answer within .* then no answer within/);
+      expect(logged.join('\n')).toMatch(/dropped [\d.]+-[\d.]+ s, no captions there \(no answer within .* then no answer within/);
       const m = parseMetrics(await (await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } })).text());
       expect(m.get('captionfarm_recognition_retries_total{check="budget"}')).toBe(2);
       expect(m.get('captionfarm_recognition_drops_total{check="budget"}')).toBe(1);
-      expect(m.get('captionfarm_recognition_dropped_seconds_total{check="budget"}')).toBeGreaterThan(6);
+      expect(m.get('captionfarm_recognition_dropped_seconds_total{check="budget"}')).toBeGreaterThan(5);
       expect(m.get('captionfarm_jobs_finished_total{failure_code="transcription-failed",status="failed"}')).toBe(1);
     } finally {
       await agent.close();

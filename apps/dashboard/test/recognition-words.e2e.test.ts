@@ -80,4 +80,28 @@ describe('the words the speaker meant, in the new-job form', () => {
     expect(page.url()).toMatch(/\/jobs\/new$/);
     expect((await api('GET', '/v1/automation-jobs')).body.jobs).toHaveLength(1);
   });
+
+  it('the template editor saves an account default vocabulary and replacements that a job uses', { timeout: 180_000 }, async () => {
+    await page.goto('/templates/new?from=karaoke');
+    await page.getByTestId('live-preview').waitFor();
+    await page.getByLabel('Vocabulary').fill('Captionfarm\nZorblax');
+    await page.getByLabel('Replacements').fill('caption farm => Captionfarm');
+    await page.getByLabel('Name', { exact: true }).fill('Brand words');
+    await page.getByLabel('Id', { exact: true }).fill('brand-words');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByRole('heading', { name: 'Templates', exact: true }).waitFor();
+    const saved = await api('GET', '/v1/templates/brand-words');
+    expect(saved.body.template).toMatchObject({ vocabulary: ['Captionfarm', 'Zorblax'], replacements: [{ from: 'caption farm', to: 'Captionfarm' }] });
+    // A job made with the template takes them as its own.
+    const job = await api('POST', '/v1/automation-jobs', { videoUrl: 'https://v.example.com/t.mp4', templateId: 'brand-words' });
+    expect(job.status).toBe(202);
+    expect((await api('GET', `/v1/automation-jobs/${job.body.id}/style`)).body).toMatchObject({
+      vocabulary: ['Captionfarm', 'Zorblax'],
+      replacements: [{ from: 'caption farm', to: 'Captionfarm' }],
+    });
+    // Opened again, the editor shows them as typed.
+    await page.goto('/templates/brand-words/edit');
+    await expect(page.getByLabel('Vocabulary').inputValue()).resolves.toBe('Captionfarm\nZorblax');
+    await expect(page.getByLabel('Replacements').inputValue()).resolves.toBe('caption farm => Captionfarm');
+  });
 });

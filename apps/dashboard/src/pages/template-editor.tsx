@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
-import { api, apiImage } from '../api.ts';
+import { ApiFailure, api, apiImage } from '../api.ts';
+import { lineError, parseReplacements, parseVocabulary } from '../recognition.ts';
 import { FontPicker, parseKeywords } from '../fonts.tsx';
 import { ColorField, ErrorState, Field, FormError, Loading, NumberField, PageHeader, SelectField, fieldError } from '../ui.tsx';
 
@@ -24,6 +25,8 @@ type Template = {
   animation: { page: string; word: string; active: string };
   emoji?: 'off' | 'auto';
   keywords?: string[];
+  vocabulary?: string[];
+  replacements?: { from: string; to: string }[];
   [k: string]: unknown;
 };
 
@@ -58,6 +61,9 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
   const [aspect, setAspect] = useState<'portrait' | 'landscape'>('portrait');
   // Typed as text (commas and all); the template gets the parsed list.
   const [keywordText, setKeywordText] = useState((initial.keywords ?? []).join(', '));
+  // The account's default vocabulary and replacements for jobs made with this template (a job's own replace them).
+  const [vocabularyText, setVocabularyText] = useState((initial.vocabulary ?? []).join('\n'));
+  const [replacementsText, setReplacementsText] = useState((initial.replacements ?? []).map((r) => `${r.from} => ${r.to}`).join('\n'));
   const debounced = useDebounced(t, 350);
   const size = aspect === 'portrait' ? { width: 360, height: 640 } : { width: 640, height: 360 };
   const preview = useQuery({
@@ -78,6 +84,7 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
   });
   const set = (patch: (x: Template) => Template) => setT((x) => patch(structuredClone(x)));
   const fe = (p: string) => fieldError(save.error, p);
+  const details = save.error instanceof ApiFailure ? save.error.details : [];
   return (
     <>
       <PageHeader title={editing ? `Edit ${initial.name}` : 'New template'} subtitle="Changes show in the preview as you type." />
@@ -176,6 +183,42 @@ function Editor({ initial, editing }: { initial: Template; editing: boolean }) {
                   onChange={(e) => {
                     setKeywordText(e.target.value);
                     set((x) => ({ ...x, keywords: parseKeywords(e.target.value) }));
+                  }}
+                />
+              )}
+            </Field>
+            <Field
+              label="Vocabulary"
+              hint="Names and terms the recognizer should expect, one a line (at most 100). A job's own vocabulary replaces this one."
+              error={lineError(details, 'vocabulary', parseVocabulary(vocabularyText).lines)}
+            >
+              {(id, d) => (
+                <textarea
+                  id={id}
+                  aria-describedby={d}
+                  rows={3}
+                  value={vocabularyText}
+                  onChange={(e) => {
+                    setVocabularyText(e.target.value);
+                    set((x) => ({ ...x, vocabulary: parseVocabulary(e.target.value).values }));
+                  }}
+                />
+              )}
+            </Field>
+            <Field
+              label="Replacements"
+              hint={'"from => to", one a line: whole words, any case; nothing after => removes them. A job\'s own replacements replace these.'}
+              error={parseReplacements(replacementsText).problems[0] ?? lineError(details, 'replacements', parseReplacements(replacementsText).lines)}
+            >
+              {(id, d) => (
+                <textarea
+                  id={id}
+                  aria-describedby={d}
+                  rows={3}
+                  value={replacementsText}
+                  onChange={(e) => {
+                    setReplacementsText(e.target.value);
+                    set((x) => ({ ...x, replacements: parseReplacements(e.target.value).values }));
                   }}
                 />
               )}
