@@ -61,7 +61,7 @@ describe('real voices through the public API', () => {
       expect(m.get('captionfarm_recognition_retries_total{check="budget"}')).toBe(2);
       expect(m.get('captionfarm_recognition_drops_total{check="budget"}')).toBe(1);
       expect(m.get('captionfarm_recognition_dropped_seconds_total{check="budget"}')).toBeGreaterThan(5);
-      expect(m.get('captionfarm_jobs_finished_total{failure_code="transcription-failed",status="failed"}')).toBe(1);
+      expect(m.get('captionfarm_jobs_finished_total{status="failed",failure_code="transcription-failed"}')).toBe(1);
     } finally {
       await agent.close();
     }
