@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFarm, type Farm } from '../../../agent/test/e2e-harness.ts';
-import { apiFor, type Api } from '../../control-plane/test/harness.ts';
+import type { Api } from '../../control-plane/test/harness.ts';
 import { BRAND_OTF, BRAND_OTF_FAMILY } from '../../../packages/renderer/test/helpers/fonts.ts';
-import { launchBrowser } from './browser.ts';
+import { launchBrowser, signedInMember } from './browser.ts';
 import { ensureDashboardBuilt } from './build.ts';
 
 // Issue 16 in the dashboard, in Debian's chromium: the new-job form and the template editor set an
@@ -19,16 +19,7 @@ beforeAll(async () => {
   await ensureDashboardBuilt();
   farm = await startFarm();
   browser = await launchBrowser();
-  const accountId = (await farm.admin('POST', '/admin/v1/accounts', { name: 'Brand Co', plan: 'pro' })).body.id;
-  api = apiFor(farm.url, (await farm.admin('POST', `/admin/v1/accounts/${accountId}/keys`)).body.key);
-  const link = (await farm.admin('POST', '/admin/v1/users/invites', { email: 'brand@brand.example', accountId, admin: false })).body.link as string;
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: farm.url });
-  page = await ctx.newPage();
-  await page.goto(link);
-  await page.getByLabel('New password').fill('brand password 123');
-  await page.getByLabel('Repeat the password').fill('brand password 123');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  ({ page, api } = await signedInMember(farm, browser, { account: 'Brand Co', email: 'brand@brand.example' }));
 }, 240_000);
 
 afterAll(async () => {

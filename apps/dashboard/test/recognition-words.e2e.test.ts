@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFarm, type Farm } from '../../../agent/test/e2e-harness.ts';
-import { apiFor, type Api } from '../../control-plane/test/harness.ts';
-import { launchBrowser } from './browser.ts';
+import type { Api } from '../../control-plane/test/harness.ts';
+import { launchBrowser, signedInMember } from './browser.ts';
 import { ensureDashboardBuilt } from './build.ts';
 
 // Issue 39 item 5 in the dashboard, in Debian's chromium: the new-job form's vocabulary (one term
@@ -19,16 +19,7 @@ beforeAll(async () => {
   await ensureDashboardBuilt();
   farm = await startFarm();
   browser = await launchBrowser();
-  const accountId = (await farm.admin('POST', '/admin/v1/accounts', { name: 'Words Co', plan: 'pro' })).body.id;
-  api = apiFor(farm.url, (await farm.admin('POST', `/admin/v1/accounts/${accountId}/keys`)).body.key);
-  const link = (await farm.admin('POST', '/admin/v1/users/invites', { email: 'words@words.example', accountId, admin: false })).body.link as string;
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: farm.url });
-  page = await ctx.newPage();
-  await page.goto(link);
-  await page.getByLabel('New password').fill('words password 123');
-  await page.getByLabel('Repeat the password').fill('words password 123');
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  ({ page, api } = await signedInMember(farm, browser, { account: 'Words Co', email: 'words@words.example' }));
 }, 240_000);
 
 afterAll(async () => {

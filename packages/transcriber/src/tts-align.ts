@@ -294,7 +294,7 @@ export function joinSyntheticWords(x: Float32Array, runs: [number, number][], te
 }
 
 /** Groups of consecutive word indexes, each of at most GROUP_WORDS words and GROUP_SECONDS (pure). */
-export function wordGroups(words: { start: number }[]): number[][] {
+export function wordGroups(words: readonly { start: number }[]): number[][] {
   const groups: number[][] = [];
   words.forEach((w, i) => {
     const current = groups.at(-1);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
 import { compressionRatio, findLoops, loopReason, loopReasonIn } from '../src/loops.ts';
+import { trustedOnsets } from '../src/transcriber.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
@@ -269,5 +270,27 @@ describe('findLoops', () => {
     expect(loops).toHaveLength(1);
     expect(loops[0]!.reason).toMatch(/compresses/);
     expect(loops[0]!.drop).toHaveLength(words.length);
+  });
+});
+
+describe('trustedOnsets', () => {
+  const w = (start: number) => ({ text: 'word', start, end: start + 0.2, confidence: 1 });
+  it('takes the TTS-aligned starts where they agree with whisper, else whisper corrected for its early bias', () => {
+    const whisper = [w(1), w(1.5), w(2), w(2.5)];
+    const agreeing = [w(1.03), w(1.46), w(2.05), w(2.52)];
+    expect(trustedOnsets(whisper, agreeing)).toEqual([1.03, 1.46, 2.05, 2.52]);
+    // Scattered (spontaneous speech): runs of words moved by 0.2-0.3 s, so none of them is taken.
+    const scattered = [w(1.25), w(1.2), w(2.3), w(2.52)];
+    expect(trustedOnsets(whisper, scattered).map((s) => Math.round(s * 1000))).toEqual([1050, 1550, 2050, 2550]);
+    // Left as they were (no espeak-ng voice for the language): whisper's, corrected.
+    expect(trustedOnsets(whisper, whisper).map((s) => Math.round(s * 1000))).toEqual([1050, 1550, 2050, 2550]);
+  });
+  it('judges each group of words on its own', () => {
+    // Groups are 30 words or 15 s: the first 30 agree, the next 10 do not.
+    const whisper = Array.from({ length: 40 }, (_, i) => w(i * 0.4));
+    const tts = whisper.map((x, i) => w(x.start + (i < 30 ? 0.02 : 0.25)));
+    const starts = trustedOnsets(whisper, tts);
+    expect(starts.slice(0, 30).map((s, i) => Math.round((s - whisper[i]!.start) * 1000))).toEqual(Array(30).fill(20));
+    expect(starts.slice(30).map((s, i) => Math.round((s - whisper[i + 30]!.start) * 1000))).toEqual(Array(10).fill(50));
   });
 });
