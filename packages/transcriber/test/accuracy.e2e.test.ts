@@ -300,41 +300,42 @@ describe('transcription accuracy with Whisper base (real weights)', () => {
       expect(loopReason(text(r))).toBeNull();
     });
 
-    it('a forced decoding loop yields no looping captions, within 1.5x the audio duration on 2 threads (in CPU time)', async () => {
+    it('a forced decoding loop yields no looping captions, and the time budget stops a runaway decode (in CPU time)', async () => {
       // No VAD (every second goes to whisper) and a language forced: music as English, and the
       // French read as Thai (the issue's loop: French detected as Thai looped for 52 s of 18).
       const music = join(dir, 'loop-music.wav');
       await ffmpeg('-f', 'lavfi', '-t', '20', '-i', MUSIC_LAVFI, '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', music);
-      const logged: string[] = [];
-      const noVad = createTranscriber({ model, threads: 2, binDir, vadModel: false, log: (m) => logged.push(m) });
-      try {
-        // The bound is the issue's 1.5x the audio duration on 2 threads, on a quiet machine: 3x the
-        // duration in CPU seconds of whisper-server, which a busy machine does not stretch as it
-        // stretches wall time (a wall-clock bound flaked with a bench beside the suite). Or twice a
-        // normal transcription of the French read, in CPU too, when that is more: a loop may not
-        // cost more than twice a clean run.
-        const others = new Set(childPids('whisper-server'));
-        await noVad.warmUp();
-        const server = childPids('whisper-server').find((pid) => !others.has(pid))!;
-        const cpuSeconds = () => cpuMs(server) / 1000;
-        const c0 = cpuSeconds();
-        await noVad.transcribe({ audioPath: clip('fr-noise').path, language: 'fr' });
-        const clean = cpuSeconds() - c0;
-        for (const [path, language, duration] of [
-          [music, 'en', 20],
-          [clip('fr-noise').path, 'th', clip('fr-noise').duration],
-        ] as const) {
-          const started = cpuSeconds();
+      // An operator's tight budget (the default, 10 + 5 x seconds, is a guard that a normal decode
+      // never meets, so that the words do not change with the machine's load: issue 39). A fresh
+      // transcriber for each case: the budget grows with the real-time factors it has measured.
+      const budget = { fixedSeconds: 2, perAudioSecond: 1 };
+      for (const [path, language, duration] of [
+        [music, 'en', 20],
+        [clip('fr-noise').path, 'th', clip('fr-noise').duration],
+      ] as const) {
+        const logged: string[] = [];
+        const noVad = createTranscriber({ model, threads: 2, binDir, vadModel: false, budget, log: (m) => logged.push(m) });
+        try {
+          const others = new Set(childPids('whisper-server'));
+          await noVad.warmUp();
+          const server = childPids('whisper-server').find((pid) => !others.has(pid))!;
+          const started = cpuMs(server) / 1000;
           const r = await noVad.transcribe({ audioPath: path, language });
-          const seconds = cpuSeconds() - started;
+          const seconds = cpuMs(server) / 1000 - started;
           console.log(
-            `forced ${language}: ${seconds.toFixed(1)} CPU-s for ${duration.toFixed(1)} s of audio (clean French run: ${clean.toFixed(1)} CPU-s), ${r.words.length} words: ${text(r).slice(0, 160)}; log: ${logged.join(' | ')}`,
+            `forced ${language}: ${seconds.toFixed(1)} CPU-s for ${duration.toFixed(1)} s of audio, ${r.words.length} words: ${text(r).slice(0, 160)}; log: ${logged.join(' | ')}`,
           );
           expect(loopReason(text(r))).toBeNull();
-          expect(seconds).toBeLessThanOrEqual(Math.max(duration * 1.5 * 2, clean * 2));
+          // The bound: the budget, in CPU seconds per thread, for each of the two decodes a chunk
+          // may have (and 0.5 s for the budget's 200 ms checks), on 2 threads. In CPU, not wall
+          // time: a busy machine stretches wall time (a wall-clock bound flaked with a bench beside
+          // the suite). Issue 10 bounded a loop by 1.5x the audio on 2 idle threads with such a
+          // budget as the default (1 + 0.6 x seconds); on a loaded machine it changed the words of
+          // normal decodes (issue 39).
+          expect(seconds).toBeLessThanOrEqual(2 * 2 * (budget.fixedSeconds + budget.perAudioSecond * duration + 0.5));
+        } finally {
+          await noVad.close();
         }
-      } finally {
-        await noVad.close();
       }
     });
   });
