@@ -120,8 +120,8 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
       transcriber.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' }),
       transcriber.transcribe({ audioPath: join(MEDIA, 'en.wav'), language: 'en' }),
     ]);
-    expect(a).toEqual({ language: 'en', languageProbability: null, words: [] });
-    expect(b).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(a).toEqual({ language: 'en', languageProbability: null, words: [], checks: { retries: [], dropped: [] } });
+    expect(b).toEqual({ language: 'en', languageProbability: null, words: [], checks: { retries: [], dropped: [] } });
     expect(childPids('whisper-server')).toEqual([pid]); // same process: the model was not reloaded
   });
 
@@ -165,6 +165,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
       language: 'en',
       languageProbability: null,
       words: [],
+      checks: { retries: [], dropped: [] },
     });
   });
 
@@ -178,7 +179,12 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
     process.kill(pid!, 'SIGSEGV');
     const err = await job;
     expect(err).toMatchObject({ code: 'transcription-failed', message: expect.stringMatching(/whisper\.cpp crashed.*SIGSEGV/s) });
-    expect(await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(await t.transcribe({ audioPath: join(MEDIA, 'jfk.wav'), language: 'en' })).toEqual({
+      language: 'en',
+      languageProbability: null,
+      words: [],
+      checks: { retries: [], dropped: [] },
+    });
     await t.close();
   });
 
@@ -196,6 +202,7 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
       language: 'en',
       languageProbability: null,
       words: [],
+      checks: { retries: [], dropped: [] },
     });
   });
 
@@ -254,7 +261,12 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
   it('converts non-WAV input with ffmpeg', async () => {
     const mp3 = join(dir, 'jfk.mp3');
     await runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', '-i', join(MEDIA, 'jfk.wav'), '-ar', '44100', '-ac', '2', mp3] });
-    expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({ language: 'en', languageProbability: null, words: [] });
+    expect(await transcriber.transcribe({ audioPath: mp3, language: 'en' })).toEqual({
+      language: 'en',
+      languageProbability: null,
+      words: [],
+      checks: { retries: [], dropped: [] },
+    });
   });
 
   it('does not outlive an agent that is killed', async () => {
