@@ -171,6 +171,19 @@ export function trustedOnsets(whisper: readonly Word[], tts: readonly Word[]): n
   return starts;
 }
 
+/**
+ * The 2-letter code a detected language is reported and decoded as (pure): the API's language
+ * codes have 2 letters, and whisper's `yue` (Cantonese, large-v3) has none of its own: it is
+ * Chinese, `zh`. A language with no 2-letter code at all (`haw`) is left out of the vote, so the
+ * most probable language that has one wins. Before, a detected `yue` was refused as the job's
+ * transcript language.
+ */
+export function reportedLanguage(name: string): string | undefined {
+  const code = languageCode(name);
+  if (code === 'yue') return 'zh';
+  return code?.length === 2 ? code : undefined;
+}
+
 /** A word of a chunk at its source time, its start on voice (speech-plan.ts). */
 function toSource(chunk: Chunk, w: Word): Word {
   const start = snapToVoice(chunk, toSourceTime(chunk, w.start, 'start'));
@@ -339,7 +352,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
       asked++;
       const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
       for (const [name, p] of Object.entries(probs)) {
-        const code = languageCode(name);
+        const code = reportedLanguage(name);
         if (code) totals.set(code, (totals.get(code) ?? 0) + p);
       }
       const best = [...totals].sort((a, b) => b[1] - a[1])[0];

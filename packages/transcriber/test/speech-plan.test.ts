@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseWavHeader } from '../src/audio.ts';
 import { compressionRatio, findLoops, loopReason, loopReasonIn } from '../src/loops.ts';
-import { trustedOnsets } from '../src/transcriber.ts';
+import { reportedLanguage, trustedOnsets } from '../src/transcriber.ts';
 import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav } from '../src/speech-plan.ts';
 import { spread } from '../src/transcriber.ts';
 
@@ -292,5 +292,16 @@ describe('trustedOnsets', () => {
     const starts = trustedOnsets(whisper, tts);
     expect(starts.slice(0, 30).map((s, i) => Math.round((s - whisper[i]!.start) * 1000))).toEqual(Array(30).fill(20));
     expect(starts.slice(30).map((s, i) => Math.round((s - whisper[i + 30]!.start) * 1000))).toEqual(Array(10).fill(50));
+  });
+});
+
+describe('reportedLanguage', () => {
+  it('reports a detected language by its 2-letter code, Cantonese as Chinese, none for a language without one', () => {
+    expect(reportedLanguage('english')).toBe('en');
+    expect(reportedLanguage('ja')).toBe('ja');
+    expect(reportedLanguage('cantonese')).toBe('zh');
+    expect(reportedLanguage('yue')).toBe('zh');
+    expect(reportedLanguage('hawaiian')).toBeUndefined();
+    expect(reportedLanguage('klingon')).toBeUndefined();
   });
 });
