@@ -28,6 +28,9 @@ export function compressionRatio(text: string): number {
   return bytes.length / deflateSync(bytes).length;
 }
 
+/** A run of 2-20 letters repeated back to back 4 times or more (scripts written without spaces loop inside one "word"). */
+const IN_WORD_LOOP = /([\p{L}\p{M}]{2,20}?)\1{3,}/u;
+
 /** Why `text` looks like a decoding loop, or null when it does not (pure). */
 export function loopReason(text: string): string | null {
   const trimmed = text.trim();
@@ -38,12 +41,11 @@ export function loopReason(text: string): string | null {
   const words = normalizeWords(trimmed);
   for (let n = 1; n <= 6; n++) {
     for (let i = 0; i + n * REPEATS <= words.length; i++) {
-      let k = 1;
-      while (i + (k + 1) * n <= words.length && sameRun(words, i, i + k * n, n)) k++;
+      const k = repeatsAt(words, i, n);
       if (k >= REPEATS) return `"${words.slice(i, i + n).join(' ')}" repeated ${k} times`;
     }
   }
-  const inWord = /([\p{L}\p{M}]{2,20}?)\1{3,}/u.exec(trimmed);
+  const inWord = IN_WORD_LOOP.exec(trimmed);
   if (inWord) return `"${inWord[1]}" repeated ${Math.floor(inWord[0].length / inWord[1]!.length)} times`;
   return null;
 }
@@ -127,8 +129,7 @@ export function findLoops(words: readonly { text: string; start: number }[]): Lo
   for (let i = 0; i < words.length; i++) {
     for (let n = 1; n <= 6; n++) {
       if (normalized[i] === '' || dropped.has(i)) break;
-      let k = 1;
-      while (i + (k + 1) * n <= words.length && sameRun(normalized, i, i + k * n, n)) k++;
+      const k = repeatsAt(normalized, i, n);
       if (k < REPEATS) continue;
       const end = i + k * n;
       const secondsPerWord = (words[end - 1]!.start - words[i]!.start) / (k * n - 1);
@@ -150,7 +151,7 @@ export function findLoops(words: readonly { text: string; start: number }[]): Lo
     }
   }
   words.forEach((w, i) => {
-    const inWord = /([\p{L}\p{M}]{2,20}?)\1{3,}/u.exec(w.text);
+    const inWord = IN_WORD_LOOP.exec(w.text);
     if (inWord && inWord[0].length >= MIN_LOOP_CHARS_IN_WORD)
       add([i], `"${inWord[1]}" repeated ${Math.floor(inWord[0].length / inWord[1]!.length)} times in a word`);
   });
@@ -169,6 +170,13 @@ export function findLoops(words: readonly { text: string; start: number }[]): Lo
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+
+/** How many times the run of `n` words at `i` is said back to back (1: once, not repeated). */
+function repeatsAt(words: string[], i: number, n: number): number {
+  let k = 1;
+  while (i + (k + 1) * n <= words.length && sameRun(words, i, i + k * n, n)) k++;
+  return k;
+}
 
 function sameRun(words: string[], a: number, b: number, n: number): boolean {
   for (let j = 0; j < n; j++) if (words[a + j] !== words[b + j]) return false;

@@ -402,8 +402,8 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
    * temperature fallback). What our checks can discard is only ever the part that fails them:
    * - a decoding loop (`findLoops`) sends the chunk to a greedy decode without fallback; the
    *   first of the two that is clean is kept, else the plain decode less its loop's words;
-   * - the time budget stops a runaway decode, never a normal one (a budget of 3x what clean
-   *   chunks measured, in CPU and not wall seconds); a decode stopped by it is retried greedily
+   * - the time budget stops a runaway decode, never a normal one (see `budget`: 10 + 5 x seconds,
+   *   or 15x what clean chunks measured, in CPU and not wall seconds); a decode stopped by it is retried greedily
    *   (at most 224 tokens a window: bounded by itself), and only a chunk that runs out twice is
    *   dropped whole.
    * Every retry and every drop is logged and returned (`checks`), for the agent's metrics.
