@@ -219,9 +219,10 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
         ...(recognized.checks ? { checks: recognized.checks } : {}),
       });
       if (!kept.ok) throw new JobAborted(kept.reason);
-      // Speech was recognized and our checks left none of it: a failure of ours, never a silent success.
+      // Speech was recognized and our checks left none of it: a failure of ours, never a silent
+      // success (words the job's own replacements removed are the job's choice, not a failure).
       const dropped = recognized.checks?.dropped ?? [];
-      if (words.length === 0 && dropped.length > 0) {
+      if (recognized.words.length === 0 && dropped.length > 0) {
         throw new JobFailure('transcription-failed', `every recognized word was left out by our checks (${firstLine(dropped[0]!.reason)})`);
       }
       return words;
