@@ -15,7 +15,7 @@ export const REPLACEMENT_TEXT_MAX_CHARS = 50;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** One line of text without control characters, trimmed (inner runs of white space become one space), min..max code points. */
-function lineText(what: string, min: number, max: number) {
+function lineText(what: string, min: number, max: number, wordless = `${what} must hold a letter or a digit`) {
   return z
     .string()
     .refine((s) => !CONTROL.test(s), `${what} must be one line without control characters`)
@@ -27,7 +27,9 @@ function lineText(what: string, min: number, max: number) {
           message: min === 1 ? `${what} must not be empty or blank` : `${what} is at least ${min} characters`,
           abort: true,
         })
-        .refine((s) => [...s].length <= max, `${what} is at most ${max} characters`),
+        .refine((s) => [...s].length <= max, `${what} is at most ${max} characters`)
+        // Zero-width and other invisible characters alone are not a term: nothing to say or to show.
+        .refine((s) => s.length === 0 || /[\p{L}\p{N}]/u.test(s), wordless),
     );
 }
 
@@ -43,7 +45,7 @@ export const VocabularySchema = z
 export type Vocabulary = z.output<typeof VocabularySchema>;
 
 export const ReplacementSchema = z.strictObject({
-  from: lineText('from', 1, REPLACEMENT_TEXT_MAX_CHARS).refine((s) => phraseKey(s) !== '', 'from must hold a word, not only punctuation'),
+  from: lineText('from', 1, REPLACEMENT_TEXT_MAX_CHARS, 'from must hold a word, not only punctuation'),
   to: lineText('to', 0, REPLACEMENT_TEXT_MAX_CHARS),
 });
 export type Replacement = z.output<typeof ReplacementSchema>;

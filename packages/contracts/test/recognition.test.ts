@@ -122,6 +122,14 @@ describe('VocabularySchema and ReplacementsSchema', () => {
     expect(problems(VocabularySchema, [42])).toHaveLength(1);
   });
 
+  it('refuses terms and replacement words made only of invisible characters (zero-width spaces)', () => {
+    expect(problems(VocabularySchema, [' \u200b\u200b '])).toEqual(['0: a term must hold a letter or a digit']);
+    expect(problems(ReplacementsSchema, [r('\u200b', 'b')])).toEqual(['0.from: from must hold a word, not only punctuation']);
+    expect(problems(ReplacementsSchema, [r('um', '\u2060')])).toEqual(['0.to: to must hold a letter or a digit']);
+    expect(problems(ReplacementsSchema, [r('um', '')])).toEqual([]); // an empty to still removes the words
+    expect(VocabularySchema.parse(['K8s', '3M'])).toEqual(['K8s', '3M']);
+  });
+
   it('refuses duplicate froms case-insensitively, unknown fields, and long or empty froms', () => {
     expect(problems(ReplacementsSchema, [r('Caption  Farm', 'Captionfarm'), r('caption farm', 'x')])).toEqual([
       '1.from: the same words as replacements[0].from (compared case-insensitively)',
