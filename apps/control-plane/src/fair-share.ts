@@ -35,7 +35,8 @@ export function createFairShare(o: FairShareOptions): FairShare {
   const perKey = o.perKey ?? o.slots;
   const queuePerKey = o.queuePerKey ?? 8;
   const maxWaiting = o.maxWaiting ?? 64 * o.slots;
-  const full = o.full ?? (() => new ApiError('rate_limited', 'Too much of this work is waiting for you already; retry when it is done.', { retryAfterSeconds: 2 }));
+  const full =
+    o.full ?? (() => new ApiError('rate_limited', 'Too much of this work is waiting for you already; retry when it is done.', { retryAfterSeconds: 2 }));
   let running = 0;
   let waiting = 0;
   const runningOf = new Map<string, number>();
