@@ -28,8 +28,11 @@ function contentSecurityPolicy(storeOrigin: string | undefined): string {
   ].join('; ');
 }
 
-/** Paths that belong to the API, the store or the agents, never to the single-page app. */
-const NOT_PAGES = /^\/(?:v1|admin|app\/api|s3|agent|healthz)(?:\/|$)/;
+/**
+ * Paths that belong to the API, the store or the agents, never to the single-page app. The admin
+ * API is /admin/v1 only: /admin/nodes, /admin/queue ... are the operator console's pages.
+ */
+const NOT_PAGES = /^\/(?:v1|admin\/v1|app\/api|s3|agent|healthz)(?:\/|$)/;
 
 /**
  * Serves the built dashboard at `/`: hashed assets cached for a year, every other GET that wants
