@@ -118,6 +118,66 @@ describe('outputs', () => {
   });
 });
 
+describe('outputs of jobs that did not succeed (issue 40 item 10)', () => {
+  /** A job leased by an agent that rendered it and PUT its output, not yet completed. */
+  async function renderedNotCompleted(name: string) {
+    const { api } = await h.account('pro', name);
+    const job = (await api('POST', '/v1/automation-jobs', { videoUrl: `https://v.example.com/${name}.mp4`, templateId: 'karaoke' })).body;
+    const c = agentClient(h.url, await agentToken(h, name));
+    const { nodeId } = await c.agent.register.mutate({ nodeName: `${name}-node`, capabilities: TEST_AGENT_CAPABILITIES });
+    const leases = await c.agent.lease.mutate({ nodeId, slots: 8, requestId: randomUUID() });
+    const lease = leases.find((l) => l.jobId === job.id)!;
+    for (const other of leases.filter((l) => l !== lease)) await c.agent.release.mutate({ nodeId, jobId: other.jobId, leaseId: other.leaseId });
+    const ref = { nodeId, jobId: job.id as string, leaseId: lease.leaseId };
+    expect(await c.agent.ingested.mutate({ ...ref, durationSeconds: 2, width: 320, height: 240 })).toEqual({ ok: true });
+    const up = await c.agent.outputUploadUrl.mutate({ ...ref, sizeBytes: clip.length });
+    const url = (up as { url: string }).url;
+    expect(await putBytes(url, clip)).toBe(200);
+    const key = `outputs/${job.id}.mp4`;
+    expect(await h.cp.store.head(key)).toEqual({ sizeBytes: clip.length });
+    return { api, c, ref, key, url };
+  }
+
+  it("a job cancelled between the agent's output PUT and its completion: the refused completion deletes the output", async () => {
+    const { api, c, ref, key } = await renderedNotCompleted('cancel-race');
+    try {
+      expect((await api('POST', `/v1/automation-jobs/${ref.jobId}/cancel`)).body.status).toBe('cancelled');
+      expect(await c.agent.complete.mutate({ ...ref, resolution: { width: 320, height: 240 }, outputBytes: clip.length })).toEqual({
+        ok: false,
+        reason: 'job-ended',
+      });
+    } finally {
+      c.close();
+    }
+    // Before: the whole output (clip.length bytes) stayed in the store for ever.
+    expect(await h.cp.store.head(key)).toBeNull();
+    expect(await objects(h.dataDir)).not.toContain(key);
+    expect((await api('GET', `/v1/automation-jobs/${ref.jobId}`)).body.status).toBe('cancelled');
+  });
+
+  it('the sweeper deletes the output of an ended job that did not succeed, again for a PUT landing late, until the URL expired', async () => {
+    const { api, c, ref, key, url } = await renderedNotCompleted('cancel-no-complete');
+    c.close(); // the agent stopped on the cancel and never completes
+    expect((await api('POST', `/v1/automation-jobs/${ref.jobId}/cancel`)).body.status).toBe('cancelled');
+    await h.cp.sweep();
+    expect(await h.cp.store.head(key)).toBeNull();
+    // A PUT still under way when the job ended lands afterwards: the next sweep deletes it too.
+    expect(await putBytes(url, clip)).toBe(200);
+    await h.cp.sweep();
+    expect(await h.cp.store.head(key)).toBeNull();
+    const mark = () => h.cp.db.selectFrom('jobs').select('output_key').where('id', '=', ref.jobId).executeTakeFirstOrThrow();
+    expect((await mark()).output_key).toBe(key);
+    // Past the URL's hour, the mark goes: the sweeps stop looking at this job.
+    clockOffsetMs = 3600_000 + 60_000;
+    try {
+      await h.cp.sweep();
+    } finally {
+      clockOffsetMs = 0;
+    }
+    expect((await mark()).output_key).toBeNull();
+  });
+});
+
 describe('part files of PUTs', () => {
   it('a server killed (kill -9) in the middle of a PUT leaves a part file; the next start removes it', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'cf-killed-put-'));

@@ -3,6 +3,7 @@ import type { QueryId, RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiredOutputs } from '../src/agents/sweeper.ts';
 import { accountsWithWaitingJobs } from '../src/services/admission.ts';
+import { endedOutputs } from '../src/services/ended-outputs.ts';
 
 /**
  * The sweeps run every 30 s in every control plane, with the event loop stopped while SQLite
@@ -57,5 +58,9 @@ describe('sweep plans (SQLite)', () => {
     expect(await plan(expiredOutputs(db, '2026-11-23T00:00:00.000Z').compile())).toEqual([
       expect.stringMatching(/^SEARCH jobs USING INDEX jobs_output_kept \(output_expires_at<\?\)/),
     ]);
+  });
+
+  it('the sweep of outputs of jobs that did not succeed reads only the jobs with an output and no expiry', async () => {
+    expect(await plan(endedOutputs(db).compile())).toEqual([expect.stringMatching(/^SEARCH jobs USING INDEX jobs_output_kept \(output_expires_at=\?\)/)]);
   });
 });

@@ -10,6 +10,7 @@ import {
 } from '@captionfarm/contracts';
 import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
+import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../services/ended-outputs.ts';
 import { finishJob, type Ending } from '../services/finish-job.ts';
 import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
@@ -113,11 +114,14 @@ export function createAgentReports(deps: {
     async outputUploadUrl(input: Holder & { sizeBytes: number }): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
+      const key = `outputs/${job.id}.${job.format}`;
+      // Marked before the URL exists: should the job not succeed, its output is debris (deleteEndedOutputs).
+      await db.updateTable('jobs').set({ output_key: key }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
       const url = await store.presignPut({
-        key: `outputs/${job.id}.${job.format}`,
+        key,
         contentLength: input.sizeBytes,
         contentType: contentTypeForExtension(job.format) ?? 'application/octet-stream',
-        expiresInSeconds: 3600,
+        expiresInSeconds: OUTPUT_PUT_URL_TTL_SECONDS,
       });
       return { ok: true, url };
     },
@@ -125,7 +129,12 @@ export function createAgentReports(deps: {
     async complete(input: AgentCompleteInput & { nodeId: string }): Promise<LeaseCheck> {
       const { job, check } = await owned(input);
       if (!job) return check;
-      if (!check.ok) return job.status === 'succeeded' ? { ok: true } : check; // a re-sent complete
+      if (!check.ok) {
+        if (job.status === 'succeeded') return { ok: true }; // a re-sent complete
+        // Cancelled (or ended otherwise) between the output's PUT and this: nothing will serve it.
+        await deleteEndedOutputs(deps, job.id);
+        return check;
+      }
       const key = `outputs/${job.id}.${job.format}`;
       const head = await store.head(key);
       if (!head || head.sizeBytes !== input.outputBytes) {
@@ -134,6 +143,7 @@ export function createAgentReports(deps: {
           { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' },
           { leaseId: input.leaseId },
         );
+        await deleteEndedOutputs(deps, job.id);
         return { ok: false, reason: 'job-ended' };
       }
       const t = now();
@@ -152,7 +162,9 @@ export function createAgentReports(deps: {
         },
         { leaseId: input.leaseId },
       );
-      return ended ? { ok: true } : (await owned(input)).check;
+      if (ended) return { ok: true };
+      await deleteEndedOutputs(deps, job.id); // cancelled meanwhile (a job still running keeps its output)
+      return (await owned(input)).check;
     },
 
     async fail(input: AgentFailInput & { nodeId: string }): Promise<LeaseCheck> {

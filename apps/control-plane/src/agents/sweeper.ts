@@ -1,6 +1,7 @@
 import type { FailureCode } from '@captionfarm/contracts';
 import { failJobsWhere, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
+import { deleteEndedOutputs } from '../services/ended-outputs.ts';
 import { recordEnding } from '../services/finish-job.ts';
 import type { JobsService } from '../services/jobs.ts';
 import type { AgentHub } from './hub.ts';
@@ -8,7 +9,8 @@ import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings } from './timings.ts';
 
 /**
- * Succeeded jobs whose output expired. Only a succeeded job has an output, so no status here: the
+ * Succeeded jobs whose output expired. Only a succeeded job has `output_expires_at` (a running or
+ * unsuccessful one may have `output_key`: services/ended-outputs.ts), so no status here: the
  * partial index of kept outputs (jobs_output_kept) is read, not every succeeded job ever through
  * the status (sweep-plans.test.ts checks the plan).
  */
@@ -20,7 +22,7 @@ export const expiredOutputs = (db: Db, now: string) =>
  * a row changes state once, whichever process's UPDATE gets it.
  * - expired leases with attempts left go back to the queue; those without fail with `internal`;
  * - jobs past their deadline fail with `timed-out` (the node that held one is told to stop);
- * - outputs past their 7 days are deleted; silent nodes go offline.
+ * - outputs past their 7 days are deleted, and those of jobs that did not succeed; silent nodes go offline.
  */
 export function createAgentSweeper(deps: {
   db: Db;
@@ -77,6 +79,7 @@ export function createAgentSweeper(deps: {
           stale.map((j) => j.id),
         )
         .execute();
+    await deleteEndedOutputs(deps);
     await deps.nodes.sweepSilent();
   }
 
