@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
+import { parseTrustedProxies } from './http/client-address.ts';
 
 /**
  * The one place that reads the environment. Every setting, its default and meaning are here;
@@ -73,7 +74,22 @@ const EnvSchema = z.object({
   CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP: z.coerce.number().int().positive().default(64),
   /** Built-in store: concurrent PUTs to one object (one upload URL); 503 SlowDown above. */
   CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT: z.coerce.number().int().positive().default(4),
-  /** Failed authentications per client address and minute before it gets 429 for the rest of the minute. */
+  /**
+   * Reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDR ranges, or
+   * `loopback`): behind them the per-client limits key on the forwarded client address. Unset: the
+   * TCP peer, which behind a proxy is the proxy for everyone.
+   */
+  CAPTIONFARM_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      try {
+        parseTrustedProxies(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   /** An agent websocket that has not authenticated within this many seconds is closed. */
   CAPTIONFARM_AGENT_AUTH_SECONDS: z.coerce.number().positive().default(5),
@@ -113,6 +129,8 @@ export interface ControlPlaneConfig {
   storeMaxConnectionsPerIp: number;
   storeMaxPutsPerObject: number;
   authFailuresPerMinute: number;
+  /** CAPTIONFARM_TRUSTED_PROXIES as given (http/client-address.ts parses it). */
+  trustedProxies?: string | undefined;
   agentAuthSeconds: number;
   maxAgentConnections: number;
   previewThreads: number;
@@ -172,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storeMaxConnectionsPerIp: e.CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP,
     storeMaxPutsPerObject: e.CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT,
     authFailuresPerMinute: e.CAPTIONFARM_AUTH_FAILURES_PER_MINUTE,
+    trustedProxies: e.CAPTIONFARM_TRUSTED_PROXIES,
     agentAuthSeconds: e.CAPTIONFARM_AGENT_AUTH_SECONDS,
     maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
     previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),

@@ -20,7 +20,8 @@ import { safeEqual } from './crypto.ts';
 import { errorHandler } from './http/errors.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
 import { hotRoutes } from './http/hot-routes.ts';
-import { apiKeyAuth, bearer, clientIp, declaredLengthLimit, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
+import { createClientAddress, parseTrustedProxies } from './http/client-address.ts';
+import { apiKeyAuth, bearer, declaredLengthLimit, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -40,6 +41,8 @@ import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
 import { dashboardApi } from './dashboard/routes.ts';
 import { dashboardPages } from './dashboard/static.ts';
+import { createPasswords, type Passwords } from './dashboard/passwords.ts';
+import type { SignInLimits } from './dashboard/sign-in-limits.ts';
 import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/net';
 import { createLogger, type Logger } from '@captionfarm/log';
@@ -59,8 +62,8 @@ export interface ControlPlaneOptions {
   logger?: Logger;
   /** Built dashboard to serve at `/` (default: apps/dashboard/dist). */
   dashboardDir?: string;
-  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email, 30 attempts per IP, 15 min). */
-  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
+  /** Sign-in limits (tests lower the window's counts; the defaults are 5 failures per email and address, 30 per address, 15 min). */
+  signInLimits?: SignInLimits;
   /** Where log lines go (default: stderr, unless config.log is 'silent'); tests capture them. */
   log?: (msg: string, extra?: unknown) => void;
 }
@@ -84,6 +87,7 @@ export interface ControlPlane {
     webhooks: Webhooks;
     fonts: ReturnType<typeof createFontsService>;
     users: ReturnType<typeof createUsersService>;
+    passwords: Passwords;
     previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
@@ -113,6 +117,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       else logger.info(msg);
     });
   const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
+  const clientAddress = createClientAddress(parseTrustedProxies(config.trustedProxies));
 
   let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
   // The built-in store presigns against the URL we listen on, known only after listen().
@@ -151,7 +156,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const accounts = createAccountsService({ db, now });
   const fonts = createFontsService({ db, store, now, cacheDir: path.join(config.dataDir, 'font-cache') });
   const requireFonts = (accountId: string, template: unknown, path: string) => fonts.requireReady(accountId, fontIdsOf(template), path);
-  const users = createUsersService({ db, now });
+  // One thread hashes passwords (about 5 sign-ins a second), addresses taking turns (passwords.ts).
+  const passwords = createPasswords({ threads: 1 });
+  const users = createUsersService({ db, now, passwords });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
   const admission = createAdmission({
@@ -286,18 +293,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     next();
   });
   const adminOnly: express.RequestHandler = (req, res, next) => {
-    const ip = clientIp(req);
-    const blocked = authFailures.blocked(ip);
-    if (blocked) return next(blocked);
     const token = bearer(req);
     if (token && safeEqual(token, adminToken)) return next();
-    authFailures.failed(ip, {
-      kind: 'admin-token',
-      reason: token ? 'wrong' : 'missing',
-      requestId: String(res.locals.requestId ?? ''),
-      path: req.originalUrl.split('?')[0]!,
-    });
-    next(new ApiError('unauthenticated', 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+    const what = { kind: 'admin-token' as const, reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! };
+    next(authFailures.refuse(clientAddress(req), what, 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
   };
   const serveMetrics: express.RequestHandler = (_req, res, next) => {
     metrics.registry.metrics().then((text) => {
@@ -333,7 +332,6 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // The two routes clients call in a loop skip Express (http/hot-routes.ts), with the same parts.
   const hot = hotRoutes({
     authenticate: (key) => accounts.authenticate(key),
-    authFailures,
     limiter: publicRateLimit,
     jobs,
     maxJobJsonBytes: config.maxJobJsonBytes,
@@ -345,7 +343,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use(
     '/v1',
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
-    apiKeyAuth(async (key) => accounts.authenticate(key), authFailures),
+    apiKeyAuth(async (key) => accounts.authenticate(key), authFailures, clientAddress),
     publicRateLimit.count,
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
     makePublicRoutes(),
@@ -370,6 +368,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       publicRoutes: makePublicRoutes,
       adminRoutes: makeAdminRoutes,
       signInLimits: opts.signInLimits,
+      clientAddress,
+      rateLimit: publicRateLimit,
+      log,
     }),
   );
   app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
@@ -402,22 +403,20 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most
   // config.maxAgentConnections are open, and at most a quarter of them may be still
   // unauthenticated, so strangers cannot crowd out agents. Refusals answer the upgrade with a
-  // plain HTTP status (503, or 429 for an address with too many failed authentications).
+  // plain HTTP status (503). A wrong token from an address past its failures for the minute closes
+  // the socket at once (4429); a valid token connects whatever its address did.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   const unauthenticated = new Set<WebSocket>();
   const maxUnauthenticated = Math.max(1, Math.floor(config.maxAgentConnections / 4));
-  const refuseUpgrade = (socket: Duplex, status: 429 | 503, retryAfter: number) => {
-    const text = status === 429 ? 'Too Many Requests' : 'Service Unavailable';
-    socket.end(`HTTP/1.1 ${status} ${text}\r\nRetry-After: ${retryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  const refuseUpgrade = (socket: Duplex, retryAfter: number) => {
+    socket.end(`HTTP/1.1 503 Service Unavailable\r\nRetry-After: ${retryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   };
   server.on('upgrade', (req, socket, head) => {
     if (req.url?.split('?')[0] !== '/agent') {
       socket.destroy();
       return;
     }
-    const blocked = authFailures.blocked(clientIp(req));
-    if (blocked) return refuseUpgrade(socket, 429, blocked.retryAfterSeconds ?? 60);
-    if (wss.clients.size >= config.maxAgentConnections || unauthenticated.size >= maxUnauthenticated) return refuseUpgrade(socket, 503, 5);
+    if (wss.clients.size >= config.maxAgentConnections || unauthenticated.size >= maxUnauthenticated) return refuseUpgrade(socket, 5);
     wss.handleUpgrade(req, socket, head, (ws) => {
       unauthenticated.add(ws);
       const deadline = setTimeout(() => {
@@ -442,7 +441,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       const token = info.connectionParams?.token;
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
       if (auth) unauthenticated.delete(ws);
-      else if (token !== undefined) authFailures.failed(clientIp(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' });
+      else if (token !== undefined) {
+        const answer = authFailures.refuse(clientAddress(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' }, 'unknown agent token');
+        if (answer.code === 'rate_limited') ws.close(4429, 'too many failed authentications from this address');
+      }
       return { tokenId: auth?.tokenId ?? null, conn: ws };
     },
     onError: ({ error }) => {
@@ -490,7 +492,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -528,6 +530,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
       await webhooks.close();
       await previews.close();
+      await passwords.close();
       await bus.close();
       await db.destroy();
     },

@@ -181,12 +181,12 @@ describe('session expiry', () => {
           },
           body: body ? JSON.stringify(body) : undefined,
         });
-      const accept = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'clock password 1' });
+      const accept = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'tick tock timepiece' });
       expect(accept.status).toBe(403); // no CSRF token yet: the page first asks /session
       const s = await fetch(`${clock.url}/app/api/session`);
       b.cookies.set('cf_csrf', /cf_csrf=([^;]+)/.exec(s.headers.get('set-cookie')!)![1]!);
       b.csrf = ((await s.json()) as { csrfToken: string }).csrfToken;
-      const ok = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'clock password 1' });
+      const ok = await call('POST', '/invite/accept', { token: new URL(inv.body.link).hash.slice(1), password: 'tick tock timepiece' });
       expect(ok.status).toBe(200);
       b.cookies.set('cf_session', /cf_session=([^;]+)/.exec(ok.headers.get('set-cookie')!)![1]!);
       t += 2 * 3600_000 - 60_000;
@@ -196,7 +196,7 @@ describe('session expiry', () => {
       t += 2 * 3600_000 + 1000;
       expect((await call('GET', '/keys')).status).toBe(401);
 
-      const again = await call('POST', '/sign-in', { email: 'clock@example.com', password: 'clock password 1' });
+      const again = await call('POST', '/sign-in', { email: 'clock@example.com', password: 'tick tock timepiece' });
       expect(again.status).toBe(200);
       b.cookies.set('cf_session', /cf_session=([^;]+)/.exec(again.headers.get('set-cookie')!)![1]!);
       for (let i = 0; i < 23; i++) {

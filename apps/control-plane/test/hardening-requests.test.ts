@@ -307,7 +307,7 @@ describe('failed authentication (item 16)', () => {
   });
   afterAll(() => h2.close());
 
-  it('is logged without the key, and past the limit the address gets 429 with Retry-After, even with a valid key', async () => {
+  it('is logged without the key, and past the limit the address gets 429 with Retry-After for wrong keys, while a valid key is answered (issue 40)', async () => {
     const { key: good } = await h2.account('pro', 'victim');
     const bad = 'cf_live_guessedkey0000000000000000000000';
     const url = `${h2.url}/v1/automation-jobs`;
@@ -316,15 +316,18 @@ describe('failed authentication (item 16)', () => {
     expect(failures).toHaveLength(3);
     expect(failures[0]!.extra).toMatchObject({ ip: '127.0.0.3', kind: 'api-key', reason: 'unknown or revoked', path: '/v1/automation-jobs' });
     expect(JSON.stringify(failures)).not.toContain('guessedkey');
-    const blocked = await getFrom(url, '127.0.0.3', { authorization: `Bearer ${good}` });
+    const blocked = await getFrom(url, '127.0.0.3', { authorization: `Bearer ${bad}` });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.retryAfter)).toBeGreaterThan(0);
     expect(Number(blocked.retryAfter)).toBeLessThanOrEqual(60);
-    // Another address is not affected.
-    expect((await getFrom(url, '127.0.0.4', { authorization: `Bearer ${good}` })).status).toBe(200);
+    // A valid key from that address is answered: a client that fails cannot lock its neighbours out.
+    expect((await getFrom(url, '127.0.0.3', { authorization: `Bearer ${good}` })).status).toBe(200);
+    // Another address's wrong key is a plain 401.
+    expect((await getFrom(url, '127.0.0.4', { authorization: `Bearer ${bad}` })).status).toBe(401);
     // The admin API counts failures the same way.
     for (let i = 0; i < 3; i++)
       expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: 'Bearer wrong-admin-token' })).status).toBe(401);
-    expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: `Bearer ${h2.cp.adminToken}` })).status).toBe(429);
+    expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: 'Bearer wrong-admin-token' })).status).toBe(429);
+    expect((await getFrom(`${h2.url}/admin/v1/accounts`, '127.0.0.5', { authorization: `Bearer ${h2.cp.adminToken}` })).status).toBe(200);
   });
 });

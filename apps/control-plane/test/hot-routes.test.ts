@@ -6,7 +6,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ErrorBodySchema } from '@captionfarm/contracts';
 import { openDatabase, type Db } from '@captionfarm/db';
-import { createAuthFailureLimiter } from '../src/http/auth-failures.ts';
 import { hotRoutes } from '../src/http/hot-routes.ts';
 import { rateLimit, type RequestLogLine } from '../src/http/middleware.ts';
 import { createMetrics } from '../src/metrics.ts';
@@ -47,7 +46,6 @@ describe('which requests the hot routes take', () => {
     } satisfies Pick<JobsService, 'create' | 'get'>;
     const hot = hotRoutes({
       authenticate: async (key) => (key === 'cf_live_good' ? { accountId: 'acc_1', plan: 'pro' } : null),
-      authFailures: createAuthFailureLimiter({ perMinute: 1000, now, log: () => undefined }),
       limiter: rateLimit(db, now, new Set(['POST /automation-jobs'])),
       jobs,
       maxJobJsonBytes: 1000,

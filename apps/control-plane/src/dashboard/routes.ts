@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ApiError, JobStatusSchema, PLANS, issuesToDetails } from '@captionfarm/contracts';
 import { minutesBalance, type Db } from '@captionfarm/db';
 import { asyncRoute } from '../http/async-route.ts';
-import { callerOf, clientIp } from '../http/middleware.ts';
+import { callerOf, type rateLimit } from '../http/middleware.ts';
+import type { ClientAddress } from '../http/client-address.ts';
 import { TemplateSchema } from '@captionfarm/captions';
 import type { PreviewPool } from '../preview-pool.ts';
 import type { AccountsService } from '../services/accounts.ts';
@@ -11,19 +12,9 @@ import type { JobsService } from '../services/jobs.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import { fontIdsOf, type FontsService } from '../services/fonts.ts';
 import type { Webhooks } from '../webhooks/index.ts';
-import {
-  SESSION_COOKIE,
-  authOf,
-  createSignInLimiter,
-  csrfProtection,
-  ensureAnonymousCsrf,
-  loadSession,
-  parseCookies,
-  requireAdmin,
-  requireMember,
-  setCookie,
-} from './session.ts';
+import { SESSION_COOKIE, authOf, csrfProtection, ensureAnonymousCsrf, loadSession, parseCookies, requireAdmin, requireMember, setCookie } from './session.ts';
 import { countsByStatus } from './queue.ts';
+import { createSignInLimiter, type SignInLimits } from './sign-in-limits.ts';
 import { SESSION_ABSOLUTE_MS, toUserView, type UsersService } from './users.ts';
 import type { DashboardOverview, DashboardSession } from '../views.ts';
 
@@ -49,7 +40,12 @@ export interface DashboardApiDeps {
   publicRoutes: () => Router;
   /** The admin API's routes (accounts, keys, minutes, nodes, webhooks), mounted again for administrators. */
   adminRoutes: () => Router;
-  signInLimits?: { perAccount?: number; perIp?: number; windowMs?: number };
+  signInLimits?: SignInLimits | undefined;
+  /** The address failed sign-ins are counted against (the forwarded client behind a trusted proxy). */
+  clientAddress: ClientAddress;
+  /** The public API's per-account rate limit: the member pages' /v1 calls count against the plan as an API key's do. */
+  rateLimit: Pick<ReturnType<typeof rateLimit>, 'count' | 'countOnError'>;
+  log: (msg: string, extra?: unknown) => void;
 }
 
 const SignIn = z.strictObject({ email: z.string().min(1).max(254), password: z.string().min(1).max(200) });
@@ -114,13 +110,15 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     '/sign-in',
     asyncRoute(async (req, res) => {
       const body = parse(SignIn, req.body);
-      limiter.check(clientIp(req), body.email);
-      const user = await users.checkPassword(body.email, body.password);
+      const client = deps.clientAddress(req);
+      limiter.check(client, body.email);
+      const user = await users.checkPassword(body.email, body.password, client);
       if (!user) {
-        limiter.failed(body.email);
+        limiter.failed(client, body.email);
+        deps.log('dashboard sign-in failed', { ip: client, email: body.email.trim().toLowerCase(), requestId: String(res.locals.requestId ?? '') });
         throw new ApiError('unauthenticated', 'The email or password is wrong.');
       }
-      limiter.succeeded(body.email);
+      limiter.succeeded(client, body.email);
       const s = await startSession(req, res, user.id);
       res.json({ user: toUserView(user), csrfToken: s.csrfToken });
     }),
@@ -136,9 +134,22 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     }),
   );
 
+  /** An invite route: the address is limited like sign-in's, and an unusable token counts as a failure. */
+  const inviteRoute = (handler: (req: Request, res: import('express').Response, client: string) => Promise<void>) =>
+    asyncRoute(async (req, res) => {
+      const client = deps.clientAddress(req);
+      limiter.check(client);
+      try {
+        await handler(req, res, client);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'not_found') limiter.failed(client);
+        throw err;
+      }
+    });
+
   r.post(
     '/invite/info',
-    asyncRoute(async (req, res) => {
+    inviteRoute(async (req, res) => {
       const info = await users.inviteInfo(parse(InviteToken, req.body).token);
       if (!info) throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
       res.json(info);
@@ -147,9 +158,9 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
 
   r.post(
     '/invite/accept',
-    asyncRoute(async (req, res) => {
+    inviteRoute(async (req, res, client) => {
       const body = parse(AcceptInvite, req.body);
-      const user = await users.acceptInvite(body.token, body.password);
+      const user = await users.acceptInvite(body.token, body.password, client);
       const s = await startSession(req, res, user.id);
       res.json({ user: toUserView(user), csrfToken: s.csrfToken });
     }),
@@ -289,7 +300,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
       res.type('image/png').send(png);
     }),
   );
-  member.use('/v1', deps.publicRoutes());
+  member.use('/v1', deps.rateLimit.count, deps.publicRoutes(), deps.rateLimit.countOnError);
   r.use(member);
   return r;
 }

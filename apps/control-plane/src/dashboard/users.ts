@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID, scrypt as scryptCb, type ScryptOptions } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@captionfarm/contracts';
 import type { Db, Session, User } from '@captionfarm/db';
-import { hashSecret, safeEqual } from '../crypto.ts';
+import { hashSecret } from '../crypto.ts';
+import type { Passwords } from './passwords.ts';
 
 const INVITE_TTL_MS = 72 * 3600_000;
 /** A session ends after this long without a request... */
@@ -11,31 +12,52 @@ export const SESSION_ABSOLUTE_MS = 24 * 3600_000;
 /** last_seen_at is written at most this often (one write per minute per session, not per request). */
 const TOUCH_EVERY_MS = 60_000;
 const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_LENGTH = 200;
 
-// OWASP's scrypt floor (N=2^15, r=8, p=3: 32 MiB); the parameters are stored with each hash.
-const SCRYPT = { N: 2 ** 15, r: 8, p: 3 };
+/**
+ * Passwords chosen first by people (and by password crackers first), of 10 characters or more:
+ * refused outright, as NIST SP 800-63B asks ("commonly used, expected, or compromised").
+ */
+const COMMON_PASSWORDS = new Set([
+  '1234567890',
+  '12345678910',
+  '0123456789',
+  '0987654321',
+  '1q2w3e4r5t',
+  '1qaz2wsx3edc',
+  'qwertyuiop',
+  'asdfghjkl;',
+  'password123',
+  'password1234',
+  'passw0rd123',
+  'iloveyou123',
+  'qwerty12345',
+  'qwerty123456',
+  'abcdefghij',
+  'abc1234567',
+  'letmein1234',
+  'welcome123',
+  'administrator',
+  'changeme123',
+  'captionfarm',
+  'captionfarm1',
+  'captionfarm123',
+]);
 
-function scrypt(password: string, salt: Buffer, keylen: number, o: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scryptCb(password, salt, keylen, { ...o, maxmem: 128 * o.N! * o.r! * 2 }, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+/** Why a password cannot be used, or null: at least 10 characters, not blank or one repeated, more than the email, not a common one. */
+export function passwordProblem(password: string, email: string): string | null {
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) return `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`;
+  const folded = password.normalize('NFKC').toLowerCase();
+  const visible = folded.replace(/[\s\p{Cc}\p{Cf}]/gu, '');
+  if (visible.length < MIN_PASSWORD_LENGTH / 2) return 'mostly spaces or invisible characters';
+  if (new Set(visible).size < 4) return 'at least 4 different characters';
+  // What is left once the email (or its name) is taken out must be a password of its own.
+  const local = email.split('@')[0] ?? '';
+  const rest = visible.replaceAll(email, '').replaceAll(local.length >= 3 ? local : email, '');
+  if (rest.length < MIN_PASSWORD_LENGTH / 2) return 'more than your email address or its name';
+  if (COMMON_PASSWORDS.has(folded) || COMMON_PASSWORDS.has(visible)) return 'not one of the most common passwords';
+  return null;
 }
-
-async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
-
-async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [kind, n, r, p, salt, hash] = stored.split('$');
-  if (kind !== 'scrypt' || !salt || !hash) return false;
-  const key = await scrypt(password, Buffer.from(salt, 'base64url'), 32, { N: Number(n), r: Number(r), p: Number(p) });
-  return safeEqual(key.toString('base64url'), hash);
-}
-
-/** A hash nobody's password matches, verified when the email is unknown so timing does not tell. */
-let dummyHash: Promise<string> | undefined;
 
 export interface UserView {
   id: string;
@@ -63,8 +85,10 @@ export function toUserView(u: User): UserView {
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Users, invites and sessions of the dashboard. Passwords never leave this module. */
-export function createUsersService(deps: { db: Db; now: () => Date }) {
-  const { db, now } = deps;
+export function createUsersService(deps: { db: Db; now: () => Date; passwords: Passwords }) {
+  const { db, now, passwords } = deps;
+  /** A hash nobody's password matches, verified when the email is unknown so timing does not tell. */
+  let dummyHash: Promise<string> | undefined;
 
   async function revokeSessionsOf(userId: string): Promise<void> {
     await db.updateTable('sessions').set({ revoked_at: now().toISOString() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
@@ -159,19 +183,29 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
       return { email: row.email, expiresAt: row.expires_at };
     },
 
-    /** Sets the password of an invite's user (once) and returns the user. */
-    async acceptInvite(token: string, password: string): Promise<User> {
-      if (password.length < MIN_PASSWORD_LENGTH || password.length > 200) {
-        throw new ApiError('invalid_request', `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`, {
-          details: [{ path: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` }],
-        });
+    /**
+     * Sets the password of an invite's user (once) and returns the user. The invite is looked up
+     * before the password is hashed: a made-up token costs a hash of the token and one read, not
+     * a password hash. `client` is the caller's address (passwords.ts shares hashing by address).
+     */
+    async acceptInvite(token: string, password: string, client: string): Promise<User> {
+      const unusable = () => new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+      const found = await db
+        .selectFrom('user_invites')
+        .innerJoin('users', 'users.id', 'user_invites.user_id')
+        .select(['user_invites.id', 'user_invites.used_at', 'user_invites.expires_at', 'users.email'])
+        .where('user_invites.token_hash', '=', hashSecret(token))
+        .executeTakeFirst();
+      if (!found || found.used_at !== null || found.expires_at <= now().toISOString()) throw unusable();
+      const problem = passwordProblem(password, found.email);
+      if (problem) {
+        throw new ApiError('invalid_request', `Choose another password: ${problem}.`, { details: [{ path: 'password', message: problem }] });
       }
-      const hash = await hashPassword(password);
+      const hash = await passwords.hash(password, client);
       const t = now().toISOString();
       return db.transaction().execute(async (trx) => {
-        const inv = await trx.selectFrom('user_invites').selectAll().where('token_hash', '=', hashSecret(token)).executeTakeFirst();
-        if (!inv || inv.used_at !== null || inv.expires_at <= t)
-          throw new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+        const inv = await trx.selectFrom('user_invites').selectAll().where('id', '=', found.id).executeTakeFirst();
+        if (!inv || inv.used_at !== null || inv.expires_at <= t) throw unusable();
         const used = await trx.updateTable('user_invites').set({ used_at: t }).where('id', '=', inv.id).where('used_at', 'is', null).executeTakeFirst();
         if (Number(used.numUpdatedRows) !== 1) throw new ApiError('not_found', 'This invite link was already used; ask an administrator for a new one.');
         await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', inv.user_id).execute();
@@ -180,14 +214,14 @@ export function createUsersService(deps: { db: Db; now: () => Date }) {
     },
 
     /** The user whose email and password match, or null (same work either way). */
-    async checkPassword(email: string, password: string): Promise<User | null> {
+    async checkPassword(email: string, password: string, client: string): Promise<User | null> {
       const u = await db.selectFrom('users').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
       if (!u?.password_hash) {
-        dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
-        await verifyPassword(password, await dummyHash);
+        dummyHash ??= passwords.hash(randomBytes(16).toString('hex'), 'dummy');
+        await passwords.verify(password, await dummyHash, client);
         return null;
       }
-      return (await verifyPassword(password, u.password_hash)) ? u : null;
+      return (await passwords.verify(password, u.password_hash, client)) ? u : null;
     },
 
     /** A new session for the user; returns the cookie token (only its hash is stored). */

@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JobsService, Caller } from '../services/jobs.ts';
 import type { Metrics } from '../metrics.ts';
-import type { AuthFailureLimiter } from './auth-failures.ts';
 import { sendError, sendJson, toApiError } from './errors.ts';
-import { bearer, clientIp, newRequestId, readPlainJson, type BodyTimeouts, type Deferred, type rateLimit, type RequestLogLine } from './middleware.ts';
+import { bearer, newRequestId, readPlainJson, type BodyTimeouts, type Deferred, type rateLimit, type RequestLogLine } from './middleware.ts';
 
 export interface HotRoutesDeps {
   authenticate: (key: string) => Promise<Caller | null>;
-  authFailures: AuthFailureLimiter;
   /** The same limiter the Express stack counts with (one per process: it remembers refusals). */
   limiter: Pick<ReturnType<typeof rateLimit>, 'start' | 'failed'>;
   jobs: Pick<JobsService, 'create' | 'get'>;
@@ -33,7 +31,7 @@ const PLAIN_JSON = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
  * queueing.
  *
  * The hot path takes only the plain, well-formed request: the exact path without a query string,
- * a key that authenticates, an address not blocked, and for a create a declared length within the
+ * a key that authenticates, and for a create a declared length within the
  * limit of plain UTF-8 JSON (no transfer or content encoding). Anything else, including each
  * refused credential, goes to the Express stack untouched (the body is not read before the key is
  * known), so every error that can come before the body keeps its one implementation there. From
@@ -98,7 +96,7 @@ export function hotRoutes(deps: HotRoutesDeps): (req: IncomingMessage, res: Serv
       id = m[1];
     } else return false;
     const key = bearer(req);
-    if (!key || deps.authFailures.blocked(clientIp(req))) return false;
+    if (!key) return false;
     deps.authenticate(key).then(
       (caller) => {
         if (!caller) return fallback();

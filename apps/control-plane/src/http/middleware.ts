@@ -5,6 +5,7 @@ import { countRequest, type Db } from '@captionfarm/db';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller, CountInTransaction } from '../services/jobs.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
+import type { ClientAddress } from './client-address.ts';
 
 /** A request's id: its X-Request-Id header, its error bodies' `requestId`, its log lines. */
 export function newRequestId(): string {
@@ -38,25 +39,22 @@ export function bearer(req: IncomingMessage): string | undefined {
   return m?.[1];
 }
 
-/** The client's address for per-IP limits (the TCP peer). */
-export function clientIp(req: { socket: { remoteAddress?: string | undefined } }): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
-
 /**
- * API key auth: 401 with the error body when the key is missing, unknown or revoked. Failures are
- * logged and counted per client address; a blocked address gets 429 before its key is looked at.
+ * API key auth: 401 with the error body when the key is missing, unknown or revoked. The key is
+ * always checked: a valid key is answered whatever else its address sent. Failures are logged and
+ * counted per client address, whose wrong keys get 429 past the limit (http/auth-failures.ts).
  */
-export function apiKeyAuth(authenticate: (key: string) => Promise<Caller | null>, failures: AuthFailureLimiter): RequestHandler {
+export function apiKeyAuth(authenticate: (key: string) => Promise<Caller | null>, failures: AuthFailureLimiter, clientAddress: ClientAddress): RequestHandler {
   return (req, res, next) => {
-    const ip = clientIp(req);
-    const blocked = failures.blocked(ip);
-    if (blocked) return next(blocked);
     const key = bearer(req);
-    const fail = (reason: string, message: string) => {
-      failures.failed(ip, { kind: 'api-key', reason, requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! });
-      next(new ApiError('unauthenticated', message));
-    };
+    const fail = (reason: string, message: string) =>
+      next(
+        failures.refuse(
+          clientAddress(req),
+          { kind: 'api-key', reason, requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! },
+          message,
+        ),
+      );
     if (!key) return fail('missing', 'Send your API key as "Authorization: Bearer cf_live_...".');
     authenticate(key)
       .then((caller) => {

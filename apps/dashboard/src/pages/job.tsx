@@ -26,7 +26,8 @@ export function JobPage() {
   const job = useQuery({
     queryKey: ['job', id],
     queryFn: () => api<JobRecord>('GET', `/v1/automation-jobs/${id}`),
-    refetchInterval: (q) => (q.state.data && (q.state.data.status === 'queued' || q.state.data.status === 'running') ? 1000 : false),
+    // Every 2 s while it runs: the page's calls count against the plan's requests a minute (60 on free).
+    refetchInterval: (q) => (q.state.data && (q.state.data.status === 'queued' || q.state.data.status === 'running') ? 2000 : false),
   });
   const cancel = useMutation({
     mutationFn: () => api<JobRecord>('POST', `/v1/automation-jobs/${id}/cancel`),
@@ -175,7 +176,7 @@ function Deliveries({ jobId, ended }: { jobId: string; ended: boolean }) {
   const q = useQuery({
     queryKey: ['deliveries', jobId],
     queryFn: () => api<{ deliveries: WebhookDeliveryView[] }>('GET', `/v1/automation-jobs/${jobId}/webhook-deliveries`),
-    refetchInterval: (query) => (!ended || query.state.data?.deliveries.some((d) => d.state === 'pending') ? 3000 : false),
+    refetchInterval: (query) => (!ended || query.state.data?.deliveries.some((d) => d.state === 'pending') ? 5000 : false),
   });
   const redeliver = useMutation({
     mutationFn: (deliveryId: string) => api('POST', `/jobs/${jobId}/webhook-deliveries/${deliveryId}/redeliver`),
