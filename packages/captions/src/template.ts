@@ -1,4 +1,4 @@
-import { ReplacementsSchema, VocabularySchema } from '@captionfarm/contracts';
+import { lineText, ReplacementsSchema, VocabularySchema } from '@captionfarm/contracts';
 import { z } from 'zod';
 import { FontFamilySchema } from './fonts.ts';
 
@@ -144,7 +144,8 @@ export const TemplateIdSchema = z
 
 export const TemplateSchema = z.strictObject({
   id: TemplateIdSchema,
-  name: z.string().trim().min(1).max(80),
+  /** One line: no control character (NUL, newline, ESC ...), no lone surrogate, something visible. */
+  name: lineText('name', { min: 1, max: 80 }),
   description: z.string().max(500).default(''),
   font: FontSchema.prefault({}),
   text: TextSchema.prefault({}),

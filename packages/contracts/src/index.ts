@@ -2,6 +2,7 @@ export * from './word.ts';
 export * from './job.ts';
 export * from './transcript.ts';
 export * from './recognition.ts';
+export * from './text.ts';
 export * from './content-types.ts';
 export * from './upload.ts';
 export * from './errors.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WHISPER_LANGUAGES } from './languages.ts';
+import { LanguageSchema, WHISPER_LANGUAGES } from './languages.ts';
 import { ReplacementsSchema, VocabularySchema } from './recognition.ts';
 import { TranscriptInputSchema } from './transcript.ts';
 
@@ -73,15 +73,6 @@ export const RequestedResolutionSchema = ResolutionSchema.superRefine((r, ctx) =
     ctx.addIssue({ code: 'custom', path: [], message: `an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1` });
   }
 });
-
-/** The spec's 2-letter codes that whisper.cpp can transcribe (it also knows `haw` and `yue`, which are not 2 letters). */
-export const LanguageSchema = z
-  .string()
-  .regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"')
-  .transform((s) => s.toLowerCase())
-  .refine((code) => Object.hasOwn(WHISPER_LANGUAGES, code), {
-    message: 'a language the speech recognizer knows (ISO 639-1, e.g. "en", "de", "ja"); omit it to detect the language',
-  });
 
 /** Template ids: built-ins are kebab-case words; custom ones are `tpl_` + 24 base62 chars. */
 export const TemplateIdSchema = z

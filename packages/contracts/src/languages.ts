@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * whisper.cpp's languages (src/whisper.cpp `g_lang`), code -> the full name its server reports.
  * Codes are ISO 639-1 except `haw` (Hawaiian) and `yue` (Cantonese), which have none.
@@ -31,3 +33,12 @@ export function languageCode(nameOrCode: string): string | undefined {
   if (Object.hasOwn(WHISPER_LANGUAGES, key)) return key;
   return CODE_BY_NAME.get(key);
 }
+
+/** The spec's 2-letter codes that whisper.cpp can transcribe (it also knows `haw` and `yue`, which are not 2 letters). */
+export const LanguageSchema = z
+  .string()
+  .regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"')
+  .transform((s) => s.toLowerCase())
+  .refine((code) => Object.hasOwn(WHISPER_LANGUAGES, code), {
+    message: 'a language the speech recognizer knows (ISO 639-1, e.g. "en", "de", "ja"); omit it to detect the language',
+  });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lineText } from './text.ts';
 
 // Issue 39 item 5, "the words the speaker meant": a job's (or a custom template's) vocabulary,
 // given to the recognizer as context, and replacements applied to the recognized words. The
@@ -11,31 +12,9 @@ export const VOCABULARY_TERM_MAX_CHARS = 50;
 export const REPLACEMENTS_MAX = 200;
 export const REPLACEMENT_TEXT_MAX_CHARS = 50;
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
-/** One line of text without control characters, trimmed (inner runs of white space become one space), min..max code points. */
-function lineText(what: string, min: number, max: number, wordless = `${what} must hold a letter or a digit`) {
-  return z
-    .string()
-    .refine((s) => !CONTROL.test(s), `${what} must be one line without control characters`)
-    .transform((s) => s.trim().replace(/\s+/gu, ' '))
-    .pipe(
-      z
-        .string()
-        .refine((s) => [...s].length >= min, {
-          message: min === 1 ? `${what} must not be empty or blank` : `${what} is at least ${min} characters`,
-          abort: true,
-        })
-        .refine((s) => [...s].length <= max, `${what} is at most ${max} characters`)
-        // Zero-width and other invisible characters alone are not a term: nothing to say or to show.
-        .refine((s) => s.length === 0 || /[\p{L}\p{N}]/u.test(s), wordless),
-    );
-}
-
 /** Names, brands and jargon the recognizer should spell as written (whisper.cpp's initial prompt). */
 export const VocabularySchema = z
-  .array(lineText('a term', 1, VOCABULARY_TERM_MAX_CHARS))
+  .array(lineText('a term', { min: 1, max: VOCABULARY_TERM_MAX_CHARS, needs: 'letter-or-digit' }))
   .max(VOCABULARY_MAX_TERMS, `at most ${VOCABULARY_MAX_TERMS} terms`)
   .meta({
     description:
@@ -45,8 +24,8 @@ export const VocabularySchema = z
 export type Vocabulary = z.output<typeof VocabularySchema>;
 
 export const ReplacementSchema = z.strictObject({
-  from: lineText('from', 1, REPLACEMENT_TEXT_MAX_CHARS, 'from must hold a word, not only punctuation'),
-  to: lineText('to', 0, REPLACEMENT_TEXT_MAX_CHARS),
+  from: lineText('from', { min: 1, max: REPLACEMENT_TEXT_MAX_CHARS, needs: 'letter-or-digit', wordless: 'from must hold a word, not only punctuation' }),
+  to: lineText('to', { min: 0, max: REPLACEMENT_TEXT_MAX_CHARS, needs: 'letter-or-digit' }),
 });
 export type Replacement = z.output<typeof ReplacementSchema>;
 

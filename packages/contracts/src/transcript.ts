@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { contentTypesFor } from './content-types.ts';
+import { LanguageSchema } from './languages.ts';
+import { lineText } from './text.ts';
 
 /** Limits of a transcript given at job creation (issue 10). */
 export const TRANSCRIPT_MAX_WORDS = 20_000;
@@ -12,13 +14,12 @@ export const TRANSCRIPT_WORD_MAX_CHARS = 64;
  */
 export const CREATE_JOB_MAX_JSON_BYTES = 8 * 1024 * 1024;
 
-/** Each word's text: one line, no control characters (they would break SRT/VTT cues). */
-const wordText = z
-  .string()
-  .refine((s) => s.trim().length > 0, { message: 'text must not be empty or blank', abort: true })
-  .refine((s) => [...s].length <= TRANSCRIPT_WORD_MAX_CHARS, `text is at most ${TRANSCRIPT_WORD_MAX_CHARS} characters`)
-  // eslint-disable-next-line no-control-regex
-  .refine((s) => !/[\u0000-\u001f\u007f\u2028\u2029]/.test(s), 'text must be one line without control characters');
+/**
+ * Each word's text: one line, no control characters (C0 or C1: they would break SRT/VTT cues), no
+ * lone surrogate, something visible (not only zero-width characters). Punctuation, symbols and
+ * emoji alone are words here ("♪", "—"): the recognizer writes them, and its export is sent back.
+ */
+const wordText = lineText('text', { min: 1, max: TRANSCRIPT_WORD_MAX_CHARS });
 
 const seconds = z
   .number()
@@ -57,12 +58,7 @@ function checkOrder(words: readonly TranscriptWord[], ctx: z.RefinementCtx, limi
  */
 export const TranscriptInputSchema = z
   .strictObject({
-    language: z
-      .string()
-      .regex(/^[a-zA-Z]{2}$/, 'a 2-letter language code, e.g. "en"')
-      .transform((s) => s.toLowerCase())
-      .nullable()
-      .optional(),
+    language: LanguageSchema.nullable().optional(),
     languageProbability: z.number().min(0).max(1).nullable().optional(),
     words: z.array(TranscriptWordSchema).max(TRANSCRIPT_MAX_WORDS, `at most ${TRANSCRIPT_MAX_WORDS} words`),
   })
