@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FontRejectedError, inspectFont } from '../src/font-file/inspect-font.ts';
+import { FontRejectedError, cpuBudgetMs, inspectFont } from '../src/font-file/inspect-font.ts';
 import { checkSfnt } from '../src/font-file/sfnt.ts';
 import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
 import * as fontkit from 'fontkit';
@@ -12,6 +12,7 @@ import {
   BRAND_OTF_FAMILY,
   BRAND_TTF,
   cffCharStrings,
+  compositeBombTtf,
   damageCharStrings,
   damagedCffCorpus,
   hostileFontCorpus,
@@ -66,6 +67,20 @@ describe('inspectFont accepts real fonts', { timeout: 180_000 }, () => {
     const err = await inspectFont({ input, output: `${input}.sfnt`, timeoutMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FontRejectedError);
     expect((err as Error).message).toBe('the font took too long to read (refused as a possible attack)');
+  });
+
+  it("a small font's CPU budget is small: 1.5 KB of doubling composite glyphs is refused after 5 CPU-s, not 20", async () => {
+    const bomb = compositeBombTtf({ depth: 16, copies: 20 });
+    expect(cpuBudgetMs(bomb.length)).toBe(5_007);
+    expect(cpuBudgetMs(4 * 1024 * 1024)).toBe(20_000);
+    const input = join(dir, 'bomb.ttf');
+    await writeFile(input, bomb);
+    const err = await inspectFont({ input, output: `${input}.sfnt` }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FontRejectedError);
+    expect((err as Error).message).toBe('the font took too long to read (refused as a possible attack)');
+    // Charged at its budget (the control plane counts it against the account).
+    expect((err as FontRejectedError).cpuMs).toBeGreaterThanOrEqual(5_007);
+    expect((err as FontRejectedError).cpuMs).toBeLessThan(20_000);
   });
 
   it('a bold font reports its weight', async () => {

@@ -16,7 +16,8 @@ import {
 } from '@captionfarm/contracts';
 import type { Db, FontRow } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { FontRejectedError, inspectFont } from '@captionfarm/renderer';
+import { FONT_CHECKS_IN_PARALLEL, FontRejectedError, inspectFont } from '@captionfarm/renderer';
+import { createFairShare } from '../fair-share.ts';
 import type { Caller } from './jobs.ts';
 
 const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
@@ -26,6 +27,61 @@ const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
  * call complete after a PUT that finished just before the URL expired.
  */
 const PENDING_FONT_GRACE_MS = 60 * 60 * 1000;
+/**
+ * Font checks one account may have waiting behind its one running check; past them its next
+ * complete is 429 at once. Checks take turns between accounts (fair-share.ts), and an account runs
+ * one at a time, so another account's font starts at once on the other slot.
+ */
+const FONT_CHECKS_WAITING_PER_ACCOUNT = 2;
+/**
+ * The font checker's CPU time an account may spend on refused fonts in an hour; past it, its next
+ * complete is 429 until enough of the hour has passed. A sound font is never refused, so only
+ * hostile or broken files use this: 12 tiny hostile fonts at their 5 s budget, or 3 large ones at
+ * 20 s (renderer cpuBudgetMs), then the account waits. Counted in this process, like the checker's
+ * slots it protects: each control plane of a farm checks fonts with its own CPU.
+ */
+export const REFUSED_FONT_CPU_MS_PER_HOUR = 60_000;
+const REFUSAL_WINDOW_MS = 60 * 60 * 1000;
+
+/** What refused font checks cost each account in the last `windowMs` (in memory, this process). */
+export function createRefusalLedger(o: { limitMs: number; windowMs: number; now: () => Date }) {
+  const spent = new Map<string, { at: number; cpuMs: number }[]>();
+  const live = (key: string, t: number) => {
+    const list = spent.get(key) ?? [];
+    while (list.length > 0 && list[0]!.at <= t - o.windowMs) list.shift();
+    if (list.length === 0) spent.delete(key);
+    return list;
+  };
+  const sum = (list: { cpuMs: number }[]) => list.reduce((n, e) => n + e.cpuMs, 0);
+  return {
+    charge(key: string, cpuMs: number): void {
+      const t = o.now().getTime();
+      const list = live(key, t);
+      list.push({ at: t, cpuMs: Math.max(0, cpuMs) });
+      spent.set(key, list);
+      if (spent.size > 1024) for (const k of [...spent.keys()]) live(k, t);
+    },
+    spentMs(key: string): number {
+      return sum(live(key, o.now().getTime()));
+    },
+    /** 429 rate_limited while the key's refused checks used the limit, with Retry-After to when they drop under it. */
+    refusal(key: string): ApiError | undefined {
+      const t = o.now().getTime();
+      const list = live(key, t);
+      let total = sum(list);
+      if (total < o.limitMs) return undefined;
+      let i = 0;
+      while (total >= o.limitMs && i < list.length) total -= list[i++]!.cpuMs;
+      const until = list[i - 1]!.at + o.windowMs;
+      return new ApiError(
+        'rate_limited',
+        `Fonts this account uploaded were refused after ${Math.round(sum(list) / 1000)} s of the font checker's time in the last hour (at most ${o.limitMs / 1000} s an hour); retry after the Retry-After delay.`,
+        { retryAfterSeconds: Math.max(1, Math.ceil((until - t) / 1000)) },
+      );
+    },
+  };
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toFontRecord(row: FontRow): FontRecord {
@@ -66,6 +122,19 @@ export function createFontsService(deps: {
   cacheDir: string;
 }) {
   const { db, store, now } = deps;
+  /** The font checker's slots, in turns between accounts; the renderer's own bound never queues behind it. */
+  const checks = createFairShare({
+    slots: FONT_CHECKS_IN_PARALLEL,
+    perKey: 1,
+    queuePerKey: FONT_CHECKS_WAITING_PER_ACCOUNT,
+    full: () =>
+      new ApiError(
+        'rate_limited',
+        `This account already has ${1 + FONT_CHECKS_WAITING_PER_ACCOUNT} fonts being checked or waiting; complete this one when one of them is done.`,
+        { retryAfterSeconds: 5 },
+      ),
+  });
+  const refusals = createRefusalLedger({ limitMs: REFUSED_FONT_CPU_MS_PER_HOUR, windowMs: REFUSAL_WINDOW_MS, now });
 
   async function getOwned(accountId: string, id: string): Promise<FontRow> {
     const row = UUID_RE.test(id)
@@ -143,6 +212,8 @@ export function createFontsService(deps: {
     async complete(caller: Caller, id: string): Promise<FontRecord> {
       const row = await getOwned(caller.accountId, id);
       if (row.status === 'ready') return toFontRecord(row);
+      const overBudget = refusals.refusal(caller.accountId);
+      if (overBudget) throw overBudget;
       const head = await store.head(row.object_key);
       if (!head || head.sizeBytes !== row.size_bytes) {
         throw new ApiError('upload_not_completed', `Font ${row.id} has not been uploaded: PUT the ${row.size_bytes} bytes to its uploadUrl first.`);
@@ -154,9 +225,10 @@ export function createFontsService(deps: {
         await writeFile(input, await fetchObject(row.object_key, MAX_FONT_BYTES));
         let report;
         try {
-          report = await inspectFont({ input, output });
+          report = await checks.run(caller.accountId, () => inspectFont({ input, output }));
         } catch (err) {
           if (!(err instanceof FontRejectedError)) throw err;
+          refusals.charge(caller.accountId, err.cpuMs);
           await db.deleteFrom('fonts').where('id', '=', row.id).execute();
           await removeObjects(row);
           throw new ApiError('invalid_font', `The font was refused: ${err.message}. Upload a TTF, OTF or WOFF2 file exported by a font tool.`, {
@@ -193,6 +265,11 @@ export function createFontsService(deps: {
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
+    },
+
+    /** The font checker's CPU time this account's refused fonts used in the last hour (ms). */
+    refusedCpuMs(accountId: string): number {
+      return refusals.spentMs(accountId);
     },
 
     async list(caller: Caller): Promise<FontRecord[]> {

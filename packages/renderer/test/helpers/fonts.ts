@@ -314,3 +314,77 @@ export function damagedCffCorpus(glyphs: number[], count: number, seed = 17): Ho
     return { name: `CFF outline damage #${i} (${edits.map((e) => `glyph ${e.glyph}`).join(', ')})`, bytes: damageCharStrings(otf, edits), ext: 'otf' as const };
   });
 }
+
+/**
+ * A small TrueType font made only of composite glyphs that double: glyph 1 is a triangle, glyph
+ * k (up to `depth`) places glyph k-1 twice, and `copies` more glyphs place the deepest one twice,
+ * every glyph mapped to a character from U+4E00. Each mapped glyph expands to 2^depth triangles
+ * (a "billion laughs" of outlines): a few KB that cost a font engine as much CPU as `depth` and
+ * `copies` ask for, with every table, count and checksum sound, so only the work gives it away.
+ */
+export function compositeBombTtf(o: { depth: number; copies: number; family?: string }): Buffer {
+  const numGlyphs = 2 + o.depth + o.copies;
+  const i16 = (v: number) => {
+    const b = Buffer.alloc(2);
+    b.writeInt16BE(v);
+    return b;
+  };
+  const u16s = (...v: number[]) => Buffer.concat(v.map((x) => i16(x > 0x7fff ? x - 0x10000 : x)));
+  const u32s = (...v: number[]) => {
+    const b = Buffer.alloc(4 * v.length);
+    for (const [i, x] of v.entries()) b.writeUInt32BE(x >>> 0, 4 * i);
+    return b;
+  };
+  const bbox = [50, 0, 550, 700];
+  // Glyph 0 is empty; glyph 1 a triangle; the rest composites of two copies of one glyph.
+  const triangle = Buffer.concat([u16s(1, ...bbox, 2, 0), Buffer.from([1, 1, 1]), u16s(50, 250, 250, 0, 700, -700), Buffer.alloc(1)]);
+  const composite = (of: number) => Buffer.concat([u16s(0xffff, ...bbox), u16s(0x0022, of), Buffer.from([0, 0]), u16s(0x0002, of), Buffer.from([0, 0])]);
+  const glyphs = [Buffer.alloc(0), triangle];
+  for (let k = 2; k < numGlyphs; k++) glyphs.push(composite(Math.min(k - 1, o.depth + 1)));
+  const loca: number[] = [0];
+  for (const g of glyphs) loca.push(loca.at(-1)! + g.length);
+  const first = 0x4e00;
+  const last = first + numGlyphs - 2;
+  const cmap4 = u16s(4, 16 + 16, 0, 4, 4, 1, 0, last, 0xffff, 0, first, 0xffff, (1 - first) & 0xffff, 1, 0, 0);
+  const cmap = Buffer.concat([u16s(0, 1, 3, 1), u32s(12), cmap4]);
+  cmap.writeUInt16BE(cmap4.length, 12 + 2);
+  const family = Buffer.from(
+    (o.family ?? 'Composite Bomb')
+      .split('')
+      .map((c) => `\0${c}`)
+      .join(''),
+    'latin1',
+  );
+  const sub = Buffer.from('\0R\0e\0g\0u\0l\0a\0r', 'latin1');
+  const name = Buffer.concat([u16s(0, 2, 6 + 24, 3, 1, 0x409, 1, family.length, 0, 3, 1, 0x409, 2, sub.length, family.length), family, sub]);
+  const tables: [string, Buffer][] = [
+    ['cmap', cmap],
+    ['glyf', Buffer.concat(glyphs)],
+    ['head', Buffer.concat([u32s(0x00010000, 0x00010000, 0, 0x5f0f3cf5), u16s(0x000b, 1000), Buffer.alloc(16), u16s(...bbox, 0, 8, 2, 1, 0)])],
+    ['hhea', Buffer.concat([u32s(0x00010000), u16s(800, -200, 0, 600, 0, 0, 600, 1, 0, 0, 0, 0, 0, 0, 0, 1)])],
+    ['hmtx', Buffer.concat([u16s(600, 0), Buffer.alloc(2 * (numGlyphs - 1))])],
+    ['loca', u32s(...loca)],
+    [
+      'maxp',
+      Buffer.concat([
+        u32s(0x00010000),
+        u16s(numGlyphs, 3, 1, Math.min(0xffff, 3 * 2 ** o.depth), Math.min(0xffff, 2 ** o.depth), 2, 0, 0, 0, 0, 0, 0, 2, o.depth + 2),
+      ]),
+    ],
+    ['name', name],
+    ['post', Buffer.concat([u32s(0x00030000, 0), u16s(-100, 50), u32s(0, 0, 0, 0, 0)])],
+  ];
+  const dirLength = 12 + 16 * tables.length;
+  const parts: Buffer[] = [u32s(0x00010000), u16s(tables.length, 128, 3, tables.length * 16 - 128), Buffer.alloc(16 * tables.length)];
+  let at = dirLength;
+  tables.forEach(([tag, data], i) => {
+    const e = parts[2]!;
+    e.write(tag, 16 * i, 'latin1');
+    e.writeUInt32BE(at, 16 * i + 8);
+    e.writeUInt32BE(data.length, 16 * i + 12);
+    const padded = Buffer.concat([data, Buffer.alloc((4 - (data.length % 4)) % 4)]);
+    parts.push(padded);
+    at += padded.length;
+  });
+  return fixChecksums(Buffer.concat(parts));
+}
