@@ -34,6 +34,7 @@ import { createJobsService, type UrlPolicy } from './services/jobs.ts';
 import { probeUpload } from './services/probe-upload.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
+import { createTranscriptWork, type TranscriptWork } from './transcript-work.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
@@ -88,6 +89,7 @@ export interface ControlPlane {
     fonts: ReturnType<typeof createFontsService>;
     users: ReturnType<typeof createUsersService>;
     passwords: Passwords;
+    transcriptWork: TranscriptWork;
     previews: PreviewPool;
   };
   listen(port?: number, host?: string): Promise<string>;
@@ -179,7 +181,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     admit: (accountId) => admission.admit(accountId),
   });
   const uploads = createUploadsService({ db, store, now });
-  const transcripts = createTranscriptsService({ db, jobs });
+  // Large transcripts are parsed, validated and exported on a thread of their own (transcript-work.ts).
+  const transcriptWork = createTranscriptWork({ threads: 1 });
+  const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
   // Agent events reach agents connected to any control plane of the farm (cluster-bus.ts).
   const bus = config.databaseUrl ? createPostgresBus({ db, url: config.databaseUrl, log }) : createLocalBus();
   const onlineNodes = new Set<string>();
@@ -314,7 +318,18 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
   const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
   // One factory per surface: the dashboard mounts the same routes behind a session.
-  const makePublicRoutes = () => publicRoutes({ jobs, uploads, templates, previews, transcripts, fonts, extend: (r) => webhooks.mountPublic(r) });
+  const makePublicRoutes = () =>
+    publicRoutes({
+      jobs,
+      uploads,
+      templates,
+      previews,
+      transcripts,
+      fonts,
+      transcriptWork,
+      inlineJobBytes: config.maxJsonBytes,
+      extend: (r) => webhooks.mountPublic(r),
+    });
   const makeAdminRoutes = () =>
     adminRoutes({
       db,
@@ -334,7 +349,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     authenticate: (key) => accounts.authenticate(key),
     limiter: publicRateLimit,
     jobs,
-    maxJobJsonBytes: config.maxJobJsonBytes,
+    // Larger bodies (transcripts) go to Express, which parses them on the transcript worker.
+    maxJobJsonBytes: config.maxJsonBytes,
     bodyTimeouts,
     metrics,
     logRequest,
@@ -345,7 +361,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures, clientAddress),
     publicRateLimit.count,
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits, new Set(Object.keys(publicBodyLimits))),
     makePublicRoutes(),
     publicRateLimit.countOnError,
   );
@@ -353,7 +369,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   app.use(
     '/app/api',
     declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
+    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }, new Set(['POST /v1/automation-jobs'])),
     dashboardApi({
       db,
       users,
@@ -492,7 +508,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords },
+    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork },
     async listen(port = config.port, host = config.host) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -531,6 +547,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       await webhooks.close();
       await previews.close();
       await passwords.close();
+      await transcriptWork.close();
       await bus.close();
       await db.destroy();
     },

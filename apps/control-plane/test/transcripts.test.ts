@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc/client';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toSrt, toVtt } from '@captionfarm/captions';
 import { ErrorBodySchema, JobRecordSchema, TranscriptRecordSchema } from '@captionfarm/contracts';
 import type { AgentRouter } from '../src/index.ts';
 import { startHarness, type Api, type Harness } from './harness.ts';
@@ -234,6 +235,36 @@ describe('POST /v1/automation-jobs with a transcript', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     await api('POST', `/v1/automation-jobs/${res.body.id}/cancel`);
+  });
+
+  it('a long transcript is parsed, validated and exported on the transcript worker, with the same answers as the event loop gives', async () => {
+    const { api } = await h.account('pro', 'worker');
+    const tpl = await template(api);
+    const work = h.cp.services.transcriptWork;
+    // 2,000 words: about 90 KB of JSON, over the 64 KiB parsed inline.
+    const words = Array.from({ length: 2_000 }, (_, i) => w(`word${i}`, i * 0.25, i * 0.25 + 0.2));
+    const before = work.stats().completed;
+    const created = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: tpl, transcript: { words } });
+    expect(created.status, JSON.stringify(created.body).slice(0, 300)).toBe(202);
+    expect(work.stats().completed).toBe(before + 1);
+    await succeed(await lease(), undefined, 501);
+    const json = await api('GET', `/v1/automation-jobs/${created.body.id}/transcript`);
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(json.body).toEqual({ language: null, languageProbability: null, words });
+    const srt = await api('GET', `/v1/automation-jobs/${created.body.id}/transcript?format=srt`);
+    expect(srt.headers.get('content-type')).toBe('application/x-subrip; charset=utf-8');
+    expect(srt.body).toBe(toSrt(words));
+    const vtt = await api('GET', `/v1/automation-jobs/${created.body.id}/transcript?format=vtt`);
+    expect(vtt.body).toBe(toVtt(words));
+    expect(work.stats().completed).toBe(before + 4);
+    // Large bodies get the errors small ones get: malformed JSON, an invalid job, another charset.
+    const big = JSON.stringify({ videoUrl: video, templateId: tpl, transcript: { words } });
+    expectError(await api('POST', '/v1/automation-jobs', `${big.slice(0, -1)},`, { 'content-type': 'application/json' }), 400, 'invalid_request');
+    const invalid = await api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: tpl, transcript: { words: [...words, w('', 500, 500.5)] } });
+    expectError(invalid, 400, 'invalid_request');
+    expect(invalid.body.error.details[0].path).toBe('transcript.words.2000.text');
+    expectError(await api('POST', '/v1/automation-jobs', big, { 'content-type': 'application/json; charset=iso-8859-1' }), 415, 'unsupported_media_type');
   });
 
   it('20,000 long words fit in the body limit of job creation; 20,001 words are refused with a bounded details list', async () => {

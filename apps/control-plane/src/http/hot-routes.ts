@@ -9,7 +9,7 @@ export interface HotRoutesDeps {
   /** The same limiter the Express stack counts with (one per process: it remembers refusals). */
   limiter: Pick<ReturnType<typeof rateLimit>, 'start' | 'failed'>;
   jobs: Pick<JobsService, 'create' | 'get'>;
-  /** The body limit of POST /v1/automation-jobs (config.maxJobJsonBytes). */
+  /** The largest create body served here (config.maxJsonBytes); larger ones, transcripts, go to Express and the transcript worker. */
   maxJobJsonBytes: number;
   bodyTimeouts: BodyTimeouts;
   metrics: Pick<Metrics, 'httpTimer'>;

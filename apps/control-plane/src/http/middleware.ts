@@ -295,22 +295,27 @@ export function readPlainJson(req: IncomingMessage, res: ServerResponse, timeout
  * (mount declaredLengthLimit before it for the 413 from the headers alone), 400 for malformed
  * JSON, 408 `request_timeout` (and the connection closed) for a body that stalls longer than
  * `idleMs` or takes longer than `totalMs`. A request without a body gets `undefined`. `routes`
- * gives some routes ("METHOD /path" relative to the mount point) their own limit.
+ * gives some routes ("METHOD /path" relative to the mount point) their own limit; the `raw` ones
+ * among them get the body's bytes (a Buffer), for a route that parses a large body off the event
+ * loop (transcript-work.ts).
  */
-export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: RouteLimits = {}): RequestHandler[] {
+export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: RouteLimits = {}, raw: ReadonlySet<string> = new Set()): RequestHandler[] {
   const parser = (limit: number) => express.json({ limit, strict: false, type: () => true });
   const general = parser(limitBytes);
-  const special = new Map(Object.entries(routes).map(([route, limit]) => [route, parser(limit)]));
+  const special = new Map(Object.entries(routes).map(([route, limit]) => [route, raw.has(route) ? express.raw({ limit, type: () => true }) : parser(limit)]));
   return [
     (req: Request, res: Response, next: NextFunction) => {
       const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return next();
-      const type = String(req.headers['content-type'] ?? '')
-        .split(';')[0]!
-        .trim()
-        .toLowerCase();
+      const [mediaType = '', ...params] = String(req.headers['content-type'] ?? '').split(';');
+      const type = mediaType.trim().toLowerCase();
       if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
         return next(new ApiError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".'));
+      }
+      const route = `${req.method} ${req.path.replace(/\/+$/, '')}`;
+      const charset = params.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(p)?.[1]?.toLowerCase()).find(Boolean);
+      if (raw.has(route) && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+        return next(new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.'));
       }
       let done = false;
       // raw-body is still waiting for the rest after a timeout; its later abort error is ignored (done).
@@ -318,7 +323,7 @@ export function jsonBody(limitBytes: number, timeouts: BodyTimeouts, routes: Rou
         done = true;
         next(err);
       });
-      const parse = special.get(`${req.method} ${req.path.replace(/\/+$/, '')}`) ?? general;
+      const parse = special.get(route) ?? general;
       parse(req, res, (err?: unknown) => {
         if (done) return;
         done = true;

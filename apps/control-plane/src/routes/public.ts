@@ -1,9 +1,10 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { z } from 'zod';
 import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf, countInTransactionOf } from '../http/middleware.ts';
 import type { JobsService } from '../services/jobs.ts';
+import type { TranscriptWork } from '../transcript-work.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
@@ -20,6 +21,25 @@ const PreviewRequestSchema = z.strictObject({
   style: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** Aborts when the client goes away before its answer (work queued for it is dropped). */
+function goneSignal(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort(new ApiError('invalid_request', 'The request was aborted.'));
+  });
+  return gone.signal;
+}
+
+/** A small raw JSON body parsed here, as express.json would. */
+function parseInline(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    throw new ApiError('invalid_request', 'The request body is not valid JSON.');
+  }
+}
+
 function noBody(req: Request): void {
   if (req.body !== undefined && req.body !== null && !(typeof req.body === 'object' && Object.keys(req.body as object).length === 0)) {
     throw new ApiError('invalid_request', 'This endpoint takes no request body.');
@@ -33,6 +53,10 @@ export interface PublicRoutesDeps {
   fonts: FontsService;
   previews: PreviewPool;
   transcripts: TranscriptsService;
+  /** Where create bodies larger than `inlineJobBytes` are parsed and validated. */
+  transcriptWork: Pick<TranscriptWork, 'jobBody'>;
+  /** Create bodies up to this size are parsed on the event loop (config.maxJsonBytes: 64 KiB by default). */
+  inlineJobBytes: number;
   /** Extra routes mounted by later parts (webhook deliveries, template previews). */
   extend?: (router: Router) => void;
 }
@@ -49,7 +73,14 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.post(
     '/automation-jobs',
     asyncRoute(async (req, res) => {
-      const job = await deps.jobs.create(callerOf(res), req.body, countInTransactionOf(res));
+      // The body arrives as bytes (server.ts: a raw route): a large one, a transcript, is parsed and
+      // validated on the transcript worker, so it blocks no other request.
+      const caller = callerOf(res);
+      const body: unknown = req.body;
+      const job =
+        Buffer.isBuffer(body) && body.length > deps.inlineJobBytes
+          ? await deps.jobs.createPrepared(caller, await deps.transcriptWork.jobBody(caller.accountId, body, goneSignal(res)), countInTransactionOf(res))
+          : await deps.jobs.create(caller, Buffer.isBuffer(body) ? parseInline(body) : body, countInTransactionOf(res));
       res.locals.jobId = job.id; // for the request's log line
       res.status(202).json(job);
     }),
@@ -75,9 +106,10 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   r.get(
     '/automation-jobs/:id/transcript',
     asyncRoute(async (req, res) => {
-      const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query);
+      const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query, goneSignal(res));
       if (out.kind === 'json') {
-        res.status(200).json(out.body);
+        if (typeof out.body === 'string') res.status(200).type('application/json').send(out.body);
+        else res.status(200).json(out.body);
         return;
       }
       res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);

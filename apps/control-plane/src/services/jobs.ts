@@ -4,7 +4,6 @@ import {
   ApiError,
   PLANS,
   issuesToDetails,
-  CreateJobRequestSchema,
   ListJobsQuerySchema,
   type JobList,
   type JobRecord,
@@ -19,6 +18,7 @@ import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
+import { prepareJob, type PreparedJob } from './job-body.ts';
 import { insertGivenTranscript } from './transcripts.ts';
 import { sourceKeyFor } from './uploads.ts';
 import type { TemplatesService } from './templates.ts';
@@ -94,15 +94,14 @@ export function createJobsService(deps: {
     return row;
   }
 
+  /** POST /v1/automation-jobs with a body parsed on the event loop (small ones). */
   async function create(caller: Caller, body: unknown, rateCount?: CountInTransaction): Promise<JobRecord> {
-    const parsed = CreateJobRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      // A 20,000-word transcript can be wrong everywhere: the first 100 problems say enough.
-      const details = issuesToDetails(parsed.error.issues);
-      const shown = details.length > 100 ? [...details.slice(0, 100), { path: '', message: `... and ${details.length - 100} more problems` }] : details;
-      throw new ApiError('invalid_request', 'The request body is not a valid job: see details.', { details: shown });
-    }
-    const input = parsed.data;
+    return createPrepared(caller, prepareJob(body), rateCount);
+  }
+
+  /** POST /v1/automation-jobs with a body validated already (prepareJob: inline, or on the transcript worker). */
+  async function createPrepared(caller: Caller, job: PreparedJob, rateCount?: CountInTransaction): Promise<JobRecord> {
+    const { input } = job;
     const plan = PLANS[caller.plan];
     const base = await templates.resolve(caller.accountId, input.templateId);
     if (!base) {
@@ -265,7 +264,7 @@ export function createJobsService(deps: {
         replacements_json: replacements.length > 0 ? JSON.stringify(replacements) : null,
       };
       await insertJob(trx, values);
-      await insertGivenTranscript(trx, id, input, iso);
+      await insertGivenTranscript(trx, id, job.transcript, iso);
       // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
       // cannot cover waits in `queued`. A job that will never run holds nothing.
       if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
@@ -380,6 +379,7 @@ export function createJobsService(deps: {
   return {
     events,
     create,
+    createPrepared,
     cancel,
     list,
     async get(caller: Caller, id: string): Promise<JobRecord> {

@@ -5,12 +5,13 @@ import {
   TRANSCRIPT_CONTENT_TYPES,
   TranscriptQuerySchema,
   type AgentTranscribedInput,
-  type CreateJobInput,
   type LeasedJob,
   type TranscriptRecord,
 } from '@captionfarm/contracts';
 import type { Database, Db } from '@captionfarm/db';
 import type { Kysely, Transaction } from 'kysely';
+import type { TranscriptWork } from '../transcript-work.ts';
+import type { GivenTranscript } from './job-body.ts';
 import type { Caller, JobsService } from './jobs.ts';
 
 type Words = TranscriptRecord['words'];
@@ -19,18 +20,17 @@ type Writer = Kysely<Database> | Transaction<Database>;
 const wordsOnly = (words: readonly { text: string; start: number; end: number }[]): Words => words.map(({ text, start, end }) => ({ text, start, end }));
 
 /** Stores the transcript given at creation, in the transaction that inserts the job. */
-export async function insertGivenTranscript(trx: Writer, jobId: string, input: CreateJobInput, iso: string): Promise<void> {
-  const t = input.transcript;
+export async function insertGivenTranscript(trx: Writer, jobId: string, t: GivenTranscript | null, iso: string): Promise<void> {
   if (!t) return;
   await trx
     .insertInto('job_transcripts')
     .values({
       job_id: jobId,
       origin: 'given',
-      language: t.language ?? input.language ?? null,
+      language: t.language,
       language_probability: null,
-      word_count: t.words.length,
-      words: JSON.stringify(wordsOnly(t.words)),
+      word_count: t.wordCount,
+      words: t.wordsJson,
       created_at: iso,
       updated_at: iso,
     })
@@ -75,13 +75,16 @@ export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedIn
     .execute();
 }
 
-export type TranscriptExport = { kind: 'json'; body: TranscriptRecord } | { kind: 'text'; contentType: string; fileName: string; body: string };
+export type TranscriptExport = { kind: 'json'; body: TranscriptRecord | string } | { kind: 'text'; contentType: string; fileName: string; body: string };
+
+/** Transcripts up to this many words are exported on the event loop (about a millisecond); longer ones on the transcript worker. */
+const INLINE_EXPORT_WORDS = 500;
 
 /** GET /v1/automation-jobs/:id/transcript[?format=json|srt|vtt]. */
-export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService, 'get'> }) {
+export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService, 'get'>; work: Pick<TranscriptWork, 'export'> }) {
   const { db, jobs } = deps;
   return {
-    async get(caller: Caller, id: string, query: unknown): Promise<TranscriptExport> {
+    async get(caller: Caller, id: string, query: unknown, signal?: AbortSignal): Promise<TranscriptExport> {
       // Ownership first: another account's job, or a malformed id, is 404 whatever the query says.
       const job = await jobs.get(caller, id);
       const parsed = TranscriptQuerySchema.safeParse(query ?? {});
@@ -98,15 +101,21 @@ export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService,
       if (!row) {
         throw new ApiError('transcript_not_available', `Job ${job.id} ran before transcripts were kept; run it again to get one.`);
       }
-      const words = JSON.parse(row.words) as Words;
       const { format } = parsed.data;
+      const text = (body: string): TranscriptExport =>
+        format === 'json' ? { kind: 'json', body } : { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body };
+      if (row.word_count > INLINE_EXPORT_WORDS) {
+        return text(
+          await deps.work.export(
+            caller.accountId,
+            { format, wordsJson: row.words, language: row.language, languageProbability: row.language_probability },
+            signal,
+          ),
+        );
+      }
+      const words = JSON.parse(row.words) as Words;
       if (format === 'json') return { kind: 'json', body: { language: row.language, languageProbability: row.language_probability, words } };
-      return {
-        kind: 'text',
-        contentType: TRANSCRIPT_CONTENT_TYPES[format],
-        fileName: `${job.id}.${format}`,
-        body: format === 'srt' ? toSrt(words) : toVtt(words),
-      };
+      return text(format === 'srt' ? toSrt(words) : toVtt(words));
     },
   };
 }
