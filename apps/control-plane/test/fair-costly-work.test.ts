@@ -9,9 +9,11 @@ import { startHarness, type Api, type Harness } from './harness.ts';
 
 let h: Harness;
 let brand: Buffer;
+/** Moves the control plane's clock (the sweeper); 0 for every other test. */
+let clockOffsetMs = 0;
 beforeAll(async () => {
   brand = await readFile(BRAND_TTF);
-  h = await startHarness();
+  h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
 });
 afterAll(() => h.close());
 
@@ -85,4 +87,48 @@ describe('font checks between accounts (item 5)', () => {
     expect(ledger.refusal('a')).toBeUndefined();
     expect(ledger.spentMs('a')).toBe(5_000);
   });
+});
+
+describe('a checked font and its upload URL (item 8)', () => {
+  it('a PUT to the upload URL after complete changes nothing served: same bytes to agents, previews 200, and the sweeper removes what the PUT left', async () => {
+    const a = await h.account('pro', 'replaced-font');
+    const up = await uploaded(a.api, brand, 'Brand.ttf');
+    const done = await a.api('POST', `/v1/fonts/${up.fontId}/complete`);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const row = await h.cp.db.selectFrom('fonts').selectAll().where('id', '=', up.fontId).executeTakeFirstOrThrow();
+    // The checked bytes live under a key no upload URL names; the upload itself is gone.
+    expect(row.sfnt_key).toBe(`fonts/checked/${up.fontId}.ttf`);
+    expect(await h.cp.store.head(row.object_key)).toBeNull();
+
+    // The URL is still valid: another font of the same size goes in (the store accepts it).
+    const other = Buffer.from(brand);
+    other[other.length - 1] = other[other.length - 1]! ^ 0xff;
+    const put = await fetch(up.uploadUrl, { method: 'PUT', body: other, headers: { 'content-type': up.contentType } });
+    expect(put.status).toBe(200);
+
+    const [leased] = await h.cp.services.fonts.leasedFonts(a.accountId, [up.fontId]);
+    expect(Buffer.from(await (await fetch(leased!.url)).arrayBuffer()).equals(brand)).toBe(true);
+    expect((await a.api('GET', `/v1/fonts/${up.fontId}`)).body.sha256).toBe(done.body.sha256);
+    const preview = await fetch(`${h.url}/v1/templates/karaoke/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ width: 360, height: 640, text: 'Brand fonts', style: { font: { fontId: up.fontId } } }),
+    });
+    expect(preview.status).toBe(200);
+
+    // Once the URL expired, the sweeper deletes what the PUT left, and forgets the upload key.
+    expect(await h.cp.store.head(row.object_key)).not.toBeNull();
+    clockOffsetMs = 16 * 60_000;
+    try {
+      await h.cp.sweep();
+    } finally {
+      clockOffsetMs = 0;
+    }
+    expect(await h.cp.store.head(row.object_key)).toBeNull();
+    const after = await h.cp.db.selectFrom('fonts').selectAll().where('id', '=', up.fontId).executeTakeFirstOrThrow();
+    expect(after.object_key).toBe(after.sfnt_key);
+    expect(after.status).toBe('ready');
+    expect((await a.api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
+    expect(await h.cp.store.head(row.sfnt_key!)).toBeNull();
+  }, 120_000);
 });

@@ -235,14 +235,13 @@ export function createFontsService(deps: {
             details: [{ path: 'file', message: err.message }],
           });
         }
-        let sfntKey = row.object_key;
-        if (report.format === 'woff2') {
-          // Agents get the decoded TTF/OTF: WOFF2 is decoded once, here, by the checker.
-          sfntKey = `fonts/${row.id}.${report.outline === 'cff' ? 'otf' : 'ttf'}`;
-          const url = await store.presignPut({ key: sfntKey, contentLength: report.sfntBytes, contentType: 'font/sfnt', expiresInSeconds: 300 });
-          const put = await fetch(url, { method: 'PUT', body: await readFile(output), headers: { 'content-type': 'font/sfnt' } });
-          if (!put.ok) throw new Error(`storing the decoded font failed: HTTP ${put.status}`);
-        }
+        // The checked bytes go to a key of their own, which no upload URL can write (upload keys are
+        // fonts/<id>.<ext>): a PUT to the upload URL while it is still valid changes nothing that
+        // agents or previews read. A WOFF2 is stored decoded (the checker decoded it once, here).
+        const sfntKey = `fonts/checked/${row.id}.${report.outline === 'cff' ? 'otf' : 'ttf'}`;
+        const url = await store.presignPut({ key: sfntKey, contentLength: report.sfntBytes, contentType: 'font/sfnt', expiresInSeconds: 300 });
+        const put = await fetch(url, { method: 'PUT', body: await readFile(output), headers: { 'content-type': 'font/sfnt' } });
+        if (!put.ok) throw new Error(`storing the checked font failed: HTTP ${put.status}`);
         await db
           .updateTable('fonts')
           .set({
@@ -261,6 +260,8 @@ export function createFontsService(deps: {
           .where('id', '=', row.id)
           .where('status', '=', 'pending')
           .execute();
+        // The upload is no longer read; what a later PUT leaves there, the sweeper removes once the URL expired.
+        await store.delete(row.object_key);
         return toFontRecord(await getOwned(caller.accountId, row.id));
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -287,8 +288,23 @@ export function createFontsService(deps: {
       await removeObjects(row);
     },
 
-    /** Removes font uploads never completed (row and object). Returns how many were removed. */
+    /**
+     * Removes font uploads never completed (row and object), and what a PUT to a ready font's upload
+     * URL left after its check, once that URL has expired. Returns how many pending uploads were removed.
+     */
     async sweepPending(): Promise<number> {
+      const expired = await db
+        .selectFrom('fonts')
+        .select(['id', 'object_key', 'sfnt_key'])
+        .where('status', '=', 'ready')
+        .where('url_expires_at', '<', now().toISOString())
+        .where((eb) => eb('sfnt_key', 'is not', null).and('object_key', '!=', eb.ref('sfnt_key')))
+        .execute();
+      for (const f of expired) {
+        await store.delete(f.object_key);
+        // Done once: the upload key is forgotten (no URL can write it any more).
+        await db.updateTable('fonts').set({ object_key: f.sfnt_key! }).where('id', '=', f.id).execute();
+      }
       const cutoff = new Date(now().getTime() - PENDING_FONT_GRACE_MS).toISOString();
       const stale = await db.selectFrom('fonts').selectAll().where('status', '=', 'pending').where('url_expires_at', '<', cutoff).execute();
       let removed = 0;
