@@ -180,13 +180,48 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     http() {
       return (req, res, next) => {
         const end = http.startTimer();
+        const seen = routeLabels(req);
         res.on('finish', () => {
-          // The matched pattern (/v1/automation-jobs/:id), never the raw path: ids would explode the label set.
-          const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path === '/metrics' ? '/metrics' : 'unmatched';
+          const route = seen.route ?? (seen.mount ? `${seen.mount}/*` : req.path === '/metrics' ? '/metrics' : 'unmatched');
           end({ method: req.method, route, status: String(res.statusCode) });
         });
         next();
       };
     },
   };
+}
+
+/**
+ * The route label of a request, taken when Express matches it: the matched pattern with its mount
+ * point (/v1/automation-jobs/:id, /app/api/v1/automation-jobs/:id), never the raw path (ids would
+ * explode the label set). Read at 'finish' it would be too late: an error leaves the routers, which
+ * restore `req.baseUrl` (an error answer lost its /v1), and a refusal before routing (401, 429, 413,
+ * 415 in a mount's middleware) has no route at all: it gets the deepest mount it reached (/v1/*).
+ * Mount paths are literal in this code base, so the label set stays bounded.
+ */
+function routeLabels(req: Request): { route?: string; mount?: string } {
+  const seen: { route?: string; mount?: string } = {};
+  let route: Request['route'] = req.route;
+  let baseUrl: string = req.baseUrl;
+  Object.defineProperties(req, {
+    route: {
+      configurable: true,
+      enumerable: true,
+      get: () => route,
+      set(value: Request['route']) {
+        route = value;
+        if (value?.path !== undefined) seen.route = `${baseUrl}${String(value.path)}`;
+      },
+    },
+    baseUrl: {
+      configurable: true,
+      enumerable: true,
+      get: () => baseUrl,
+      set(value: string) {
+        baseUrl = value;
+        if (value && value.length > (seen.mount?.length ?? 0)) seen.mount = value;
+      },
+    },
+  });
+  return seen;
 }

@@ -60,3 +60,85 @@ describe('text fields (item 13)', () => {
     expect((await api('POST', '/v1/templates', { id: 'good-name', name: '  Brand 🔥  ' })).body.template.name).toBe('Brand 🔥');
   });
 });
+
+describe('route labels in /metrics (item 14)', () => {
+  /** captionfarm_http_request_duration_seconds_count by "METHOD route status". */
+  async function httpCounts(): Promise<Map<string, number>> {
+    const text = await (await fetch(`${h.url}/metrics`, { headers: { authorization: `Bearer ${h.cp.adminToken}` } })).text();
+    const counts = new Map<string, number>();
+    for (const m of text.matchAll(/^captionfarm_http_request_duration_seconds_count\{method="([^"]+)",route="([^"]*)",status="(\d+)"\} (\d+)$/gm)) {
+      counts.set(`${m[1]} ${m[2]} ${m[3]}`, Number(m[4]));
+    }
+    return counts;
+  }
+  /** The one label that the request `send` added a count to. */
+  async function labelOf(send: () => Promise<Response | { status: number }>): Promise<string> {
+    const before = await httpCounts();
+    await send();
+    const after = await httpCounts();
+    const added = [...after].filter(([k, n]) => n !== (before.get(k) ?? 0) && !k.includes(' /metrics ')).map(([k]) => k);
+    expect(added).toHaveLength(1);
+    return added[0]!;
+  }
+
+  it("an error answer has its route's label, mount point included; a refusal before routing has its mount's", async () => {
+    const { api, key } = await h.account('pro', 'metrics');
+    const job = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://videos.example.com/m.mp4', templateId: 'karaoke' })).body;
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const auth = { authorization: `Bearer ${key}` };
+    // Express serves these (a query string keeps them off the hot path): success and error, one label.
+    expect(await labelOf(() => api('GET', `/v1/automation-jobs/${job.id}?x=1`))).toBe('GET /v1/automation-jobs/:id 200');
+    expect(await labelOf(() => api('GET', `/v1/automation-jobs/${missing}?x=1`))).toBe('GET /v1/automation-jobs/:id 404');
+    expect(await labelOf(() => api('POST', '/v1/automation-jobs?x=1', { videoUrl: 'https://videos.example.com/m.mp4', templateId: 'nope' }))).toBe(
+      'POST /v1/automation-jobs 400',
+    );
+    // The hot path (http/hot-routes.ts) labels as Express does.
+    expect(await labelOf(() => api('GET', `/v1/automation-jobs/${missing}`))).toBe('GET /v1/automation-jobs/:id 404');
+    expect(await labelOf(() => api('POST', '/v1/automation-jobs', { videoUrl: 'https://videos.example.com/m.mp4', templateId: 'nope' }))).toBe(
+      'POST /v1/automation-jobs 400',
+    );
+    // Refused before routing: 401, 415, 413.
+    expect(await labelOf(() => fetch(`${h.url}/v1/automation-jobs`))).toBe('GET /v1/* 401');
+    expect(await labelOf(() => fetch(`${h.url}/v1/templates`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'x' }))).toBe(
+      'POST /v1/* 415',
+    );
+    const big = JSON.stringify({ id: 'big', name: 'x'.repeat(200_000) });
+    expect(await labelOf(() => fetch(`${h.url}/v1/templates`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: big }))).toBe(
+      'POST /v1/* 413',
+    );
+    // A create's body is read as bytes and parsed in its route, on either path: no JSON is the route's 400.
+    for (const path of ['/v1/automation-jobs', '/v1/automation-jobs?x=1']) {
+      expect(await labelOf(() => fetch(`${h.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"a":' }))).toBe(
+        'POST /v1/automation-jobs 400',
+      );
+    }
+    expect(await labelOf(() => fetch(`${h.url}/admin/v1/accounts`))).toBe('GET /admin/v1/* 401');
+    // No session: refused in /app/api's session checks, or in /app/api/v1's (the deepest mount reached).
+    expect(await labelOf(() => fetch(`${h.url}/app/api/v1/automation-jobs`))).toMatch(/^GET \/app\/api(\/v1)?\/\* 401$/);
+  });
+
+  it("the dashboard's copy of the public routes keeps /app/api/v1 in its error answers' label", async () => {
+    const { accountId } = await h.account('pro', 'metrics-dashboard');
+    const invite = await h.admin('POST', '/users/invites', { email: 'metrics@example.com', accountId });
+    expect(invite.status).toBe(201);
+    const session = await fetch(`${h.url}/app/api/session`);
+    const cookie = session.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const { csrfToken } = (await session.json()) as { csrfToken: string };
+    const accepted = await fetch(`${h.url}/app/api/invite/accept`, {
+      method: 'POST',
+      headers: { cookie, origin: h.url, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ token: new URL(invite.body.link).hash.slice(1), password: 'correct horse battery' }),
+    });
+    expect(accepted.status).toBe(200);
+    const member = accepted.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const get = (p: string) => fetch(`${h.url}/app/api${p}`, { headers: { cookie: member } });
+    expect(await labelOf(() => get('/v1/automation-jobs'))).toBe('GET /app/api/v1/automation-jobs 200');
+    expect(await labelOf(() => get('/v1/automation-jobs/00000000-0000-4000-8000-000000000000'))).toBe('GET /app/api/v1/automation-jobs/:id 404');
+  });
+});
