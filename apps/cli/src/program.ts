@@ -84,6 +84,11 @@ function defineAdmin(program: Command, env: CliEnv): void {
   const agents = group(admin, 'agents', 'agent tokens');
   const token = group(agents, 'token', 'the tokens agents connect with');
   leaf(token, 'create', 'agents token', 'a new agent token (the token is shown once)').option('--name <name>', 'a name to recognize it by');
+  leaf(token, 'list', 'agents token list', 'every token (prefixes only), revoked or not, with the nodes that use it');
+  leaf(token, 'revoke', 'agents token revoke', 'revoke a token at once: its agents are disconnected and their jobs queued again').option(
+    '--token <id|prefix>',
+    'the token id, or its prefix (required)',
+  );
 
   const nodes = group(admin, 'nodes', 'the agents (nodes) of the farm');
   leaf(nodes, 'list', 'nodes list', 'every node with its state, jobs and last heartbeat');

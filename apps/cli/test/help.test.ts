@@ -28,7 +28,9 @@ describe('captionfarm --help', () => {
   it('every command and subcommand has its own generated help with a description', () => {
     // show-help: the hidden default of each group (prints the group's help).
     const commands = allCommands(createProgram(readCliEnv({}))).filter(({ cmd }) => cmd.name() !== 'show-help');
-    expect(commands.map((c) => c.name)).toContain('captionfarm admin agents token create');
+    expect(commands.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['captionfarm admin agents token create', 'captionfarm admin agents token list', 'captionfarm admin agents token revoke']),
+    );
     for (const { name, cmd } of commands) {
       const help = cmd.helpInformation();
       expect(help, name).toMatch(new RegExp(`^Usage: ${name}( |$)`));

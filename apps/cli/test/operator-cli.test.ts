@@ -55,6 +55,42 @@ describe('captionfarm admin agents / nodes', { timeout: 240_000 }, () => {
     expect(shown.state).not.toMatch(/drain/);
   });
 
+  it('token list shows each token without its secret; token revoke disconnects its agent, by prefix, again, and refuses an unknown one', async () => {
+    const made = JSON.parse((await cli('admin', 'agents', 'token', 'create', '--name', 'rack-9', '--json')).stdout) as { id: string; token: string };
+    const c = agentClient(h.url, made.token);
+    clients.push(c);
+    const { nodeId } = await c.agent.register.mutate({ nodeName: 'gpu-rack-9', capabilities: TEST_AGENT_CAPABILITIES });
+
+    const listed = await cli('admin', 'agents', 'token', 'list', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toContain(made.token);
+    const prefix = made.token.slice(0, 13);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).find((t) => t.id === made.id)).toMatchObject({
+      name: 'rack-9',
+      prefix,
+      revokedAt: null,
+      nodes: [{ id: nodeId, name: 'gpu-rack-9' }],
+    });
+    const table = await cli('admin', 'agents', 'token', 'list');
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATEDAT\s+REVOKEDAT\s+NODES/m);
+    expect(table.stdout).toMatch(new RegExp(`${made.id}\\s+rack-9\\s+${prefix}.*gpu-rack-9`));
+
+    const revoked = await cli('admin', 'agents', 'token', 'revoke', '--token', prefix);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain(`revoked agent token ${made.id}`);
+    expect(revoked.stdout).toContain('gpu-rack-9');
+    // The agent's calls are refused from now on; a second revoke answers the same.
+    await expect(c.agent.heartbeat.mutate({ nodeId, leases: [] })).rejects.toThrow(/revoked agent token/);
+    const again = await cli('admin', 'agents', 'token', 'revoke', '--token', made.id, '--json');
+    expect(again.code, again.stderr).toBe(0);
+    const after = JSON.parse((await cli('admin', 'agents', 'token', 'list', '--json')).stdout) as { id: string; revokedAt: string | null }[];
+    expect(after.find((t) => t.id === made.id)?.revokedAt).toBe((JSON.parse(again.stdout) as { revokedAt: string }).revokedAt);
+
+    const unknown = await cli('admin', 'agents', 'token', 'revoke', '--token', 'cf_agent_zzzz');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/No agent token cf_agent_zzzz/);
+  });
+
   it('an unknown node is a clear error with a non-zero exit', async () => {
     const res = await cli('admin', 'nodes', 'drain', '--node', 'no-such-node');
     expect(res.code).not.toBe(0);

@@ -4,15 +4,16 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '@captionfarm/db';
 
-/** An event for one agent node, or (nodeId null) for every node online on a control plane. */
-interface BusMessage {
-  nodeId: string | null;
-  event: AgentEvent;
-}
+/**
+ * An event for one agent node, or (nodeId null) for every node online on a control plane; or an
+ * agent token that was revoked (each control plane closes its sockets: agents/sockets.ts).
+ */
+type BusMessage = { nodeId: string | null; event: AgentEvent } | { revokedTokenId: string };
 
 /**
  * Carries agent events between the control planes of a farm: an agent hears a cancel, a drain or
- * new work whichever control plane it is connected to. On PostgreSQL it is LISTEN/NOTIFY on one
+ * new work whichever control plane it is connected to, and a revoked token's sockets are closed
+ * wherever they are. On PostgreSQL it is LISTEN/NOTIFY on one
  * channel; each process skips its own messages (it delivered them locally already). On SQLite
  * there is one control plane, and nothing to carry: agents' heartbeats (drain, lost leases) and
  * their lease polling are the fallback a lost message falls back on anyway.
@@ -54,13 +55,17 @@ export function createPostgresBus(opts: { db: Db; url: string; log: (msg: string
     });
     c.on('notification', (n) => {
       if (n.channel !== CHANNEL || !n.payload) return;
-      let parsed: { from?: string; nodeId?: unknown; event?: unknown };
+      let parsed: { from?: string; nodeId?: unknown; event?: unknown; revokedTokenId?: unknown };
       try {
         parsed = JSON.parse(n.payload) as typeof parsed;
       } catch {
         return;
       }
       if (parsed.from === self) return;
+      if (typeof parsed.revokedTokenId === 'string') {
+        dispatch({ revokedTokenId: parsed.revokedTokenId });
+        return;
+      }
       const event = AgentEventSchema.safeParse(parsed.event);
       if (!event.success) return;
       dispatch({ nodeId: typeof parsed.nodeId === 'string' ? parsed.nodeId : null, event: event.data });

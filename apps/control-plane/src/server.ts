@@ -10,6 +10,7 @@ import { createAgentHub } from './agents/hub.ts';
 import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentPresence } from './agents/presence.ts';
+import { createAgentSockets } from './agents/sockets.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -456,8 +457,10 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     createContext: async ({ req, res: ws, info }) => {
       const token = info.connectionParams?.token;
       const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
-      if (auth) unauthenticated.delete(ws);
-      else if (token !== undefined) {
+      if (auth) {
+        unauthenticated.delete(ws);
+        agentSockets.add(auth.tokenId, ws);
+      } else if (token !== undefined) {
         const answer = authFailures.refuse(clientAddress(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' }, 'unknown agent token');
         if (answer.code === 'rate_limited') ws.close(4429, 'too many failed authentications from this address');
       }
@@ -469,6 +472,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
   });
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
+  // A revoked token's sockets close on every control plane (agents/sockets.ts).
+  const agentSockets = createAgentSockets({ bus, revokedAmong: agents.revokedAmong, log });
+  agents.onTokenRevoked = (tokenId: string) => agentSockets.revoked(tokenId);
 
   // CAPTIONFARM_METRICS_LISTEN: /metrics alone, without the admin token, on an address the operator keeps private.
   let metricsServer: Server | undefined;

@@ -20,6 +20,8 @@ export type KeyView = Awaited<ReturnType<AccountsService['listKeys']>>[number];
 export type WebhookSecretView = Awaited<ReturnType<AccountsService['showWebhookSecret']>>;
 /** GET /admin/nodes. */
 export type NodeView = Awaited<ReturnType<AgentNodes['listNodes']>>[number];
+/** GET /admin/agents/tokens (each of `tokens`). */
+export type { AgentTokenView } from './agents/nodes.ts';
 /** GET /admin/queue. */
 export type QueueStats = Awaited<ReturnType<typeof queueStats>>;
 

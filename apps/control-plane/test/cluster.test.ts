@@ -120,6 +120,40 @@ describe.skipIf(!server)('several control planes on one PostgreSQL', () => {
     await until(async () => agent.events.some((e) => e.type === 'drain'), 15_000, 'drain on B');
   });
 
+  it("a token revoked through one control plane closes its agent's socket on the other, whose job another agent leases", async () => {
+    const acc = await account(a, 'pro', 'revoker');
+    const made = (await a.admin('POST', '/admin/v1/agents/tokens', { name: 'leaked-on-b' })).body as { id: string; token: string };
+    const closes: { at: number; code: number | undefined }[] = [];
+    const ws = agentClient(b.url, made.token, { onClose: (code) => closes.push({ at: performance.now(), code }) });
+    onTestFinished(() => ws.close());
+    const leaked = ws.agent;
+    const { nodeId } = await leaked.register.mutate({ nodeName: 'leaked-on-b', capabilities: TEST_AGENT_CAPABILITIES });
+    const job = await acc.on(a)('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template });
+    const [held] = await leaked.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+    expect(held?.jobId).toBe(job.body.id);
+    const other = await agentOn(a, a, 'healthy-on-a');
+    onTestFinished(() => other.close());
+
+    const started = performance.now();
+    expect((await a.admin('POST', `/admin/v1/agents/tokens/${made.id}/revoke`)).status).toBe(200);
+    const closed = await until(async () => closes[0], 10_000, 'the socket on B to close');
+    ws.close();
+    expect(closed.code).toBe(4403);
+    const again = await until(
+      async () => {
+        const l = await other.client.agent.lease.mutate({ nodeId: other.nodeId, slots: 1, requestId: randomUUID() });
+        return l.length > 0 ? l : undefined;
+      },
+      10_000,
+      'the job to be leased again',
+    );
+    expect(again).toMatchObject([{ jobId: job.body.id, attempt: 2 }]);
+    console.log(
+      `revoke on A -> socket on B closed ${((closed.at - started) / 1000).toFixed(3)} s; -> leased on A ${((performance.now() - started) / 1000).toFixed(3)} s`,
+    );
+    await acc.on(a)('POST', `/v1/automation-jobs/${job.body.id}/cancel`);
+  });
+
   it('a lease re-sent to the other control plane returns the same jobs, and none twice', async () => {
     const acc = await account(a, 'pro', 'replay');
     const agentA = await agentOn(a, a, 'replayer');

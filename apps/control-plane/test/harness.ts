@@ -124,12 +124,20 @@ export async function until<T>(check: () => Promise<T | undefined | null | false
   }
 }
 
-/** A raw agent client over the real websocket protocol, for tests that play the agent's part. */
-export function agentClient(url: string, token: string): { agent: TRPCClient<AgentRouter>; close(): void } {
+/**
+ * A raw agent client over the real websocket protocol, for tests that play the agent's part;
+ * `onClose` hears each close of its socket (with the server's close code).
+ */
+export function agentClient(
+  url: string,
+  token: string,
+  o: { onClose?: (code: number | undefined) => void } = {},
+): { agent: TRPCClient<AgentRouter>; close(): void } {
   const ws = createWSClient({
     url: `${url.replace('http', 'ws')}/agent`,
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     connectionParams: { token },
+    onClose: (cause) => o.onClose?.(cause?.code),
   });
   return { agent: createTRPCClient<AgentRouter>({ links: [wsLink({ client: ws })] }), close: () => ws.close() };
 }

@@ -4,6 +4,7 @@ import type { JobRecord, JobStatus } from '@captionfarm/contracts';
 export type { JobRecord, JobStatus };
 export type {
   AccountSummary,
+  AgentTokenView,
   DashboardOverview,
   DashboardSession,
   KeyView,

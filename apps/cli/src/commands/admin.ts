@@ -84,6 +84,24 @@ export const adminHandlers: Record<string, AdminHandler> = {
     const out = await call('POST', '/agents/tokens', values.name ? { name: values.name } : {});
     print(out, json, (t: { token: string; id: string }) => `${t.token}\n(token id ${t.id}; this is the only time the token is shown)`);
   },
+  'agents token list': async ({ call, json }) => {
+    const out = (await call('GET', '/agents/tokens')) as { tokens: { nodes: { name: string }[] }[] };
+    print(json ? out.tokens : out, json, (o: typeof out) =>
+      table(
+        o.tokens.map((t) => ({ ...t, nodes: t.nodes.map((n) => n.name).join(', ') })),
+        ['id', 'name', 'prefix', 'createdAt', 'revokedAt', 'nodes'],
+      ),
+    );
+  },
+  'agents token revoke': async ({ values, call, json }) => {
+    const out = await call('POST', `/agents/tokens/${enc(need(values, 'token'))}/revoke`);
+    print(out, json, (t: { id: string; prefix: string; nodes: { name: string }[] }) =>
+      [
+        `revoked agent token ${t.id} (${t.prefix}...)`,
+        t.nodes.length > 0 ? `its nodes are disconnected, their jobs queued again: ${t.nodes.map((n) => n.name).join(', ')}` : 'no node used it',
+      ].join('\n'),
+    );
+  },
   'nodes list': async ({ call, json }) => {
     const out = (await call('GET', '/nodes')) as { nodes: Record<string, unknown>[] };
     print(json ? out.nodes : out, json, (o: typeof out) =>

@@ -19,6 +19,18 @@ export function mountAgentAdmin(r: Router, agents: AgentsService): void {
     }),
   );
   r.get(
+    '/agents/tokens',
+    asyncRoute(async (_req, res) => {
+      res.json({ tokens: await agents.listTokens() });
+    }),
+  );
+  r.post(
+    '/agents/tokens/:id/revoke',
+    asyncRoute(async (req, res) => {
+      res.json(await agents.revokeToken(String(req.params.id)));
+    }),
+  );
+  r.get(
     '/nodes',
     asyncRoute(async (_req, res) => {
       res.json({ nodes: await agents.listNodes() });

@@ -32,6 +32,7 @@ export function createAgentHub(opts: { bus?: ClusterBus; onlineNodes?: () => Ite
   opts.bus?.onMessage((m) => {
     // The listener was down (PostgreSQL restarted): a message may be lost; the agents here look for work again.
     if ('reconnected' in m) for (const nodeId of online()) local(nodeId, { type: 'work-available' });
+    else if ('revokedTokenId' in m) return;
     else if (m.nodeId) local(m.nodeId, m.event);
     else for (const nodeId of online()) local(nodeId, m.event);
   });

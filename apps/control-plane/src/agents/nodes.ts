@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentCapabilities } from '@captionfarm/contracts';
+import { ApiError, type AgentCapabilities } from '@captionfarm/contracts';
 import type { Db } from '@captionfarm/db';
 import { generateAgentToken, hashSecret } from '../crypto.ts';
 import type { AgentHub } from './hub.ts';
@@ -21,6 +21,47 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
     async authenticate(token: string): Promise<{ tokenId: string } | null> {
       const row = await db.selectFrom('agent_tokens').select(['id', 'revoked_at']).where('hash', '=', hashSecret(token)).executeTakeFirst();
       return row && row.revoked_at === null ? { tokenId: row.id } : null;
+    },
+    /** Whether the token is still good (a socket authenticated once, at connect: each call asks again). */
+    async tokenActive(tokenId: string): Promise<boolean> {
+      const row = await db.selectFrom('agent_tokens').select('revoked_at').where('id', '=', tokenId).executeTakeFirst();
+      return row !== undefined && row.revoked_at === null;
+    },
+    /** Of these token ids, the revoked ones. */
+    async revokedAmong(tokenIds: string[]): Promise<string[]> {
+      if (tokenIds.length === 0) return [];
+      const rows = await db.selectFrom('agent_tokens').select('id').where('id', 'in', tokenIds).where('revoked_at', 'is not', null).execute();
+      return rows.map((r) => r.id);
+    },
+    /** The tokens (never the secret: its first 13 characters), each with the nodes registered with it. */
+    async listTokens(): Promise<AgentTokenView[]> {
+      const tokens = await db.selectFrom('agent_tokens').select(['id', 'name', 'prefix', 'created_at', 'revoked_at']).orderBy('created_at').execute();
+      const nodes = await db.selectFrom('agent_nodes').select(['id', 'name', 'state', 'token_id']).orderBy('created_at').execute();
+      return tokens.map((t) => tokenView(t, nodes));
+    },
+    /**
+     * Sets revoked_at on the token named by its id or its prefix, once (a second revoke keeps the
+     * first time). Returns the token and the ids of its nodes; 404 for no such token, 409 for a
+     * prefix that more than one token has.
+     */
+    async revokeToken(idOrPrefix: string): Promise<{ token: AgentTokenView; nodeIds: string[] }> {
+      const found = await db
+        .selectFrom('agent_tokens')
+        .select('id')
+        .where((eb) => eb.or([eb('id', '=', idOrPrefix), eb('prefix', '=', idOrPrefix)]))
+        .limit(2)
+        .execute();
+      if (found.length === 0) throw new ApiError('not_found', `No agent token ${idOrPrefix}: give its id or prefix (captionfarm admin agents token list).`);
+      if (found.length > 1) throw new ApiError('conflict', `More than one agent token has the prefix ${idOrPrefix}: give the token's id.`);
+      const id = found[0]!.id;
+      await db.updateTable('agent_tokens').set({ revoked_at: now().toISOString() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+      const row = await db
+        .selectFrom('agent_tokens')
+        .select(['id', 'name', 'prefix', 'created_at', 'revoked_at'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const nodes = await db.selectFrom('agent_nodes').select(['id', 'name', 'state', 'token_id']).where('token_id', '=', id).orderBy('created_at').execute();
+      return { token: tokenView(row, nodes), nodeIds: nodes.map((n) => n.id) };
     },
 
     async register(tokenId: string, nodeName: string, capabilities: AgentCapabilities) {
@@ -52,8 +93,15 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
       deps.onRegistered(id);
       return { nodeId: id, drain: false, leaseMs: timings.leaseMs };
     },
+    /** The node if it was registered with this token, with whether the token has been revoked since (one query per agent call). */
     async nodeOf(tokenId: string, nodeId: string) {
-      return db.selectFrom('agent_nodes').selectAll().where('id', '=', nodeId).where('token_id', '=', tokenId).executeTakeFirst();
+      return db
+        .selectFrom('agent_nodes')
+        .innerJoin('agent_tokens', 'agent_tokens.id', 'agent_nodes.token_id')
+        .select(['agent_nodes.id', 'agent_tokens.revoked_at as token_revoked_at'])
+        .where('agent_nodes.id', '=', nodeId)
+        .where('agent_nodes.token_id', '=', tokenId)
+        .executeTakeFirst();
     },
     /** Marks the node alive (a heartbeat) and answers whether it is drained. */
     async touch(nodeId: string): Promise<{ drain: boolean }> {
@@ -102,3 +150,27 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
   };
 }
 export type AgentNodes = ReturnType<typeof createAgentNodes>;
+
+/** An agent token as the admin API lists it. */
+export interface AgentTokenView {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+  nodes: { id: string; name: string; state: string }[];
+}
+
+function tokenView(
+  t: { id: string; name: string | null; prefix: string; created_at: string; revoked_at: string | null },
+  nodes: { id: string; name: string; state: string; token_id: string }[],
+): AgentTokenView {
+  return {
+    id: t.id,
+    name: t.name,
+    prefix: t.prefix,
+    createdAt: t.created_at,
+    revokedAt: t.revoked_at,
+    nodes: nodes.filter((n) => n.token_id === t.id).map((n) => ({ id: n.id, name: n.name, state: n.state })),
+  };
+}

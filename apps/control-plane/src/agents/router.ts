@@ -46,18 +46,23 @@ export function createAgentRouter(deps: {
   const seen = (conn: object | undefined, nodeId: string) => {
     if (conn) presence?.seen(conn, nodeId);
   };
+  // The token was checked when the socket connected; a revoke since then (agents.revokeToken)
+  // must refuse the socket's next call too, before the server has closed it: each call asks again.
+  const revoked = () => new TRPCError({ code: 'UNAUTHORIZED', message: 'unknown or revoked agent token' });
   const authed = t.procedure.use(({ ctx, next }) => {
-    if (!ctx.tokenId) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'unknown or revoked agent token' });
+    if (!ctx.tokenId) throw revoked();
     return next({ ctx: { tokenId: ctx.tokenId } });
   });
   const nodeProc = authed.input(AgentNodeRefSchema).use(async ({ ctx, input, next }) => {
     const node = await agents.nodeOf(ctx.tokenId, (input as { nodeId: string }).nodeId);
     if (!node) throw new TRPCError({ code: 'FORBIDDEN', message: 'this node is not registered with this token' });
+    if (node.token_revoked_at !== null) throw revoked();
     seen(ctx.conn, node.id);
     return next({ ctx: { ...ctx, nodeId: node.id } });
   });
   return t.router({
     register: authed.input(AgentRegisterInputSchema).mutation(async ({ ctx, input }) => {
+      if (!(await agents.tokenActive(ctx.tokenId))) throw revoked();
       const reg = await agents.register(ctx.tokenId, input.nodeName, input.capabilities);
       seen(ctx.conn, reg.nodeId);
       return reg;

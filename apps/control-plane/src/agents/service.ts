@@ -36,8 +36,24 @@ export function createAgentsService(deps: {
   const service = {
     /** Called with each node that registers (the server tells online nodes about new work). */
     onRegistered: (_nodeId: string): void => undefined,
+    /** Called with each revoked token: the server closes its open sockets, here and on the other control planes. */
+    onTokenRevoked: (_tokenId: string): void => undefined,
     createToken: nodes.createToken,
     authenticate: nodes.authenticate,
+    tokenActive: nodes.tokenActive,
+    revokedAmong: nodes.revokedAmong,
+    listTokens: nodes.listTokens,
+    /**
+     * Revokes a token (by id or prefix; again is a no-op that answers the same): every call made
+     * with it is refused from now on, its sockets are closed, and its nodes are gone at once, so
+     * their leased jobs go back to the queue (the same path as a node whose socket closed).
+     */
+    async revokeToken(idOrPrefix: string) {
+      const { token, nodeIds } = await nodes.revokeToken(idOrPrefix);
+      service.onTokenRevoked(token.id);
+      for (const nodeId of nodeIds) await sweeper.nodeGone(nodeId);
+      return { ...token, nodes: token.nodes.map((n) => ({ ...n, state: 'offline' })) };
+    },
     register: nodes.register,
     nodeOf: nodes.nodeOf,
     setDrain: nodes.setDrain,

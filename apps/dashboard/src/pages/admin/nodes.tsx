@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, type NodeView } from '../../api.ts';
-import { ago, shortId } from '../../format.ts';
-import { Card, Empty, FormError, PageHeader, QueryRows, Table } from '../../ui.tsx';
+import { api, type AgentTokenView, type NodeView } from '../../api.ts';
+import { ago, shortId, when } from '../../format.ts';
+import { Card, ConfirmButton, Empty, FormError, PageHeader, QueryRows, Table } from '../../ui.tsx';
 
 function capabilityList(c: NodeView['capabilities']): string[] {
   const slots = c.maxConcurrentJobs;
@@ -66,6 +66,68 @@ export function NodesPage() {
         </QueryRows>
         <FormError error={toggle.error} />
       </Card>
+      <AgentTokens />
     </>
+  );
+}
+
+/** The tokens agents connect with; revoking one disconnects its agents and queues their jobs again. */
+function AgentTokens() {
+  const qc = useQueryClient();
+  const tokens = useQuery({
+    queryKey: ['admin', 'agent-tokens'],
+    queryFn: () => api<{ tokens: AgentTokenView[] }>('GET', '/admin/agents/tokens'),
+    refetchInterval: 5000,
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => api('POST', `/admin/agents/tokens/${encodeURIComponent(id)}/revoke`),
+    onSuccess: () => Promise.all([qc.invalidateQueries({ queryKey: ['admin', 'agent-tokens'] }), qc.invalidateQueries({ queryKey: ['admin', 'nodes'] })]),
+  });
+  return (
+    <Card title="Agent tokens">
+      <QueryRows
+        query={tokens}
+        rows={(d) => d.tokens}
+        retry
+        empty={<Empty title="No agent tokens">Create one with “captionfarm admin agents token create”.</Empty>}
+      >
+        {(rows) => (
+          <Table columns={['Name', 'Prefix', 'Created', 'Nodes']} actions>
+            {rows.map((t) => (
+              <tr key={t.id} data-token-prefix={t.prefix}>
+                <td>
+                  {t.name ?? <span className="muted">unnamed</span>}
+                  <div className="muted small">
+                    <code>{shortId(t.id)}</code>
+                  </div>
+                </td>
+                <td>
+                  <code>{t.prefix}…</code>
+                </td>
+                <td>{when(t.createdAt)}</td>
+                <td>{t.nodes.length === 0 ? <span className="muted">none</span> : t.nodes.map((n) => n.name).join(', ')}</td>
+                <td className="right">
+                  {t.revokedAt ? (
+                    <span className="badge cancelled" data-testid="token-revoked">
+                      Revoked {when(t.revokedAt)}
+                    </span>
+                  ) : (
+                    <ConfirmButton
+                      className="btn small danger"
+                      disabled={revoke.isPending}
+                      confirm={`Revoke ${t.name ?? t.prefix}? Its agents are disconnected at once and their jobs go back to the queue.`}
+                      onConfirm={() => revoke.mutate(t.id)}
+                    >
+                      Revoke
+                    </ConfirmButton>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </QueryRows>
+      <FormError error={revoke.error} />
+    </Card>
   );
 }
