@@ -44,11 +44,15 @@ export function displayWidth(text: string): number {
 }
 
 /** A word wider than a line is cut into line-sized pieces (between characters), its time shared by width. */
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
 function tokenize(words: readonly SubtitleWord[], maxWidth: number): Token[] {
   const out: Token[] = [];
   let prevText = '';
   for (const w of words) {
-    const text = w.text.trim().replace(/\s+/g, ' ');
+    // Controls (C0 and C1: some parsers end a line at U+0085 or U+001C) become a space, like line breaks.
+    const text = w.text.replace(CONTROLS, ' ').trim().replace(/\s+/g, ' ');
     if (!text) continue;
     const space = out.length > 0 && needsSpaceBetween(prevText, text);
     prevText = text;
@@ -200,10 +204,23 @@ export function formatSubtitleTime(seconds: number, separator: ',' | '.'): strin
   return `${p(h)}:${p(m)}:${p(s)}${separator}${p(ms, 3)}`;
 }
 
+/**
+ * SubRip cue text has no escapes, and players read syntax in it: a line holding "-->" is a timing
+ * line, <b>, <i>, <u>, <font> and {\an8} are formatting (line breaks inside a word are already a
+ * space: tokenize). A zero-width space (U+200B) inside "-->", after a "<" that opens a tag and after
+ * a "{" before "\\" keeps the text as it reads and takes the syntax out, as WebVTT's escapes do.
+ */
+function neutraliseSrt(text: string): string {
+  return text
+    .replace(/-->/g, '--\u200b>')
+    .replace(/<(?=\/?[a-zA-Z])/g, '<\u200b')
+    .replace(/\{(?=\\)/g, '{\u200b');
+}
+
 /** SubRip: numbered cues, "HH:MM:SS,mmm --> HH:MM:SS,mmm", a blank line after each. */
 export function toSrt(words: readonly SubtitleWord[], opts: SubtitleOptions = {}): string {
   return subtitleCues(words, opts)
-    .map((c, i) => `${i + 1}\n${formatSubtitleTime(c.start, ',')} --> ${formatSubtitleTime(c.end, ',')}\n${c.lines.join('\n')}\n\n`)
+    .map((c, i) => `${i + 1}\n${formatSubtitleTime(c.start, ',')} --> ${formatSubtitleTime(c.end, ',')}\n${c.lines.map(neutraliseSrt).join('\n')}\n\n`)
     .join('');
 }
 

@@ -124,4 +124,22 @@ describe('SRT and WebVTT text', () => {
     ]);
     expect(vtt).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:01.500\na&lt;b&gt; R&amp;D --&gt;\n\n');
   });
+
+  it('SRT: cue syntax in the words is neutralised: no "-->" line, no line break or blank line inside a word, no formatting tag (issue 40 item 15)', () => {
+    const words = [
+      { text: '-->', start: 0, end: 0.5 },
+      { text: 'a\u0085\u0085b', start: 0.5, end: 1 },
+      { text: 'c\u001c\u001dd', start: 1, end: 1.5 },
+      { text: '<i>x', start: 1.5, end: 2 },
+      { text: '{\\an8}y', start: 2, end: 2.5 },
+    ];
+    const srt = toSrt(words);
+    // One cue, its timing line the only "-->"; every text line reads as the words (the U+200B is invisible).
+    expect(srt).toBe('1\n00:00:00,000 --> 00:00:02,500\n--\u200b> a b c d <\u200bi>x {\u200b\\an8}y\n\n');
+    const lines = srt.split(/\r\n|[\n\r\u0085\u001c-\u001e\u2028\u2029]/);
+    expect(lines.filter((l) => l.includes('-->'))).toEqual(['00:00:00,000 --> 00:00:02,500']);
+    expect(lines.slice(0, -2).filter((l) => l.trim() === '')).toEqual([]);
+    // WebVTT has its own escapes, and the same line rule.
+    expect(toVtt(words)).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:02.500\n--&gt; a b c d &lt;i&gt;x {\\an8}y\n\n');
+  });
 });
