@@ -142,3 +142,22 @@ describe('route labels in /metrics (item 14)', () => {
     expect(await labelOf(() => get('/v1/automation-jobs/00000000-0000-4000-8000-000000000000'))).toBe('GET /app/api/v1/automation-jobs/:id 404');
   });
 });
+
+describe('__proto__ inside a style (item 15c)', () => {
+  it('is refused with 400 and its details path, as at the top level', async () => {
+    const { api } = await h.account('pro', 'proto');
+    const job = '{"videoUrl":"https://videos.example.com/p.mp4","templateId":"karaoke"';
+    const refused = async (p: string, body: string, path: string) => {
+      const res = await api('POST', p, body, { 'content-type': 'application/json' });
+      expect(res.status, body).toBe(400);
+      const err = ErrorBodySchema.parse(res.body).error;
+      expect(err.code).toBe('invalid_request');
+      expect(err.details).toContainEqual({ path, message: 'unknown field' });
+    };
+    await refused('/v1/automation-jobs', `${job},"__proto__":{"fill":"#000000"}}`, '__proto__');
+    await refused('/v1/automation-jobs', `${job},"style":{"__proto__":{"fill":"#000000"}}}`, 'style.__proto__');
+    await refused('/v1/automation-jobs', `${job},"style":{"font":{"__proto__":{"size":3}}}}`, 'style.font.__proto__');
+    await refused('/v1/templates/karaoke/preview', '{"style":{"__proto__":{"fill":"#000000"}}}', 'style.__proto__');
+    expect((await api('POST', '/v1/automation-jobs', `${job},"style":{"fill":"#000000"}}`, { 'content-type': 'application/json' })).status).toBe(202);
+  });
+});

@@ -103,6 +103,22 @@ export const JobRecordSchema = z.strictObject({
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
 
+/**
+ * A per-job style as sent: template fields, validated by the template schema once the template is
+ * known. zod's record drops an own "__proto__" key without a word (so that it cannot replace the
+ * result's prototype); a strict object, the body's top level included, refuses it as an unknown
+ * field: so does this, at its path (style.__proto__).
+ */
+export const StyleOverrideSchema = z.preprocess(
+  (value, ctx) => {
+    if (typeof value === 'object' && value !== null && Object.hasOwn(value, '__proto__')) {
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'unknown field' });
+    }
+    return value;
+  },
+  z.record(z.string(), z.unknown()),
+);
+
 export const CreateJobRequestSchema = z
   .strictObject({
     videoUrl: z.string().min(1).max(2048).optional(),
@@ -125,7 +141,7 @@ export const CreateJobRequestSchema = z
      * Overrides of the template's fields for this job (any template field but id, name and
      * description; nested objects partially). Validated by the template schema.
      */
-    style: z.record(z.string(), z.unknown()).optional(),
+    style: StyleOverrideSchema.optional(),
     /** Only the captions on transparent frames: `webm` (VP9 + alpha) or `mov` (ProRes 4444 + alpha). */
     overlay: z.boolean().default(false),
     /** Words to burn instead of recognizing speech (fix a misheard word, render again). */

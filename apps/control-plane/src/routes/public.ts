@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { ApiError, issuesToDetails } from '@captionfarm/contracts';
+import { ApiError, issuesToDetails, StyleOverrideSchema } from '@captionfarm/contracts';
 import { z } from 'zod';
 import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf, countInTransactionOf } from '../http/middleware.ts';
@@ -18,7 +18,7 @@ const PreviewRequestSchema = z.strictObject({
   /** Seconds: which moment of the animation to show. */
   at: z.number().min(0).max(600).default(2),
   /** A per-job style to preview over the template (the same `style` POST /v1/automation-jobs takes). */
-  style: z.record(z.string(), z.unknown()).optional(),
+  style: StyleOverrideSchema.optional(),
 });
 
 /** Aborts when the client goes away before its answer (work queued for it is dropped). */
