@@ -1,5 +1,6 @@
 import { ApiError, type PlanId } from '@captionfarm/contracts';
 import { Piscina } from 'piscina';
+import { createFairShare } from './fair-share.ts';
 import type { PreviewTask } from './preview-worker.ts';
 
 /**
@@ -10,14 +11,16 @@ import type { PreviewTask } from './preview-worker.ts';
 const PREVIEW_CONCURRENCY: Record<PlanId, number> = { free: 1, starter: 2, pro: 4 };
 /** Largest preview in pixels (3840x2160 either way round); a bigger frame is 422. */
 const MAX_PREVIEW_PIXELS = 3840 * 2160;
-/** A preview that takes longer than this is abandoned (its worker is replaced) with 503. */
+/** A preview that takes longer than this on its thread is abandoned (its worker is replaced) with 503. */
 const PREVIEW_TIMEOUT_MS = 20_000;
+/** A preview that waited this long for a thread is answered 503 (the renderers are busy). */
+const PREVIEW_WAIT_MS = 30_000;
 
 export interface PreviewPool {
   /** Renders one frame on a worker thread; the caller's plan bounds its previews in flight. */
   render(caller: { accountId: string; plan: PlanId }, task: PreviewTask, signal?: AbortSignal): Promise<Buffer>;
-  /** Frames rendered by the worker threads so far, and the threads running now. */
-  stats(): { completed: number; threads: number };
+  /** Frames rendered by the worker threads so far, the threads running now, and previews rendering and waiting for a thread. */
+  stats(): { completed: number; threads: number; running: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -25,6 +28,10 @@ export interface PreviewPool {
  * Template previews run on worker threads (piscina), never on the event loop: one 3840x3840
  * preview cost 0.55-0.78 s of main thread and raised other tenants' GET latency to ~1 s (issue
  * 11). The pool is bounded (threads, queue) and each account's previews in flight are capped.
+ * Threads go to accounts in turns (fair-share.ts), not first come first served: piscina is handed
+ * at most one preview per thread, and when one is free the waiting account with the fewest
+ * rendering goes next, so another account's 4 heavy previews make a preview wait for at most one
+ * of them (issue 40 item 7), while an account alone may use every thread.
  */
 export function createPreviewPool(o: { threads: number }): PreviewPool {
   const pool = new Piscina({
@@ -34,6 +41,13 @@ export function createPreviewPool(o: { threads: number }): PreviewPool {
     idleTimeout: 60_000,
     // Every account's in-flight cap already bounds the queue per account; this bounds it overall.
     maxQueue: o.threads * 16,
+  });
+  const turns = createFairShare({
+    slots: o.threads,
+    // The plan's cap below bounds an account's previews in flight; the turns only order them.
+    queuePerKey: Math.max(...Object.values(PREVIEW_CONCURRENCY)),
+    maxWaiting: o.threads * 16,
+    full: () => new ApiError('unavailable', 'The preview renderers are busy; retry shortly.', { retryAfterSeconds: 2 }),
   });
   const inFlight = new Map<string, number>();
   return {
@@ -52,17 +66,25 @@ export function createPreviewPool(o: { threads: number }): PreviewPool {
           { retryAfterSeconds: 1 },
         );
       }
-      if (pool.queueSize >= pool.options.maxQueue) {
-        throw new ApiError('unavailable', 'The preview renderers are busy; retry shortly.', { retryAfterSeconds: 2 });
-      }
       inFlight.set(caller.accountId, mine + 1);
-      const timeout = AbortSignal.timeout(PREVIEW_TIMEOUT_MS);
+      const waited = AbortSignal.timeout(PREVIEW_WAIT_MS);
+      let timeout: AbortSignal | undefined;
       try {
-        const out = (await pool.run(task, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout })) as ArrayBuffer;
-        return Buffer.from(out);
+        return await turns.run(
+          caller.accountId,
+          async () => {
+            // The render's time counts from its thread, not from the wait for one.
+            timeout = AbortSignal.timeout(PREVIEW_TIMEOUT_MS);
+            const out = (await pool.run(task, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout })) as ArrayBuffer;
+            return Buffer.from(out);
+          },
+          signal ? AbortSignal.any([signal, waited]) : waited,
+        );
       } catch (err) {
-        if (timeout.aborted)
+        if (timeout?.aborted)
           throw new ApiError('unavailable', `The preview took longer than ${PREVIEW_TIMEOUT_MS / 1000} s; try a smaller size.`, { retryAfterSeconds: 2 });
+        if (!timeout && waited.aborted && !signal?.aborted)
+          throw new ApiError('unavailable', 'The preview renderers are busy; retry shortly.', { retryAfterSeconds: 2 });
         throw err;
       } finally {
         const n = (inFlight.get(caller.accountId) ?? 1) - 1;
@@ -71,7 +93,7 @@ export function createPreviewPool(o: { threads: number }): PreviewPool {
       }
     },
     stats() {
-      return { completed: pool.completed, threads: pool.threads.length };
+      return { completed: pool.completed, threads: pool.threads.length, ...turns.stats() };
     },
     async close() {
       await pool.destroy();

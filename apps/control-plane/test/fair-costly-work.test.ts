@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRAND_TTF, compositeBombTtf } from '../../../packages/renderer/test/helpers/fonts.ts';
 import { createRefusalLedger } from '../src/services/fonts.ts';
-import { startHarness, type Api, type Harness } from './harness.ts';
+import { startHarness, until, type Api, type Harness } from './harness.ts';
 
 // Issue 40 (second round) items 5, 7 and 8: font checks and previews are shared fairly between
 // accounts, and a checked font cannot be changed through its upload URL.
@@ -13,7 +13,7 @@ let brand: Buffer;
 let clockOffsetMs = 0;
 beforeAll(async () => {
   brand = await readFile(BRAND_TTF);
-  h = await startHarness({}, { now: () => new Date(Date.now() + clockOffsetMs) });
+  h = await startHarness({ CAPTIONFARM_PREVIEW_THREADS: '2' }, { now: () => new Date(Date.now() + clockOffsetMs) });
 });
 afterAll(() => h.close());
 
@@ -131,4 +131,45 @@ describe('a checked font and its upload URL (item 8)', () => {
     expect((await a.api('DELETE', `/v1/fonts/${up.fontId}`)).status).toBe(204);
     expect(await h.cp.store.head(row.sfnt_key!)).toBeNull();
   }, 120_000);
+});
+
+describe('previews between accounts (item 7)', () => {
+  it("another account's 4 heavy previews make a preview wait for one of them, not all four", async () => {
+    const a = await h.account('pro', 'heavy-previews');
+    const b = await h.account('pro', 'light-previews');
+    // Accepted by the checker, but every character is 2^11 triangles for the renderer to draw.
+    const heavy = compositeBombTtf({ depth: 10, copies: 20, family: 'Heavy' });
+    const up = await uploaded(a.api, heavy, 'heavy.ttf');
+    const done = await a.api('POST', `/v1/fonts/${up.fontId}/complete`);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const text = String.fromCodePoint(...Array.from({ length: 20 }, (_, i) => 0x4e00 + i)).replace(/(.{4})/gu, '$1 ');
+    const preview = (who: { key: string }, body: unknown) =>
+      fetch(`${h.url}/v1/templates/karaoke/preview`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${who.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.arrayBuffer() }));
+
+    const answered: string[] = [];
+    const started = Date.now();
+    const heavies = [0, 1, 2, 3].map((i) =>
+      preview(a, { width: 1080, height: 1920, text, style: { font: { fontId: up.fontId, size: 20 } } }).then((r) => {
+        answered.push(`A${i}:${r.status}`);
+        return { ...r, ms: Date.now() - started };
+      }),
+    );
+    // Two of A's render (both threads), two wait.
+    await until(async () => h.cp.services.previews.stats().waiting === 2, 30_000, "A's previews waiting");
+    const bStarted = Date.now();
+    const light = await preview(b, { width: 360, height: 640, text: 'Hello there' });
+    const bMs = Date.now() - bStarted;
+    answered.push(`B:${light.status}`);
+    expect(light.status).toBe(200);
+    const results = await Promise.all(heavies);
+    for (const r of results) expect(r.status).toBe(200);
+    // B went ahead of A's waiting two: it waited for one of A's renders at most.
+    const bAt = answered.indexOf('B:200');
+    expect(answered.slice(bAt + 1).length, answered.join(' ')).toBeGreaterThanOrEqual(2);
+    console.log(`item 7: B's preview answered in ${bMs} ms; A's at ${results.map((r) => r.ms).join(', ')} ms; order ${answered.join(' ')}`);
+  }, 180_000);
 });
