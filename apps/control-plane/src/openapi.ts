@@ -230,6 +230,10 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
             '409': errorResponse('upload_not_completed: PUT the bytes first'),
             '422': errorResponse('invalid_font: the file is damaged, hostile or not a font; the message says why; the upload is deleted'),
             ...common,
+            '429': errorResponse(
+              'rate_limited (Retry-After): this account already has a check running and 2 waiting, or its refused fonts used 60 s of the ' +
+                'checker in the last hour; also the requests-per-minute limit',
+            ),
           },
         },
       },
