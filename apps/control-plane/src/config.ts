@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
 import { parseTrustedProxies } from './http/client-address.ts';
+import { parseAllowedHosts } from './http/allowed-hosts.ts';
 
 /**
  * The one place that reads the environment. Every setting, its default and meaning are here;
@@ -89,6 +90,20 @@ const EnvSchema = z.object({
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
       }
     }),
+  /**
+   * Host names the dashboard's API answers besides CAPTIONFARM_PUBLIC_URL's, localhost and IP
+   * literals (comma-separated): any other Host is refused, so a DNS-rebinding page cannot use it.
+   */
+  CAPTIONFARM_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      try {
+        parseAllowedHosts(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
   /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   /** An agent websocket that has not authenticated within this many seconds is closed. */
@@ -131,6 +146,8 @@ export interface ControlPlaneConfig {
   authFailuresPerMinute: number;
   /** CAPTIONFARM_TRUSTED_PROXIES as given (http/client-address.ts parses it). */
   trustedProxies?: string | undefined;
+  /** CAPTIONFARM_ALLOWED_HOSTS, parsed: host names the dashboard's API answers (http/allowed-hosts.ts). */
+  allowedHosts?: readonly string[];
   agentAuthSeconds: number;
   maxAgentConnections: number;
   previewThreads: number;
@@ -191,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     storeMaxPutsPerObject: e.CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT,
     authFailuresPerMinute: e.CAPTIONFARM_AUTH_FAILURES_PER_MINUTE,
     trustedProxies: e.CAPTIONFARM_TRUSTED_PROXIES,
+    allowedHosts: parseAllowedHosts(e.CAPTIONFARM_ALLOWED_HOSTS),
     agentAuthSeconds: e.CAPTIONFARM_AGENT_AUTH_SECONDS,
     maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
     previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),

@@ -381,6 +381,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       previews,
       fonts,
       publicUrl: config.publicUrl,
+      allowedHosts: config.allowedHosts,
       now,
       publicRoutes: makePublicRoutes,
       adminRoutes: makeAdminRoutes,
@@ -390,7 +391,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
       log,
     }),
   );
-  app.use(dashboardPages({ dir: opts.dashboardDir, storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined }));
+  app.use(
+    dashboardPages({
+      dir: opts.dashboardDir,
+      storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined,
+      publicUrl: config.publicUrl,
+      allowedHosts: config.allowedHosts,
+    }),
+  );
   app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
   app.use(errorHandler(log));
 

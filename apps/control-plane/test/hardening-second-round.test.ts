@@ -1,6 +1,9 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBodySchema } from '@captionfarm/contracts';
 import { ensureDashboardBuilt } from '../../dashboard/test/build.ts';
+import { loadConfig } from '../src/index.ts';
 import { startHarness, type Harness } from './harness.ts';
 
 // Issue 40, second round: what an attacker/careless-client probe measured on main.
@@ -159,5 +162,109 @@ describe('__proto__ inside a style (item 15c)', () => {
     await refused('/v1/automation-jobs', `${job},"style":{"font":{"__proto__":{"size":3}}}}`, 'style.font.__proto__');
     await refused('/v1/templates/karaoke/preview', '{"style":{"__proto__":{"fill":"#000000"}}}', 'style.__proto__');
     expect((await api('POST', '/v1/automation-jobs', `${job},"style":{"fill":"#000000"}}`, { 'content-type': 'application/json' })).status).toBe(202);
+  });
+});
+
+describe('Host allowlist of the dashboard API (item 15b)', () => {
+  /** A request naming any Host (fetch will not send one of our choosing). */
+  function call(url: string, o: { method?: string; host: string; headers?: Record<string, string>; body?: unknown }) {
+    return new Promise<{ status: number; body: any; cookies: string[] }>((resolve, reject) => {
+      const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+      const req = request(
+        url,
+        { method: o.method ?? 'GET', headers: { host: o.host, ...(body ? { 'content-type': 'application/json' } : {}), ...o.headers } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            text += d;
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: /json/.test(res.headers['content-type'] ?? '') ? JSON.parse(text) : text,
+              cookies: res.headers['set-cookie'] ?? [],
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+  const cookieOf = (cookies: string[]) => cookies.map((c) => c.split(';')[0]).join('; ');
+
+  it('a DNS-rebinding page (Host evil.example, its own Origin) cannot sign in: 403 forbidden; loopback names and IP literals can', async () => {
+    const { accountId } = await h.account('pro', 'rebinding');
+    const invite = await h.admin('POST', '/users/invites', { email: 'rebind@example.com', accountId });
+    const port = new URL(h.url).port;
+    const legit = await call(`${h.url}/app/api/session`, { host: `127.0.0.1:${port}` });
+    const accepted = await call(`${h.url}/app/api/invite/accept`, {
+      method: 'POST',
+      host: `127.0.0.1:${port}`,
+      headers: { cookie: cookieOf(legit.cookies), origin: h.url, 'x-csrf-token': legit.body.csrfToken },
+      body: { token: new URL(invite.body.link).hash.slice(1), password: 'correct horse battery' },
+    });
+    expect(accepted.status).toBe(200);
+
+    // The attacker's page at http://evil.example:PORT, its name now resolving to this server.
+    const evil = `evil.example:${port}`;
+    const session = await call(`${h.url}/app/api/session`, { host: evil });
+    expect(session.status).toBe(403);
+    expect(ErrorBodySchema.parse(session.body).error.code).toBe('forbidden');
+    const signIn = await call(`${h.url}/app/api/sign-in`, {
+      method: 'POST',
+      host: evil,
+      headers: { cookie: cookieOf(legit.cookies), origin: `http://${evil}`, 'x-csrf-token': legit.body.csrfToken },
+      body: { email: 'rebind@example.com', password: 'correct horse battery' },
+    });
+    expect(signIn.status).toBe(403);
+    expect(ErrorBodySchema.parse(signIn.body).error.code).toBe('forbidden');
+
+    for (const host of [`localhost:${port}`, `app.localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, '10.1.2.3', 'LOCALHOST.']) {
+      expect((await call(`${h.url}/app/api/session`, { host })).status, host).toBe(200);
+    }
+    // The pages too (they would only fail on their first API call).
+    const page = (host: string) => call(`${h.url}/jobs`, { host, headers: { accept: 'application/json, text/html' } });
+    expect((await page(evil)).status).toBe(403);
+    expect((await page(`localhost:${port}`)).status).toBe(200);
+    const again = await call(`${h.url}/app/api/session`, { host: `localhost:${port}` });
+    const signedIn = await call(`${h.url}/app/api/sign-in`, {
+      method: 'POST',
+      host: `localhost:${port}`,
+      headers: { cookie: cookieOf(again.cookies), origin: `http://localhost:${port}`, 'x-csrf-token': again.body.csrfToken },
+      body: { email: 'rebind@example.com', password: 'correct horse battery' },
+    });
+    expect(signedIn.status).toBe(200);
+  });
+
+  it("with CAPTIONFARM_PUBLIC_URL, its host and CAPTIONFARM_ALLOWED_HOSTS' names are answered, other names refused", async () => {
+    // Its URL is the public one: listen on a port chosen here, to reach it directly.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const other = await startHarness({
+      PORT: String(port),
+      CAPTIONFARM_PUBLIC_URL: 'https://captions.example.com',
+      CAPTIONFARM_ALLOWED_HOSTS: 'cf.internal, Backup.Example.org',
+    });
+    try {
+      for (const [host, status] of [
+        ['captions.example.com', 200],
+        ['cf.internal:8080', 200],
+        ['backup.example.org', 200],
+        ['127.0.0.1', 200],
+        ['captions.example.com.evil.example', 403],
+        ['evil.example', 403],
+      ] as const) {
+        expect((await call(`http://127.0.0.1:${port}/app/api/session`, { host })).status, host).toBe(status);
+      }
+    } finally {
+      await other.close();
+    }
+    expect(() => loadConfig({ CAPTIONFARM_ALLOWED_HOSTS: 'a b.example' })).toThrow(/CAPTIONFARM_ALLOWED_HOSTS/);
   });
 });

@@ -35,6 +35,8 @@ export interface DashboardApiDeps {
   /** Uploaded fonts, for previews of templates that name one. */
   fonts: FontsService;
   publicUrl: string | undefined;
+  /** CAPTIONFARM_ALLOWED_HOSTS: Host names answered besides the public URL's, localhost and IP literals (http/allowed-hosts.ts). */
+  allowedHosts?: readonly string[];
   now: () => Date;
   /** The public API's routes (jobs, uploads, templates, deliveries, ...), mounted again for members. */
   publicRoutes: () => Router;
@@ -75,7 +77,7 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  r.use(loadSession(users), csrfProtection(deps.publicUrl));
+  r.use(loadSession(users), csrfProtection(deps.publicUrl, deps.allowedHosts));
 
   const cookieToken = (req: Request) => parseCookies(req.headers.cookie)[SESSION_COOKIE];
 

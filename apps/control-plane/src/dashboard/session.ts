@@ -3,6 +3,7 @@ import { ApiError, type PlanId } from '@captionfarm/contracts';
 import type { Session, User } from '@captionfarm/db';
 import type { Request, RequestHandler, Response } from 'express';
 import { safeEqual } from '../crypto.ts';
+import { createHostAllowlist, HOST_HELP } from '../http/allowed-hosts.ts';
 import type { Caller } from '../services/jobs.ts';
 import { SESSION_ABSOLUTE_MS, type UsersService } from './users.ts';
 
@@ -74,13 +75,17 @@ export function ensureAnonymousCsrf(req: Request, res: Response, publicUrl: stri
 }
 
 /**
- * Every state-changing request: the Origin must be this site (the Host the browser addressed, or
- * the public URL), and the X-CSRF-Token header must equal the token the page got from
- * GET /app/api/session. A cross-site form or fetch fails the first; a same-site attacker the second.
+ * Every request names an allowed Host (http/allowed-hosts.ts: a DNS-rebinding page is same-origin
+ * with itself, so the Origin check below alone would let it sign in). Every state-changing request:
+ * the Origin must be this site (the Host the browser addressed, or the public URL), and the
+ * X-CSRF-Token header must equal the token the page got from GET /app/api/session. A cross-site
+ * form or fetch fails the first; a same-site attacker the second.
  */
-export function csrfProtection(publicUrl: string | undefined): RequestHandler {
+export function csrfProtection(publicUrl: string | undefined, allowedHosts: readonly string[] = []): RequestHandler {
   const publicOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
+  const hostAllowed = createHostAllowlist({ publicUrl, allowedHosts });
   return (req, res, next) => {
+    if (!hostAllowed(req.headers.host)) return next(new ApiError('forbidden', `This Host is not one of the dashboard's: ${HOST_HELP}`));
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     const origin = req.headers.origin;
     const own = new Set<string>();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, type Router } from 'express';
 import { ApiError } from '@captionfarm/contracts';
+import { createHostAllowlist, HOST_HELP } from '../http/allowed-hosts.ts';
 
 /** Where `vite build` of apps/dashboard writes (scripts/setup builds it). */
 const DEFAULT_DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dashboard/dist');
@@ -38,9 +39,10 @@ const NOT_PAGES = /^\/(?:v1|admin\/v1|app\/api|s3|agent|healthz)(?:\/|$)/;
  * Serves the built dashboard at `/`: hashed assets cached for a year, every other GET that wants
  * HTML answers index.html (client-side routes), with the CSP and the usual hardening headers.
  */
-export function dashboardPages(o: { dir?: string; storeOrigin?: string }): Router {
+export function dashboardPages(o: { dir?: string; storeOrigin?: string; publicUrl?: string | undefined; allowedHosts?: readonly string[] }): Router {
   const dir = o.dir ?? DEFAULT_DASHBOARD_DIR;
   const csp = contentSecurityPolicy(o.storeOrigin);
+  const hostAllowed = createHostAllowlist(o);
   const r = express.Router();
   const headers: RequestHandler = (_req, res, next) => {
     res.setHeader('Content-Security-Policy', csp);
@@ -51,6 +53,11 @@ export function dashboardPages(o: { dir?: string; storeOrigin?: string }): Route
   };
   r.use((req, _res, next) => (NOT_PAGES.test(req.path) ? next('router') : next()));
   r.use(headers);
+  // The pages under the names the dashboard's API answers only (session.ts csrfProtection): a page
+  // loaded under another name would only fail on its first API call.
+  r.use((req, _res, next) =>
+    next(hostAllowed(req.headers.host) ? undefined : new ApiError('forbidden', `The dashboard is not served under this name: ${HOST_HELP}`)),
+  );
   r.use('/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }), (req, _res, next) =>
     next(new ApiError('not_found', `No asset ${req.path}: the dashboard was rebuilt; reload the page.`)),
   );
