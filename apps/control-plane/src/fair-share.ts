@@ -11,6 +11,8 @@ import { ApiError } from '@captionfarm/contracts';
 export interface FairShare {
   /** Runs `fn` in its turn; rejects without running it when the key's queue is full or `signal` aborts first. */
   run<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Whether `key` is at its cap (running and waiting): its next task would be refused. */
+  full(key: string): boolean;
   stats(): { running: number; waiting: number };
 }
 
@@ -126,6 +128,7 @@ export function createFairShare(o: FairShareOptions): FairShare {
         next();
       });
     },
+    full: (key) => (runningOf.get(key) ?? 0) + (queues.get(key)?.length ?? 0) >= perKey + queuePerKey,
     stats: () => ({ running, waiting }),
   };
 }

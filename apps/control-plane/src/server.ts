@@ -22,7 +22,7 @@ import { errorHandler } from './http/errors.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
 import { hotRoutes } from './http/hot-routes.ts';
 import { createClientAddress, parseTrustedProxies } from './http/client-address.ts';
-import { apiKeyAuth, bearer, declaredLengthLimit, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
+import { apiKeyAuth, bearer, callerOf, declaredLengthLimit, refuseLargeBody, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -300,7 +300,12 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const adminOnly: express.RequestHandler = (req, res, next) => {
     const token = bearer(req);
     if (token && safeEqual(token, adminToken)) return next();
-    const what = { kind: 'admin-token' as const, reason: token ? 'wrong' : 'missing', requestId: String(res.locals.requestId ?? ''), path: req.originalUrl.split('?')[0]! };
+    const what = {
+      kind: 'admin-token' as const,
+      reason: token ? 'wrong' : 'missing',
+      requestId: String(res.locals.requestId ?? ''),
+      path: req.originalUrl.split('?')[0]!,
+    };
     next(authFailures.refuse(clientAddress(req), what, 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
   };
   const serveMetrics: express.RequestHandler = (_req, res, next) => {
@@ -362,6 +367,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
     apiKeyAuth(async (key) => accounts.authenticate(key), authFailures, clientAddress),
     publicRateLimit.count,
+    refuseLargeBody(new Set(Object.keys(publicBodyLimits)), config.maxJsonBytes, (res) => transcriptWork.refusal(callerOf(res).accountId)),
     ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits, new Set(Object.keys(publicBodyLimits))),
     makePublicRoutes(),
     publicRateLimit.countOnError,

@@ -15,8 +15,10 @@ import type { TranscriptResult, TranscriptTask } from './transcript-worker.ts';
 export interface TranscriptWork {
   /** A create body as received (raw bytes), parsed and validated: 400 for malformed JSON or an invalid job. */
   jobBody(accountId: string, bytes: Buffer, signal?: AbortSignal): Promise<PreparedJob>;
-  /** A stored transcript's words exported as the response body. */
-  export(accountId: string, task: Omit<Extract<TranscriptTask, { kind: 'export' }>, 'kind'>, signal?: AbortSignal): Promise<string>;
+  /** The 429 a job body of this account would get now, or undefined (check it before reading the body). */
+  refusal(accountId: string): ApiError | undefined;
+  /** A stored transcript's words exported: the response body's bytes (UTF-8). */
+  export(accountId: string, task: Omit<Extract<TranscriptTask, { kind: 'export' }>, 'kind'>, signal?: AbortSignal): Promise<Buffer>;
   /** Tasks the worker thread(s) finished so far. */
   stats(): { completed: number };
   close(): Promise<void>;
@@ -29,30 +31,35 @@ export function createTranscriptWork(o: { threads: number }): TranscriptWork {
     maxThreads: o.threads,
     idleTimeout: 60_000,
   });
-  const fair = createFairShare({
-    slots: o.threads,
-    perKey: 1,
-    queuePerKey: 4,
-    full: () =>
-      new ApiError('rate_limited', 'This account already has 5 large transcripts in work; wait for one to finish and retry.', { retryAfterSeconds: 1 }),
-  });
-  const run = async (accountId: string, task: TranscriptTask, signal?: AbortSignal): Promise<TranscriptResult> =>
-    fair.run(accountId, () => pool.run(task, signal ? { signal } : {}) as Promise<TranscriptResult>, signal);
+  const busy = () =>
+    new ApiError('rate_limited', 'This account already has 5 large transcripts in work; wait for one to finish and retry.', { retryAfterSeconds: 1 });
+  const fair = createFairShare({ slots: o.threads, perKey: 1, queuePerKey: 4, full: busy });
+  const run = async (accountId: string, task: TranscriptTask, signal?: AbortSignal, transferList?: ArrayBuffer[]): Promise<TranscriptResult> =>
+    fair.run(
+      accountId,
+      () => pool.run(task, { ...(signal ? { signal } : {}), ...(transferList ? { transferList } : {}) }) as Promise<TranscriptResult>,
+      signal,
+    );
   const unwrap = (r: TranscriptResult) => {
-    if (r.ok) return r;
+    if (r instanceof ArrayBuffer || r.ok) return r;
     if ('malformed' in r) throw new ApiError('invalid_request', 'The request body is not valid JSON.');
     throw new ApiError(r.error.code, r.error.message, { details: r.error.details });
   };
   return {
+    refusal: (accountId) => (fair.full(accountId) ? busy() : undefined),
     async jobBody(accountId, bytes, signal) {
-      const r = unwrap(await run(accountId, { kind: 'job-body', bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) }, signal));
-      if (!('job' in r)) throw new Error('transcript worker: expected a job');
+      // The body's bytes move to the worker (a body of its own buffer, as express.raw gives a large
+      // one, is transferred, not copied).
+      const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+      const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const r = unwrap(await run(accountId, { kind: 'job-body', bytes: view }, signal, whole ? [bytes.buffer as ArrayBuffer] : undefined));
+      if (r instanceof ArrayBuffer) throw new Error('transcript worker: expected a job');
       return r.job;
     },
     async export(accountId, task, signal) {
       const r = unwrap(await run(accountId, { kind: 'export', ...task }, signal));
-      if (!('text' in r)) throw new Error('transcript worker: expected text');
-      return r.text;
+      if (!(r instanceof ArrayBuffer)) throw new Error('transcript worker: expected bytes');
+      return Buffer.from(r);
     },
     stats: () => ({ completed: pool.completed }),
     close: () => pool.destroy(),

@@ -2,6 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { toSrt, toVtt } from '@captionfarm/captions';
 import { ApiError } from '@captionfarm/contracts';
+import { Piscina } from 'piscina';
 import { prepareJob, type PreparedJob } from './services/job-body.ts';
 
 // Background work, below the main thread's priority (as preview-worker.ts).
@@ -16,19 +17,28 @@ export type TranscriptTask =
   | { kind: 'job-body'; bytes: Uint8Array }
   | { kind: 'export'; format: 'json' | 'srt' | 'vtt'; wordsJson: string; language: string | null; languageProbability: number | null };
 
-/** An error crosses the thread as data: the main thread makes it an ApiError again. */
+/**
+ * A job body's verdict, or an export's bytes (an ArrayBuffer, moved: Piscina moves only a value
+ * returned as it is). An error crosses the thread as data: the main thread makes it an ApiError.
+ */
 export type TranscriptResult =
   | { ok: true; job: PreparedJob }
-  | { ok: true; text: string }
+  | ArrayBuffer
   | { ok: false; error: { code: ApiError['code']; message: string; details: unknown } }
   | { ok: false; malformed: true };
+
+/** The bytes of `text`, moved (not copied) to the main thread, which sends them as they are. */
+function moved(text: string): TranscriptResult {
+  const b = Buffer.from(text, 'utf8');
+  return Piscina.move(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer) as ArrayBuffer;
+}
 
 /** Runs on the transcript worker: a large job body parsed and validated, or a transcript exported. */
 export default function transcriptTask(task: TranscriptTask): TranscriptResult {
   if (task.kind === 'export') {
     const words = JSON.parse(task.wordsJson) as { text: string; start: number; end: number }[];
-    if (task.format === 'json') return { ok: true, text: JSON.stringify({ language: task.language, languageProbability: task.languageProbability, words }) };
-    return { ok: true, text: task.format === 'srt' ? toSrt(words) : toVtt(words) };
+    if (task.format === 'json') return moved(JSON.stringify({ language: task.language, languageProbability: task.languageProbability, words }));
+    return moved(task.format === 'srt' ? toSrt(words) : toVtt(words));
   }
   let body: unknown;
   try {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toSrt, toVtt } from '@captionfarm/captions';
 import { ErrorBodySchema, JobRecordSchema, TranscriptRecordSchema } from '@captionfarm/contracts';
 import type { AgentRouter } from '../src/index.ts';
-import { startHarness, type Api, type Harness } from './harness.ts';
+import { jsonOf, rawRequest, startHarness, type Api, type Harness } from './harness.ts';
 
 /**
  * The transcript as an output (GET .../transcript) and an input (POST with `transcript`), driven
@@ -265,6 +265,27 @@ describe('POST /v1/automation-jobs with a transcript', () => {
     expectError(invalid, 400, 'invalid_request');
     expect(invalid.body.error.details[0].path).toBe('transcript.words.2000.text');
     expectError(await api('POST', '/v1/automation-jobs', big, { 'content-type': 'application/json; charset=iso-8859-1' }), 415, 'unsupported_media_type');
+  });
+
+  it("an account with 5 large bodies in work gets 429 for a sixth from its headers, before a byte of it is read; another account's is read", async () => {
+    const { api, key, accountId } = await h.account('pro', 'busy');
+    const tpl = await template(api);
+    const work = h.cp.services.transcriptWork;
+    const words = Array.from({ length: 20_000 }, (_, i) => w(`w${i}`, i * 0.025, i * 0.025 + 0.02));
+    const body = Buffer.from(JSON.stringify({ videoUrl: video, templateId: tpl, transcript: { words } }));
+    // Five bodies of this account in work (one parsing, four waiting).
+    const inWork = Array.from({ length: 5 }, () => work.jobBody(accountId, Buffer.from(body)));
+    const head = (k: string) => `POST /v1/automation-jobs HTTP/1.1\nAuthorization: Bearer ${k}\nContent-Type: application/json\nContent-Length: ${body.length}`;
+    // The sixth sends its headers and no body: the answer comes anyway, and the connection closes.
+    const sixth = rawRequest(h.url, head(key));
+    const answer = await sixth.closed;
+    expect(answer).toMatch(/^HTTP\/1.1 429/);
+    expect(jsonOf(answer).error.code).toBe('rate_limited');
+    // A body of another account is read meanwhile, and parsed in its turn.
+    const other = await h.account('pro', 'calm');
+    const created = other.api('POST', '/v1/automation-jobs', { videoUrl: video, templateId: await template(other.api), transcript: { words } });
+    await Promise.all(inWork);
+    expect((await created).status).toBe(202);
   });
 
   it('20,000 long words fit in the body limit of job creation; 20,001 words are refused with a bounded details list', async () => {

@@ -35,7 +35,7 @@ export function createSignInLimiter(o: SignInLimits & { now: () => Date }) {
   };
   const pair = (address: string, email: string) => `pair:${address}\n${email.trim().toLowerCase()}`;
   const refuse = (retryAfterSeconds: number) =>
-    new ApiError('rate_limited', 'Too many failed attempts from this address; wait and try again later.', { retryAfterSeconds });
+    new ApiError('rate_limited', 'Too many sign-in attempts from this address; wait and try again later.', { retryAfterSeconds });
   return {
     /** Throws 429 when this address, or this email from this address, is past its failures. */
     check(address: string, email?: string): void {

@@ -199,6 +199,21 @@ function closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
+/**
+ * Refuses a large body of `routes` ("METHOD /path" relative to the mount point) from the headers
+ * alone when `refusal` gives an error for it (transcript-work.ts: the account's large bodies in
+ * work are at their cap): the body is not read, and the connection closes after the answer.
+ */
+export function refuseLargeBody(routes: ReadonlySet<string>, inlineBytes: number, refusal: (res: Response) => ApiError | undefined): RequestHandler {
+  return (req, res, next) => {
+    if (!(Number(req.headers['content-length'] ?? 0) > inlineBytes) || !routes.has(`${req.method} ${req.path.replace(/\/+$/, '')}`)) return next();
+    const err = refusal(res);
+    if (!err) return next();
+    closeAfterResponse(req, res);
+    next(err);
+  };
+}
+
 /** Per-route body limits: "METHOD /path" relative to the mount point -> bytes. */
 export type RouteLimits = Record<string, number>;
 

@@ -108,7 +108,7 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
     asyncRoute(async (req, res) => {
       const out = await deps.transcripts.get(callerOf(res), String(req.params.id), req.query, goneSignal(res));
       if (out.kind === 'json') {
-        if (typeof out.body === 'string') res.status(200).type('application/json').send(out.body);
+        if (Buffer.isBuffer(out.body)) res.status(200).type('application/json; charset=utf-8').send(out.body);
         else res.status(200).json(out.body);
         return;
       }

@@ -75,7 +75,9 @@ export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedIn
     .execute();
 }
 
-export type TranscriptExport = { kind: 'json'; body: TranscriptRecord | string } | { kind: 'text'; contentType: string; fileName: string; body: string };
+export type TranscriptExport =
+  | { kind: 'json'; body: TranscriptRecord | Buffer }
+  | { kind: 'text'; contentType: string; fileName: string; body: string | Buffer };
 
 /** Transcripts up to this many words are exported on the event loop (about a millisecond); longer ones on the transcript worker. */
 const INLINE_EXPORT_WORDS = 500;
@@ -102,20 +104,23 @@ export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService,
         throw new ApiError('transcript_not_available', `Job ${job.id} ran before transcripts were kept; run it again to get one.`);
       }
       const { format } = parsed.data;
-      const text = (body: string): TranscriptExport =>
-        format === 'json' ? { kind: 'json', body } : { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body };
       if (row.word_count > INLINE_EXPORT_WORDS) {
-        return text(
-          await deps.work.export(
-            caller.accountId,
-            { format, wordsJson: row.words, language: row.language, languageProbability: row.language_probability },
-            signal,
-          ),
+        const body = await deps.work.export(
+          caller.accountId,
+          { format, wordsJson: row.words, language: row.language, languageProbability: row.language_probability },
+          signal,
         );
+        if (format === 'json') return { kind: 'json', body };
+        return { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body };
       }
       const words = JSON.parse(row.words) as Words;
       if (format === 'json') return { kind: 'json', body: { language: row.language, languageProbability: row.language_probability, words } };
-      return text(format === 'srt' ? toSrt(words) : toVtt(words));
+      return {
+        kind: 'text',
+        contentType: TRANSCRIPT_CONTENT_TYPES[format],
+        fileName: `${job.id}.${format}`,
+        body: format === 'srt' ? toSrt(words) : toVtt(words),
+      };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -50,6 +51,7 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** JS heap of the checker; decoded fonts are at most 30 MB. */
 const CHILD_HEAP_MB = 384;
 const STDOUT_CAP = 64 * 1024;
+const CHILD_NICE = 10;
 /** The checker's wall-time cap, as a multiple of its CPU budget (a child that waits instead of working). */
 const WALL_FACTOR = 6;
 /** Linux reports /proc CPU times in USER_HZ ticks, 100 a second on every architecture it supports. */
@@ -128,6 +130,14 @@ async function runChild(opts: InspectFontOptions, budgetMs: number): Promise<Fon
     },
     stderrTailChars: 2048,
   });
+  // Background work: below the API's event loop and the renderers (nice 10, as the control plane's
+  // worker threads), so a queue of hostile fonts on a small machine slows no request. Its budget is
+  // CPU time, which niceness does not stretch.
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, CHILD_NICE);
+  } catch {
+    /* not permitted here: run at the parent's priority */
+  }
   let timedOut = false;
   /** The child's CPU time at the last look (wall time where /proc cannot tell). */
   let cpuMs = 0;
