@@ -45,7 +45,7 @@ const COMMON_PASSWORDS = new Set([
 ]);
 
 /** Why a password cannot be used, or null: at least 10 characters, not blank or one repeated, more than the email, not a common one. */
-export function passwordProblem(password: string, email: string): string | null {
+function passwordProblem(password: string, email: string): string | null {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) return `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`;
   const folded = password.normalize('NFKC').toLowerCase();
   const visible = folded.replace(/[\s\p{Cc}\p{Cf}]/gu, '');

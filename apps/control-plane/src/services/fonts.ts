@@ -40,7 +40,7 @@ const FONT_CHECKS_WAITING_PER_ACCOUNT = 2;
  * 20 s (renderer cpuBudgetMs), then the account waits. Counted in this process, like the checker's
  * slots it protects: each control plane of a farm checks fonts with its own CPU.
  */
-export const REFUSED_FONT_CPU_MS_PER_HOUR = 60_000;
+const REFUSED_FONT_CPU_MS_PER_HOUR = 60_000;
 const REFUSAL_WINDOW_MS = 60 * 60 * 1000;
 
 /** What refused font checks cost each account in the last `windowMs` (in memory, this process). */

@@ -51,7 +51,11 @@ export function InvitePage() {
         <p>
           Choose a password for <strong>{info.data.email}</strong>. This link works once, until {when(info.data.expiresAt)}.
         </p>
-        <Field label="New password" hint="At least 10 characters." error={fieldError(error, 'password')}>
+        <Field
+          label="New password"
+          hint="At least 10 characters, more than your email address; a passphrase of a few words works well."
+          error={fieldError(error, 'password')}
+        >
           {(id, d) => (
             <input
               id={id}
