@@ -30,23 +30,12 @@ export { builtinTemplates, getBuiltinTemplate } from './builtin-templates.ts';
 export { FONT_FAMILIES, FONT_WEIGHTS, FontFamilySchema, nearestWeight, fontFaceFor, type FontFamily, type CustomFontFace } from './fonts.ts';
 export { EMOJI_TABLE, emojiForWord, pickPageEmoji } from './emoji.ts';
 export { createApproxMeasurer, type TextMeasurer, type FontSpec, type TextBox, type FontMetrics } from './measure.ts';
-export {
-  layoutCaptions,
-  bandForAnyWords,
-  settledUntil,
-  inkBounds,
-  backgroundRects,
-  baseFontPx,
-  REFERENCE_SIDE,
-  EMOJI_EM,
-  EMOJI_FAMILY,
-  type CaptionEmoji,
-  type CaptionLayout,
-  type CaptionPage,
-  type CaptionLine,
-  type CaptionUnit,
-  type LayoutOptions,
-} from './layout.ts';
+export { layoutCaptions, bandForAnyWords, REFERENCE_SIDE } from './layout.ts';
+export { settledUntil } from './page-timing.ts';
+export { inkBounds, backgroundRects } from './band.ts';
+export { baseFontPx } from './placement.ts';
+export { EMOJI_EM, EMOJI_FAMILY } from './page-emoji.ts';
+export type { CaptionEmoji, CaptionLayout, CaptionPage, CaptionLine, CaptionUnit, LayoutOptions } from './layout-types.ts';
 export {
   captionFrameAt,
   pageAt,

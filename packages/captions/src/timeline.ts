@@ -1,5 +1,5 @@
 import { emphasisOf, type Template, type Color } from './template.ts';
-import type { CaptionLayout, CaptionPage } from './layout.ts';
+import type { CaptionLayout, CaptionPage } from './layout-types.ts';
 import { graphemes } from './text.ts';
 import {
   BOUNCE_EM,
