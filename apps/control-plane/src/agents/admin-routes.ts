@@ -1,7 +1,6 @@
 import type { Router } from 'express';
 import { ApiError } from '@captionfarm/contracts';
 import type { AgentsService } from './service.ts';
-import { asyncRoute } from '../http/async-route.ts';
 
 /** Admin routes for agent tokens and nodes (`captionfarm admin agents|nodes ...`). */
 export function mountAgentAdmin(r: Router, agents: AgentsService): void {
@@ -11,45 +10,27 @@ export function mountAgentAdmin(r: Router, agents: AgentsService): void {
     if (!node) throw new ApiError('not_found', `No agent node ${idOrName}.`);
     return node;
   };
-  r.post(
-    '/agents/tokens',
-    asyncRoute(async (req, res) => {
-      const raw = (req.body as { name?: unknown } | undefined)?.name;
-      res.status(201).json(await agents.createToken(typeof raw === 'string' ? raw.slice(0, 100) : null));
-    }),
-  );
-  r.get(
-    '/agents/tokens',
-    asyncRoute(async (_req, res) => {
-      res.json({ tokens: await agents.listTokens() });
-    }),
-  );
-  r.post(
-    '/agents/tokens/:id/revoke',
-    asyncRoute(async (req, res) => {
-      res.json(await agents.revokeToken(String(req.params.id)));
-    }),
-  );
-  r.get(
-    '/nodes',
-    asyncRoute(async (_req, res) => {
-      res.json({ nodes: await agents.listNodes() });
-    }),
-  );
-  r.get(
-    '/nodes/:id',
-    asyncRoute(async (req, res) => {
-      res.json(await findNode(String(req.params.id)));
-    }),
-  );
+  r.post('/agents/tokens', async (req, res) => {
+    const raw = (req.body as { name?: unknown } | undefined)?.name;
+    res.status(201).json(await agents.createToken(typeof raw === 'string' ? raw.slice(0, 100) : null));
+  });
+  r.get('/agents/tokens', async (_req, res) => {
+    res.json({ tokens: await agents.listTokens() });
+  });
+  r.post('/agents/tokens/:id/revoke', async (req, res) => {
+    res.json(await agents.revokeToken(String(req.params.id)));
+  });
+  r.get('/nodes', async (_req, res) => {
+    res.json({ nodes: await agents.listNodes() });
+  });
+  r.get('/nodes/:id', async (req, res) => {
+    res.json(await findNode(String(req.params.id)));
+  });
   for (const action of ['drain', 'undrain'] as const) {
-    r.post(
-      `/nodes/:id/${action}`,
-      asyncRoute(async (req, res) => {
-        const node = await findNode(String(req.params.id));
-        await agents.setDrain(node.id, action === 'drain');
-        res.json({ id: node.id, name: node.name, drain: action === 'drain' });
-      }),
-    );
+    r.post(`/nodes/:id/${action}`, async (req, res) => {
+      const node = await findNode(String(req.params.id));
+      await agents.setDrain(node.id, action === 'drain');
+      res.json({ id: node.id, name: node.name, drain: action === 'drain' });
+    });
   }
 }

@@ -1,8 +1,7 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError, JobStatusSchema, PLANS, issuesToDetails } from '@captionfarm/contracts';
 import { minutesBalance, type Db } from '@captionfarm/db';
-import { asyncRoute } from '../http/async-route.ts';
 import { callerOf, type rateLimit } from '../http/middleware.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import { TemplateSchema } from '@captionfarm/captions';
@@ -81,26 +80,23 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
 
   const cookieToken = (req: Request) => parseCookies(req.headers.cookie)[SESSION_COOKIE];
 
-  r.get(
-    '/session',
-    asyncRoute(async (req, res) => {
-      const auth = authOf(res);
-      if (!auth) {
-        const anonymous: DashboardSession = { user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) };
-        res.json(anonymous);
-        return;
-      }
-      const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
-      const session: DashboardSession = {
-        user: toUserView(auth.user),
-        account: account && { id: account.id, name: account.name, plan: account.plan },
-        csrfToken: auth.session.csrf_token,
-      };
-      res.json(session);
-    }),
-  );
+  r.get('/session', async (req, res) => {
+    const auth = authOf(res);
+    if (!auth) {
+      const anonymous: DashboardSession = { user: null, account: null, csrfToken: ensureAnonymousCsrf(req, res, deps.publicUrl) };
+      res.json(anonymous);
+      return;
+    }
+    const account = auth.user.account_id ? await accounts.get(auth.user.account_id) : null;
+    const session: DashboardSession = {
+      user: toUserView(auth.user),
+      account: account && { id: account.id, name: account.name, plan: account.plan },
+      csrfToken: auth.session.csrf_token,
+    };
+    res.json(session);
+  });
 
-  async function startSession(req: Request, res: import('express').Response, userId: string) {
+  async function startSession(req: Request, res: Response, userId: string) {
     const old = cookieToken(req);
     if (old) await users.endSession(old);
     const s = await users.createSession(userId);
@@ -108,46 +104,39 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     return s;
   }
 
-  r.post(
-    '/sign-in',
-    asyncRoute(async (req, res) => {
-      const body = parse(SignIn, req.body);
-      const client = deps.clientAddress(req);
-      limiter.check(client, body.email);
-      const user = await users.checkPassword(body.email, body.password, client);
-      if (!user) {
-        limiter.failed(client, body.email);
-        deps.log('dashboard sign-in failed', { ip: client, email: body.email.trim().toLowerCase(), requestId: String(res.locals.requestId ?? '') });
-        throw new ApiError('unauthenticated', 'The email or password is wrong.');
-      }
-      limiter.succeeded(client, body.email);
-      const s = await startSession(req, res, user.id);
-      res.json({ user: toUserView(user), csrfToken: s.csrfToken });
-    }),
-  );
+  r.post('/sign-in', async (req, res) => {
+    const body = parse(SignIn, req.body);
+    const client = deps.clientAddress(req);
+    limiter.check(client, body.email);
+    const user = await users.checkPassword(body.email, body.password, client);
+    if (!user) {
+      limiter.failed(client, body.email);
+      deps.log('dashboard sign-in failed', { ip: client, email: body.email.trim().toLowerCase(), requestId: String(res.locals.requestId ?? '') });
+      throw new ApiError('unauthenticated', 'The email or password is wrong.');
+    }
+    limiter.succeeded(client, body.email);
+    const s = await startSession(req, res, user.id);
+    res.json({ user: toUserView(user), csrfToken: s.csrfToken });
+  });
 
-  r.post(
-    '/sign-out',
-    asyncRoute(async (req, res) => {
-      const token = cookieToken(req);
-      if (token) await users.endSession(token);
-      setCookie(res, req, { name: SESSION_COOKIE, value: '', maxAgeMs: 0, publicUrl: deps.publicUrl });
-      res.status(204).end();
-    }),
-  );
+  r.post('/sign-out', async (req, res) => {
+    const token = cookieToken(req);
+    if (token) await users.endSession(token);
+    setCookie(res, req, { name: SESSION_COOKIE, value: '', maxAgeMs: 0, publicUrl: deps.publicUrl });
+    res.status(204).end();
+  });
 
   /** An invite route: the address is limited like sign-in's, and an unusable token counts as a failure. */
-  const inviteRoute = (handler: (req: Request, res: import('express').Response, client: string) => Promise<void>) =>
-    asyncRoute(async (req, res) => {
-      const client = deps.clientAddress(req);
-      limiter.check(client);
-      try {
-        await handler(req, res, client);
-      } catch (err) {
-        if (err instanceof ApiError && err.code === 'not_found') limiter.failed(client);
-        throw err;
-      }
-    });
+  const inviteRoute = (handler: (req: Request, res: Response, client: string) => Promise<void>) => async (req: Request, res: Response) => {
+    const client = deps.clientAddress(req);
+    limiter.check(client);
+    try {
+      await handler(req, res, client);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') limiter.failed(client);
+      throw err;
+    }
+  };
 
   r.post(
     '/invite/info',
@@ -178,130 +167,100 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   const member = Router();
   member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan));
 
-  member.get(
-    '/overview',
-    asyncRoute(async (_req, res) => {
-      const { accountId, plan } = callerOf(res);
-      const t = now();
-      const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
-      const ledger = await db
-        .selectFrom('minutes_ledger')
-        .select(['kind', 'minutes', 'created_at'])
-        .where('account_id', '=', accountId)
-        .where('created_at', '>=', monthStart)
-        .orderBy('id')
-        .execute();
-      // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
-      // monthly top-up are not use.
-      const days = new Map<string, number>();
-      for (const l of ledger) {
-        if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
-        const day = l.created_at.slice(0, 10);
-        days.set(day, (days.get(day) ?? 0) - l.minutes);
-      }
-      const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
-      const usage = Array.from({ length: daysInMonth }, (_, i) => {
-        const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
-        return { day, minutes: Math.max(0, days.get(day) ?? 0) };
-      });
-      const counts = await db
-        .selectFrom('jobs')
-        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-        .where('account_id', '=', accountId)
-        .groupBy('status')
-        .execute();
-      const overview: DashboardOverview = {
-        plan: PLANS[plan],
-        balance: await minutesBalance(db, accountId),
-        usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
-        usage,
-        jobsByStatus: countsByStatus(counts),
-      };
-      res.json(overview);
-    }),
-  );
+  member.get('/overview', async (_req, res) => {
+    const { accountId, plan } = callerOf(res);
+    const t = now();
+    const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
+    const ledger = await db
+      .selectFrom('minutes_ledger')
+      .select(['kind', 'minutes', 'created_at'])
+      .where('account_id', '=', accountId)
+      .where('created_at', '>=', monthStart)
+      .orderBy('id')
+      .execute();
+    // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
+    // monthly top-up are not use.
+    const days = new Map<string, number>();
+    for (const l of ledger) {
+      if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
+      const day = l.created_at.slice(0, 10);
+      days.set(day, (days.get(day) ?? 0) - l.minutes);
+    }
+    const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
+    const usage = Array.from({ length: daysInMonth }, (_, i) => {
+      const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
+      return { day, minutes: Math.max(0, days.get(day) ?? 0) };
+    });
+    const counts = await db
+      .selectFrom('jobs')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('account_id', '=', accountId)
+      .groupBy('status')
+      .execute();
+    const overview: DashboardOverview = {
+      plan: PLANS[plan],
+      balance: await minutesBalance(db, accountId),
+      usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
+      usage,
+      jobsByStatus: countsByStatus(counts),
+    };
+    res.json(overview);
+  });
 
-  member.get(
-    '/keys',
-    asyncRoute(async (_req, res) => {
-      res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
-    }),
-  );
-  member.post(
-    '/keys',
-    asyncRoute(async (req, res) => {
-      const body = parse(z.strictObject({ name: z.string().trim().min(1, 'give the key a name').max(100) }), req.body);
-      res.status(201).json(await accounts.createKey(callerOf(res).accountId, body.name));
-    }),
-  );
-  member.post(
-    '/keys/:id/revoke',
-    asyncRoute(async (req, res) => {
-      res.json(await accounts.revokeKey(String(req.params.id), callerOf(res).accountId));
-    }),
-  );
-  member.get(
-    '/webhook-secret',
-    asyncRoute(async (_req, res) => {
-      res.json(await accounts.showWebhookSecret(callerOf(res).accountId));
-    }),
-  );
-  member.post(
-    '/webhook-secret/rotate',
-    asyncRoute(async (_req, res) => {
-      res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
-    }),
-  );
-  member.get(
-    '/jobs',
-    asyncRoute(async (req, res) => {
-      const q = parse(ListQuery, req.query);
-      const { status, ...page } = q;
-      res.json(await jobs.list(callerOf(res), page, status ? { status } : {}));
-    }),
-  );
-  member.post(
-    '/jobs/:id/webhook-deliveries/:deliveryId/redeliver',
-    asyncRoute(async (req, res) => {
-      const job = await jobs.get(callerOf(res), String(req.params.id));
-      const delivery = await webhooks.deliveries.get(String(req.params.deliveryId)).catch(() => null);
-      if (!delivery || delivery.jobId !== job.id) throw new ApiError('not_found', `No webhook delivery ${String(req.params.deliveryId)} for job ${job.id}.`);
-      const { accountId: _a, ...view } = await webhooks.deliveries.redeliver(delivery.id);
-      webhooks.wake();
-      res.json(view);
-    }),
-  );
-  member.put(
-    '/templates/:id',
-    asyncRoute(async (req, res) => {
-      res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
-    }),
-  );
+  member.get('/keys', async (_req, res) => {
+    res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
+  });
+  member.post('/keys', async (req, res) => {
+    const body = parse(z.strictObject({ name: z.string().trim().min(1, 'give the key a name').max(100) }), req.body);
+    res.status(201).json(await accounts.createKey(callerOf(res).accountId, body.name));
+  });
+  member.post('/keys/:id/revoke', async (req, res) => {
+    res.json(await accounts.revokeKey(String(req.params.id), callerOf(res).accountId));
+  });
+  member.get('/webhook-secret', async (_req, res) => {
+    res.json(await accounts.showWebhookSecret(callerOf(res).accountId));
+  });
+  member.post('/webhook-secret/rotate', async (_req, res) => {
+    res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
+  });
+  member.get('/jobs', async (req, res) => {
+    const q = parse(ListQuery, req.query);
+    const { status, ...page } = q;
+    res.json(await jobs.list(callerOf(res), page, status ? { status } : {}));
+  });
+  member.post('/jobs/:id/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
+    const job = await jobs.get(callerOf(res), String(req.params.id));
+    const delivery = await webhooks.deliveries.get(String(req.params.deliveryId)).catch(() => null);
+    if (!delivery || delivery.jobId !== job.id) throw new ApiError('not_found', `No webhook delivery ${String(req.params.deliveryId)} for job ${job.id}.`);
+    const { accountId: _a, ...view } = await webhooks.deliveries.redeliver(delivery.id);
+    webhooks.wake();
+    res.json(view);
+  });
+  member.put('/templates/:id', async (req, res) => {
+    res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
+  });
   // The editor's live preview: a template that is not saved yet.
-  member.post(
-    '/template-preview',
-    asyncRoute(async (req, res) => {
-      const body = parse(PreviewBody, req.body);
-      const template = TemplateSchema.safeParse(body.template);
-      if (!template.success)
-        throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
-      // Same worker pool and per-account cap as the public preview endpoint.
-      const gone = new AbortController();
-      res.once('close', () => {
-        if (!res.writableFinished) gone.abort();
-      });
-      const caller = callerOf(res);
-      const fontIds = fontIdsOf(template.data);
-      await deps.fonts.requireReady(caller.accountId, fontIds, 'font.fontId');
-      const fonts = await deps.fonts.files(caller.accountId, fontIds);
-      const png = await previews.render(
-        caller,
-        { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at, fonts },
-        gone.signal,
-      );
-      res.type('image/png').send(png);
-    }),
-  );
+  member.post('/template-preview', async (req, res) => {
+    const body = parse(PreviewBody, req.body);
+    const template = TemplateSchema.safeParse(body.template);
+    if (!template.success)
+      throw new ApiError('invalid_request', 'The template is not valid: see details.', { details: issuesToDetails(template.error.issues) });
+    // Same worker pool and per-account cap as the public preview endpoint.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const caller = callerOf(res);
+    const fontIds = fontIdsOf(template.data);
+    await deps.fonts.requireReady(caller.accountId, fontIds, 'font.fontId');
+    const fonts = await deps.fonts.files(caller.accountId, fontIds);
+    const png = await previews.render(
+      caller,
+      { template: template.data, text: body.text, width: body.width, height: body.height, at: body.at, fonts },
+      gone.signal,
+    );
+    res.type('image/png').send(png);
+  });
   member.use('/v1', deps.rateLimit.count, deps.publicRoutes(), deps.rateLimit.countOnError);
   r.use(member);
   return r;
