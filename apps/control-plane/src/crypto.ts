@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -16,10 +16,6 @@ export function generateApiKey(): string {
 
 export function generateAgentToken(): string {
   return `cf_agent_${randomBase62(43)}`;
-}
-
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 /** Keys are stored as sha256: they carry 256 random bits, so a slow hash adds nothing. */

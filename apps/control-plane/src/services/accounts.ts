@@ -3,7 +3,8 @@ import { ApiError, PLANS, PlanIdSchema, type PlanId } from '@captionfarm/contrac
 import { appendLedger, lockAccount, minutesBalance, prepared, type Db } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import type { Database } from '@captionfarm/db';
-import { generateApiKey, generateWebhookSecret, hashSecret } from '../crypto.ts';
+import { generateWebhookSecret } from '@captionfarm/webhooks';
+import { generateApiKey, hashSecret } from '../crypto.ts';
 
 const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** lastUsedAt of an API key is exact to this much (one write per key and minute at most). */
