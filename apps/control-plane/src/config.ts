@@ -6,14 +6,20 @@ import { parseTrustedProxies } from './http/client-address.ts';
 import { parseAllowedHosts } from './http/allowed-hosts.ts';
 
 /**
- * The one place that reads the environment. Every setting, its default and meaning are here;
- * everything else receives the frozen result.
+ * The one place that reads the environment. Every setting is declared once, here: its variable,
+ * its default and meaning. The config's field is the variable's name in camelCase without
+ * CAPTIONFARM_ (CAPTIONFARM_MAX_JSON_BYTES -> maxJsonBytes), for the type as for the value;
+ * loadConfig only assembles the S3 store from its five variables. Everything else receives the
+ * frozen result.
  */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('127.0.0.1'),
   /** Everything of the embedded default lives here: SQLite, objects, secrets, admin token. */
-  CAPTIONFARM_DATA_DIR: z.string().default('./data'),
+  CAPTIONFARM_DATA_DIR: z
+    .string()
+    .default('./data')
+    .transform((p) => path.resolve(p)),
   /**
    * PostgreSQL (postgres://user:password@host:5432/db): several control planes can share it.
    * Unset: SQLite in DATA_DIR (the embedded default, one control plane).
@@ -62,7 +68,8 @@ const EnvSchema = z.object({
   CAPTIONFARM_METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port')
-    .optional(),
+    .optional()
+    .transform((v) => (v ? splitHostPort(v) : undefined)),
   /** A connection must send its request headers within this many seconds (the first request too). */
   CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
   /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
@@ -103,7 +110,8 @@ const EnvSchema = z.object({
       } catch (err) {
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
       }
-    }),
+    })
+    .transform((v) => parseAllowedHosts(v) as readonly string[]),
   /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   /** An agent websocket that has not authenticated within this many seconds is closed. */
@@ -111,53 +119,41 @@ const EnvSchema = z.object({
   /** Open agent websockets at most (authenticated or not); the upgrade gets 503 above. */
   CAPTIONFARM_MAX_AGENT_CONNECTIONS: z.coerce.number().int().positive().default(256),
   /** Worker threads that render template previews (default: CPU cores - 1, 1 to 4). */
-  CAPTIONFARM_PREVIEW_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  CAPTIONFARM_PREVIEW_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .transform((v) => v ?? Math.max(1, Math.min(4, availableParallelism() - 1))),
 });
 
-export interface ControlPlaneConfig {
-  port: number;
-  host: string;
-  dataDir: string;
-  /** PostgreSQL URL, or undefined for SQLite in dataDir. */
-  databaseUrl: string | undefined;
-  databasePool: number;
-  publicUrl: string | undefined;
-  adminToken: string | undefined;
-  embeddedAgent: boolean;
-  whisperModel: string | undefined;
+/** CAPTIONFARM_MAX_JOB_JSON_BYTES -> maxJobJsonBytes, PORT -> port. */
+type Camel<S extends string> = S extends `${infer A}_${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
+type FieldOf<K extends string> = K extends `CAPTIONFARM_${infer R}` ? Camel<Lowercase<R>> : Camel<Lowercase<K>>;
+type Settings = z.output<typeof EnvSchema>;
+type Fields = { [K in keyof Settings as FieldOf<K & string>]: Settings[K] };
+const fieldOf = (variable: string) =>
+  variable
+    .replace(/^CAPTIONFARM_/, '')
+    .toLowerCase()
+    .replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+type S3Fields = 's3Endpoint' | 's3Region' | 's3Bucket' | 's3AccessKeyId' | 's3SecretAccessKey';
+
+export type ControlPlaneConfig = Omit<Fields, S3Fields | 'maxJobJsonBytes'> & {
+  /** The external S3-compatible store of the five CAPTIONFARM_S3_* variables, or the built-in store. */
   s3: { kind: 'builtin' } | { kind: 'external'; endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string };
   bucket: string;
-  maxJsonBytes: number;
-  /** POST /v1/automation-jobs only (a transcript can be large). */
+  /** POST /v1/automation-jobs only (a transcript can be large); never below maxJsonBytes. */
   maxJobJsonBytes: number;
-  sweepSeconds: number;
-  leaseSeconds: number;
-  agentGraceSeconds: number;
-  deadlineBaseSeconds: number;
-  log: 'silent' | 'info' | 'debug';
-  /** A second listener for GET /metrics without auth; unset: /metrics only on the main port, admin token required. */
-  metricsListen: { host: string; port: number } | undefined;
-  headersTimeoutSeconds: number;
-  bodyTotalSeconds: number;
-  bodyIdleSeconds: number;
-  uploadIdleSeconds: number;
-  storeMaxConnectionsPerIp: number;
-  storeMaxPutsPerObject: number;
-  authFailuresPerMinute: number;
-  /** CAPTIONFARM_TRUSTED_PROXIES as given (http/client-address.ts parses it). */
-  trustedProxies?: string | undefined;
-  /** CAPTIONFARM_ALLOWED_HOSTS, parsed: host names the dashboard's API answers (http/allowed-hosts.ts). */
-  allowedHosts?: readonly string[];
-  agentAuthSeconds: number;
-  maxAgentConnections: number;
-  previewThreads: number;
   /**
    * Test-only: lets outbound requests (webhooks, video ingest) reach HTTPS servers on loopback that
    * present a certificate of this CA. Never read from the environment, so no deployment and no API
    * call can turn it on; only code that builds a control plane in a test passes it.
    */
   unsafeTestNetwork?: { allowLoopback: true; ca: string } | undefined;
-}
+};
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<ControlPlaneConfig> {
   const parsed = EnvSchema.safeParse(env);
@@ -165,54 +161,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid configuration:\n${lines}`);
   }
-  const e = parsed.data;
+  const fields = Object.fromEntries(Object.entries(parsed.data).map(([k, v]) => [fieldOf(k), v])) as Fields;
+  const { s3Endpoint, s3Region, s3Bucket, s3AccessKeyId, s3SecretAccessKey, ...rest } = fields;
   let s3: ControlPlaneConfig['s3'] = { kind: 'builtin' };
-  if (e.CAPTIONFARM_S3_ENDPOINT) {
-    if (!e.CAPTIONFARM_S3_ACCESS_KEY_ID || !e.CAPTIONFARM_S3_SECRET_ACCESS_KEY) {
+  if (s3Endpoint) {
+    if (!s3AccessKeyId || !s3SecretAccessKey) {
       throw new Error('invalid configuration: CAPTIONFARM_S3_ENDPOINT needs CAPTIONFARM_S3_ACCESS_KEY_ID and CAPTIONFARM_S3_SECRET_ACCESS_KEY');
     }
-    s3 = {
-      kind: 'external',
-      endpoint: e.CAPTIONFARM_S3_ENDPOINT,
-      region: e.CAPTIONFARM_S3_REGION,
-      bucket: e.CAPTIONFARM_S3_BUCKET,
-      accessKeyId: e.CAPTIONFARM_S3_ACCESS_KEY_ID,
-      secretAccessKey: e.CAPTIONFARM_S3_SECRET_ACCESS_KEY,
-    };
+    s3 = { kind: 'external', endpoint: s3Endpoint, region: s3Region, bucket: s3Bucket, accessKeyId: s3AccessKeyId, secretAccessKey: s3SecretAccessKey };
   }
-  return Object.freeze({
-    port: e.PORT,
-    host: e.HOST,
-    dataDir: path.resolve(e.CAPTIONFARM_DATA_DIR),
-    databaseUrl: e.CAPTIONFARM_DATABASE_URL,
-    databasePool: e.CAPTIONFARM_DATABASE_POOL,
-    publicUrl: e.CAPTIONFARM_PUBLIC_URL,
-    adminToken: e.CAPTIONFARM_ADMIN_TOKEN,
-    embeddedAgent: e.CAPTIONFARM_EMBEDDED_AGENT,
-    whisperModel: e.CAPTIONFARM_WHISPER_MODEL,
-    s3,
-    bucket: e.CAPTIONFARM_S3_BUCKET,
-    maxJsonBytes: e.CAPTIONFARM_MAX_JSON_BYTES,
-    maxJobJsonBytes: Math.max(e.CAPTIONFARM_MAX_JOB_JSON_BYTES, e.CAPTIONFARM_MAX_JSON_BYTES),
-    sweepSeconds: e.CAPTIONFARM_SWEEP_SECONDS,
-    leaseSeconds: e.CAPTIONFARM_LEASE_SECONDS,
-    agentGraceSeconds: e.CAPTIONFARM_AGENT_GRACE_SECONDS,
-    deadlineBaseSeconds: e.CAPTIONFARM_DEADLINE_BASE_SECONDS,
-    log: e.CAPTIONFARM_LOG,
-    metricsListen: e.CAPTIONFARM_METRICS_LISTEN ? splitHostPort(e.CAPTIONFARM_METRICS_LISTEN) : undefined,
-    headersTimeoutSeconds: e.CAPTIONFARM_HEADERS_TIMEOUT_SECONDS,
-    bodyTotalSeconds: e.CAPTIONFARM_BODY_TOTAL_SECONDS,
-    bodyIdleSeconds: e.CAPTIONFARM_BODY_IDLE_SECONDS,
-    uploadIdleSeconds: e.CAPTIONFARM_UPLOAD_IDLE_SECONDS,
-    storeMaxConnectionsPerIp: e.CAPTIONFARM_STORE_MAX_CONNECTIONS_PER_IP,
-    storeMaxPutsPerObject: e.CAPTIONFARM_STORE_MAX_PUTS_PER_OBJECT,
-    authFailuresPerMinute: e.CAPTIONFARM_AUTH_FAILURES_PER_MINUTE,
-    trustedProxies: e.CAPTIONFARM_TRUSTED_PROXIES,
-    allowedHosts: parseAllowedHosts(e.CAPTIONFARM_ALLOWED_HOSTS),
-    agentAuthSeconds: e.CAPTIONFARM_AGENT_AUTH_SECONDS,
-    maxAgentConnections: e.CAPTIONFARM_MAX_AGENT_CONNECTIONS,
-    previewThreads: e.CAPTIONFARM_PREVIEW_THREADS ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
-  });
+  return Object.freeze({ ...rest, s3, bucket: s3Bucket, maxJobJsonBytes: Math.max(rest.maxJobJsonBytes, rest.maxJsonBytes) });
 }
 
 function splitHostPort(v: string): { host: string; port: number } {
