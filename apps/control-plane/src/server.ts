@@ -1,16 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import express from 'express';
-import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { createAgentHub } from './agents/hub.ts';
 import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
 import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentPresence } from './agents/presence.ts';
 import { createAgentSockets } from './agents/sockets.ts';
+import { attachAgentSocketServer } from './agents/socket-server.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
 import { ApiError } from '@captionfarm/contracts';
@@ -430,65 +428,22 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // for ever), so a connection must start its first request within the same time.
   server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));
 
-  // Agents: tRPC over a websocket on the same server, authenticated by connectionParams.token.
-  // A socket that has not authenticated within config.agentAuthSeconds is closed (4401), at most
-  // config.maxAgentConnections are open, and at most a quarter of them may be still
-  // unauthenticated, so strangers cannot crowd out agents. Refusals answer the upgrade with a
-  // plain HTTP status (503). A wrong token from an address past its failures for the minute closes
-  // the socket at once (4429); a valid token connects whatever its address did.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  const unauthenticated = new Set<WebSocket>();
-  const maxUnauthenticated = Math.max(1, Math.floor(config.maxAgentConnections / 4));
-  const refuseUpgrade = (socket: Duplex, retryAfter: number) => {
-    socket.end(`HTTP/1.1 503 Service Unavailable\r\nRetry-After: ${retryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-  };
-  server.on('upgrade', (req, socket, head) => {
-    if (req.url?.split('?')[0] !== '/agent') {
-      socket.destroy();
-      return;
-    }
-    if (wss.clients.size >= config.maxAgentConnections || unauthenticated.size >= maxUnauthenticated) return refuseUpgrade(socket, 5);
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      unauthenticated.add(ws);
-      const deadline = setTimeout(() => {
-        if (!unauthenticated.has(ws)) return;
-        ws.close(4401, 'authentication required');
-        // A client that never answers the close frame is cut anyway.
-        setTimeout(() => ws.terminate(), 1000).unref();
-      }, config.agentAuthSeconds * 1000);
-      deadline.unref();
-      ws.once('close', () => {
-        clearTimeout(deadline);
-        unauthenticated.delete(ws);
-        presence.closed(ws);
-      });
-      wss.emit('connection', ws, req);
-    });
-  });
-  const wsHandler = applyWSSHandler({
-    wss,
-    router: agentRouter,
-    createContext: async ({ req, res: ws, info }) => {
-      const token = info.connectionParams?.token;
-      const auth = typeof token === 'string' ? await agents.authenticate(token) : null;
-      if (auth) {
-        unauthenticated.delete(ws);
-        agentSockets.add(auth.tokenId, ws);
-      } else if (token !== undefined) {
-        const answer = authFailures.refuse(clientAddress(req), { kind: 'agent-token', reason: 'unknown or revoked', path: '/agent' }, 'unknown agent token');
-        if (answer.code === 'rate_limited') ws.close(4429, 'too many failed authentications from this address');
-      }
-      return { tokenId: auth?.tokenId ?? null, conn: ws };
-    },
-    onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') log('agent procedure failed', error.cause ?? error);
-    },
-    keepAlive: { enabled: true, pingMs: 10_000, pongWaitMs: 5_000 },
-  });
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
   // A revoked token's sockets close on every control plane (agents/sockets.ts).
   const agentSockets = createAgentSockets({ bus, revokedAmong: agents.revokedAmong, log });
   agents.onTokenRevoked = (tokenId: string) => agentSockets.revoked(tokenId);
+  const agentSocketServer = attachAgentSocketServer({
+    server,
+    router: agentRouter,
+    authenticate: (token) => agents.authenticate(token),
+    presence,
+    sockets: agentSockets,
+    authFailures,
+    clientAddress,
+    maxConnections: config.maxAgentConnections,
+    authSeconds: config.agentAuthSeconds,
+    log,
+  });
 
   // CAPTIONFARM_METRICS_LISTEN: /metrics alone, without the admin token, on an address the operator keeps private.
   let metricsServer: Server | undefined;
@@ -558,9 +513,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     async close() {
       if (timer) clearInterval(timer);
       presence.close();
-      wsHandler.broadcastReconnectNotification();
-      for (const client of wss.clients) client.terminate();
-      wss.close();
+      agentSocketServer.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
