@@ -124,23 +124,37 @@ async function localStore(source: string, outDir: string): Promise<{ server: Ser
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-/**
- * What this machine will use (whisper build and device, NVENC or why not, x264 threads, slots),
- * then one 10 s 1080x1920 job through the agent's real pipeline (download, probe, whisper,
- * caption render, upload) against local files, with each stage's realtime factor.
- */
-export async function selfTest(o: {
-  hardware: Hardware;
-  plan: HardwarePlan;
-  whisper: WhisperBuild;
-  transcriber: Transcriber | null;
-  /** The model chosen for this machine (chooseModel), reported under whisper. */
-  model?: { name: string; path: string; why: string };
-  seconds?: number;
-  workDir?: string;
-  print?: (line: string) => void;
-}): Promise<SelfTestReport> {
-  const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+/** The self-test's job: the clip at `sourceUrl`, template karaoke, mp4 high, English. */
+function selfTestJob(sourceUrl: string, sizeBytes: number): LeasedJob {
+  return {
+    jobId: randomUUID(),
+    leaseId: 'self-test',
+    attempt: 1,
+    leaseExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    deadlineAt: null,
+    source: { kind: 'upload', url: sourceUrl, sizeBytes },
+    templateId: 'karaoke',
+    template: getBuiltinTemplate('karaoke'),
+    format: 'mp4',
+    quality: 'high',
+    overlay: false,
+    fonts: [],
+    resolution: null,
+    language: 'en',
+    transcript: null,
+    vocabulary: [],
+    replacements: [],
+    maxInputSeconds: 600,
+    frameBudget: 1080 * 1920,
+    maxSourceBytes: 2 ** 31,
+  };
+}
+
+/** What this machine will use (whisper build and device, NVENC or why not, x264 threads, slots), printed and reported. */
+async function describeMachine(
+  o: { hardware: Hardware; plan: HardwarePlan; whisper: WhisperBuild; model?: { name: string; path: string; why: string } | undefined },
+  print: (line: string) => void,
+): Promise<SelfTestReport> {
   const { hardware: hw, plan, whisper } = o;
   const gpu = hw.gpus[0];
   const build = whisper.binDir === null ? 'missing' : whisper.cuda ? 'CUDA' : 'CPU';
@@ -171,6 +185,28 @@ export async function selfTest(o: {
   print(`x264:      ${plan.x264Threads} threads${nvenc.available ? ' (used for webm and when NVENC refuses a session)' : ' (every core: no NVENC)'}`);
   print(`slots:     ${plan.slots} (${plan.why})`);
   print(`stages:    ${plan.overlap ? 'overlapped: the render starts with the first final words' : 'one after the other'} (${plan.overlapWhy})`);
+  return report;
+}
+
+/**
+ * What this machine will use (whisper build and device, NVENC or why not, x264 threads, slots),
+ * then one 10 s 1080x1920 job through the agent's real pipeline (download, probe, whisper,
+ * caption render, upload) against local files, with each stage's realtime factor.
+ */
+export async function selfTest(o: {
+  hardware: Hardware;
+  plan: HardwarePlan;
+  whisper: WhisperBuild;
+  transcriber: Transcriber | null;
+  /** The model chosen for this machine (chooseModel), reported under whisper. */
+  model?: { name: string; path: string; why: string };
+  seconds?: number;
+  workDir?: string;
+  print?: (line: string) => void;
+}): Promise<SelfTestReport> {
+  const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const { plan } = o;
+  const report = await describeMachine(o, print);
   if (!o.transcriber) {
     report.jobError = 'no whisper.cpp build: the local job was not run';
     print(`job:       skipped, ${report.jobError}`);
@@ -217,28 +253,7 @@ export async function selfTest(o: {
         return { ok: true };
       },
     };
-    const job: LeasedJob = {
-      jobId: randomUUID(),
-      leaseId: 'self-test',
-      attempt: 1,
-      leaseExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-      deadlineAt: null,
-      source: { kind: 'upload', url: `${store.url}/source.mp4`, sizeBytes: (await stat(clip)).size },
-      templateId: 'karaoke',
-      template: getBuiltinTemplate('karaoke'),
-      format: 'mp4',
-      quality: 'high',
-      overlay: false,
-      fonts: [],
-      resolution: null,
-      language: 'en',
-      transcript: null,
-      vocabulary: [],
-      replacements: [],
-      maxInputSeconds: 600,
-      frameBudget: 1080 * 1920,
-      maxSourceBytes: 2 ** 31,
-    };
+    const job = selfTestJob(`${store.url}/source.mp4`, (await stat(clip)).size);
     await runPipeline(
       job,
       channel,

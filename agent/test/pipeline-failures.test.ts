@@ -10,7 +10,8 @@ import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob, Word } from '@captionfarm/contracts';
 import { createSafeFetch } from '@captionfarm/net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobAborted, JobFailure, runPipeline, type JobChannel, type LeaseAnswer, type Transcriber } from '../src/index.ts';
+import { JobAborted, JobFailure, runPipeline, type JobChannel, type Transcriber } from '../src/index.ts';
+import type { LeaseAnswer } from '../src/pipeline.ts';
 import { makeClip } from './e2e-harness.ts';
 
 // runPipeline against local files with a scripted transcriber (real ffprobe, ffmpeg and renderer):
@@ -201,7 +202,7 @@ describe.each([false, true])('runPipeline, overlap %s', (overlap) => {
   });
 
   it('a font the template names but the job lacks: render-failed', async () => {
-    const template = getBuiltinTemplate('karaoke');
+    const template = getBuiltinTemplate('karaoke')!;
     const fontId = randomUUID();
     const r = await runJob({ overlap, job: { template: { ...template, font: { ...template.font, fontId } } } });
     expect(r.error).toEqual({
