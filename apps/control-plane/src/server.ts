@@ -5,27 +5,19 @@ import path from 'node:path';
 import express from 'express';
 import { createAgentHub } from './agents/hub.ts';
 import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
-import { mountAgentAdmin } from './agents/admin-routes.ts';
 import { createAgentPresence } from './agents/presence.ts';
 import { createAgentSockets } from './agents/sockets.ts';
 import { attachAgentSocketServer } from './agents/socket-server.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
-import { ApiError } from '@captionfarm/contracts';
 import { deleteLeaseReplies, deleteRateWindows, openDatabase, type Db } from '@captionfarm/db';
 import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
-import { safeEqual } from './crypto.ts';
-import { errorHandler } from './http/errors.ts';
+import { createHttpApp } from './http/app.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
-import { hotRoutes } from './http/hot-routes.ts';
 import { createClientAddress, parseTrustedProxies } from './http/client-address.ts';
-import { apiKeyAuth, bearer, callerOf, declaredLengthLimit, refuseLargeBody, jsonBody, rateLimit, requestId, type RequestLogLine } from './http/middleware.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { buildOpenApiDocument } from './openapi.ts';
-import { adminRoutes } from './routes/admin.ts';
 import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
-import { publicRoutes } from './routes/public.ts';
 import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
 import { createAdmission } from './services/admission.ts';
@@ -39,8 +31,6 @@ import { createFontsService, fontIdsOf } from './services/fonts.ts';
 import { defaultTemplateCatalog } from './template-catalog.ts';
 import { createUrlPolicy } from './url-policy.ts';
 import { createWebhooks, type Webhooks, type WebhookTimings } from './webhooks/index.ts';
-import { dashboardApi } from './dashboard/routes.ts';
-import { dashboardPages } from './dashboard/static.ts';
 import { createPasswords, type Passwords } from './dashboard/passwords.ts';
 import type { SignInLimits } from './dashboard/sign-in-limits.ts';
 import { createUsersService } from './dashboard/users.ts';
@@ -265,146 +255,21 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
 
   const previews = createPreviewPool({ threads: config.previewThreads });
-  const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
-  const app = express();
-  app.disable('x-powered-by');
-  // Every answer of the app is JSON made for one request: the weak ETag that Express computes
-  // hashed each body (sha1, about 3% of a job create's CPU in its profile) for conditional requests
-  // that no API client makes. The dashboard's static files keep theirs (express.static).
-  app.set('etag', false);
-  app.set('query parser', 'simple');
-  app.use(requestId());
-  app.use(metrics.http());
-  const logRequest = (line: RequestLogLine) => logger.info(line, 'request');
-  // One line per request: ids as fields, the route pattern and path without its query string.
-  app.use((req, res, next) => {
-    const started = performance.now();
-    res.on('finish', () => {
-      const caller = res.locals.caller as { accountId?: string } | undefined;
-      const jobId =
-        (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
-      logRequest({
-        requestId: String(res.locals.requestId),
-        accountId: caller?.accountId,
-        jobId,
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        ms: Math.round(performance.now() - started),
-      });
-    });
-    next();
-  });
-  const adminOnly: express.RequestHandler = (req, res, next) => {
-    const token = bearer(req);
-    if (token && safeEqual(token, adminToken)) return next();
-    const what = {
-      kind: 'admin-token' as const,
-      reason: token ? 'wrong' : 'missing',
-      requestId: String(res.locals.requestId ?? ''),
-      path: req.originalUrl.split('?')[0]!,
-    };
-    next(authFailures.refuse(clientAddress(req), what, 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
-  };
-  const serveMetrics: express.RequestHandler = (_req, res, next) => {
-    metrics.registry.metrics().then((text) => {
-      res.setHeader('content-type', metrics.registry.contentType);
-      res.send(text);
-    }, next);
-  };
-  app.get('/metrics', adminOnly, serveMetrics);
-  app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
-  });
-  app.get('/v1/openapi.json', (_req, res) => {
-    res.json(buildOpenApiDocument(baseUrl));
-  });
-  // A job may carry a transcript (up to 20,000 words): its route takes a larger, still bounded, body.
-  const publicBodyLimits = { 'POST /automation-jobs': config.maxJobJsonBytes };
-  // One factory per surface: the dashboard mounts the same routes behind a session.
-  const makePublicRoutes = () =>
-    publicRoutes({
-      jobs,
-      uploads,
-      templates,
-      previews,
-      transcripts,
-      fonts,
-      transcriptWork,
-      inlineJobBytes: config.maxJsonBytes,
-      extend: (r) => webhooks.mountPublic(r),
-    });
-  const makeAdminRoutes = () =>
-    adminRoutes({
-      db,
-      accounts,
-      users,
-      now,
-      baseUrl: () => baseUrl,
-      extend(r) {
-        webhooks.mountAdmin(r);
-        mountAgentAdmin(r, agents);
-      },
-    });
-  // A create counts its request in its own transaction: one write per create (http/middleware.ts).
-  const publicRateLimit = rateLimit(db, now, new Set(['POST /automation-jobs']));
-  // The two routes clients call in a loop skip Express (http/hot-routes.ts), with the same parts.
-  const hot = hotRoutes({
-    authenticate: (key) => accounts.authenticate(key),
-    limiter: publicRateLimit,
-    jobs,
-    // Larger bodies (transcripts) go to Express, which parses them on the transcript worker.
-    maxJobJsonBytes: config.maxJsonBytes,
-    bodyTimeouts,
-    metrics,
-    logRequest,
+  const { app, hot, serveMetrics } = createHttpApp({
+    config,
+    db,
+    now,
     log,
+    logger,
+    metrics,
+    adminToken,
+    baseUrl: () => baseUrl,
+    authFailures,
+    clientAddress,
+    services: { accounts, jobs, uploads, templates, previews, transcripts, fonts, transcriptWork, webhooks, users, agents },
+    dashboardDir: opts.dashboardDir,
+    signInLimits: opts.signInLimits,
   });
-  app.use(
-    '/v1',
-    declaredLengthLimit(config.maxJsonBytes, publicBodyLimits),
-    apiKeyAuth(async (key) => accounts.authenticate(key), authFailures, clientAddress),
-    publicRateLimit.count,
-    refuseLargeBody(new Set(Object.keys(publicBodyLimits)), config.maxJsonBytes, (res) => transcriptWork.refusal(callerOf(res).accountId)),
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts, publicBodyLimits, new Set(Object.keys(publicBodyLimits))),
-    makePublicRoutes(),
-    publicRateLimit.countOnError,
-  );
-  app.use('/admin/v1', declaredLengthLimit(config.maxJsonBytes), adminOnly, ...jsonBody(config.maxJsonBytes, bodyTimeouts), makeAdminRoutes());
-  app.use(
-    '/app/api',
-    declaredLengthLimit(config.maxJsonBytes, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }),
-    ...jsonBody(config.maxJsonBytes, bodyTimeouts, { 'POST /v1/automation-jobs': config.maxJobJsonBytes }, new Set(['POST /v1/automation-jobs'])),
-    dashboardApi({
-      db,
-      users,
-      accounts,
-      jobs,
-      templates,
-      webhooks,
-      previews,
-      fonts,
-      publicUrl: config.publicUrl,
-      allowedHosts: config.allowedHosts,
-      now,
-      publicRoutes: makePublicRoutes,
-      adminRoutes: makeAdminRoutes,
-      signInLimits: opts.signInLimits,
-      clientAddress,
-      rateLimit: publicRateLimit,
-      log,
-    }),
-  );
-  app.use(
-    dashboardPages({
-      dir: opts.dashboardDir,
-      storeOrigin: config.s3.kind === 'external' ? new URL(config.s3.endpoint).origin : undefined,
-      publicUrl: config.publicUrl,
-      allowedHosts: config.allowedHosts,
-    }),
-  );
-  app.use((req, _res, next) => next(new ApiError('not_found', `No route ${req.method} ${req.path}.`)));
-  app.use(errorHandler(log));
 
   // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
   // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
