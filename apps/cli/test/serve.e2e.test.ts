@@ -68,6 +68,10 @@ afterAll(async () => {
 describe('npm start (captionfarm serve, the embedded default)', () => {
   it('serves the API, runs a job on its embedded agent, and the admin CLI needs no token', async () => {
     expect(log).toContain(`listening on ${url}`);
+    // npm start runs on the Node the project pins (node_modules/.bin/node), a supported LTS
+    // whatever node the machine has (Node 20's support ended in April 2026).
+    const major = Number(/node: v(\d+)\./.exec(log)?.[1]);
+    expect(major, log).toBeGreaterThanOrEqual(22);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect(existsSync(path.join(dir, 'data', 'secrets.json'))).toBe(true);
 

@@ -24,6 +24,7 @@ export async function serveCommand(): Promise<void> {
   const url = await cp.listen();
   process.stderr.write(
     `captionfarm control plane listening on ${url}\n` +
+      `  node: ${process.version} (${process.execPath})\n` +
       `  data dir: ${config.dataDir}\n` +
       `  admin token: in ${path.join(config.dataDir, SECRETS_FILE)} (captionfarm admin reads it)\n`,
   );
