@@ -3,7 +3,6 @@ import { ApiError } from '@captionfarm/contracts';
 import type { Db } from '@captionfarm/db';
 import type { Logger } from '@captionfarm/log';
 import type { ControlPlaneConfig } from '../config.ts';
-import { safeEqual } from '../crypto.ts';
 import { mountAgentAdmin } from '../agents/admin-routes.ts';
 import type { createAgentsService } from '../agents/service.ts';
 import { dashboardApi } from '../dashboard/routes.ts';
@@ -27,7 +26,18 @@ import type { AuthFailureLimiter } from './auth-failures.ts';
 import type { ClientAddress } from './client-address.ts';
 import { errorHandler } from './errors.ts';
 import { hotRoutes } from './hot-routes.ts';
-import { apiKeyAuth, bearer, callerOf, declaredLengthLimit, jsonBody, rateLimit, refuseLargeBody, requestId, type RequestLogLine } from './middleware.ts';
+import {
+  adminTokenAuth,
+  apiKeyAuth,
+  callerOf,
+  declaredLengthLimit,
+  jsonBody,
+  rateLimit,
+  refuseLargeBody,
+  requestId,
+  requestLog,
+  type RequestLogLine,
+} from './middleware.ts';
 
 export interface HttpAppDeps {
   config: Readonly<ControlPlaneConfig>;
@@ -78,36 +88,8 @@ export function createHttpApp(d: HttpAppDeps) {
   app.use(requestId());
   app.use(metrics.http());
   const logRequest = (line: RequestLogLine) => logger.info(line, 'request');
-  // One line per request: ids as fields, the route pattern and path without its query string.
-  app.use((req, res, next) => {
-    const started = performance.now();
-    res.on('finish', () => {
-      const caller = res.locals.caller as { accountId?: string } | undefined;
-      const jobId =
-        (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
-      logRequest({
-        requestId: String(res.locals.requestId),
-        accountId: caller?.accountId,
-        jobId,
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        ms: Math.round(performance.now() - started),
-      });
-    });
-    next();
-  });
-  const adminOnly: express.RequestHandler = (req, res, next) => {
-    const token = bearer(req);
-    if (token && safeEqual(token, adminToken)) return next();
-    const what = {
-      kind: 'admin-token' as const,
-      reason: token ? 'wrong' : 'missing',
-      requestId: String(res.locals.requestId ?? ''),
-      path: req.originalUrl.split('?')[0]!,
-    };
-    next(authFailures.refuse(clientAddress(req), what, 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
-  };
+  app.use(requestLog(logRequest));
+  const adminOnly = adminTokenAuth(adminToken, authFailures, clientAddress);
   const serveMetrics: express.RequestHandler = (_req, res, next) => {
     metrics.registry.metrics().then((text) => {
       res.setHeader('content-type', metrics.registry.contentType);

@@ -4,6 +4,7 @@ import { ApiError, PLANS } from '@captionfarm/contracts';
 import { countRequest, type Db } from '@captionfarm/db';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Caller, CountInTransaction } from '../services/jobs.ts';
+import { safeEqual } from '../crypto.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 import type { ClientAddress } from './client-address.ts';
 
@@ -37,6 +38,43 @@ export function bearer(req: IncomingMessage): string | undefined {
   if (!h) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m?.[1];
+}
+
+/** One log line per request: ids as fields, the route pattern and path without its query string. */
+export function requestLog(logRequest: (line: RequestLogLine) => void): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      const caller = res.locals.caller as { accountId?: string } | undefined;
+      const jobId =
+        (res.locals.jobId as string | undefined) ?? (req.params?.id && req.route?.path?.includes('automation-jobs') ? String(req.params.id) : undefined);
+      logRequest({
+        requestId: String(res.locals.requestId),
+        accountId: caller?.accountId,
+        jobId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Math.round(performance.now() - started),
+      });
+    });
+    next();
+  };
+}
+
+/** The admin API's auth: the admin token, compared in constant time; failures count like API keys'. */
+export function adminTokenAuth(adminToken: string, failures: AuthFailureLimiter, clientAddress: ClientAddress): RequestHandler {
+  return (req, res, next) => {
+    const token = bearer(req);
+    if (token && safeEqual(token, adminToken)) return next();
+    const what = {
+      kind: 'admin-token' as const,
+      reason: token ? 'wrong' : 'missing',
+      requestId: String(res.locals.requestId ?? ''),
+      path: req.originalUrl.split('?')[0]!,
+    };
+    next(failures.refuse(clientAddress(req), what, 'Send the admin token as "Authorization: Bearer ..." (captionfarm admin reads it from the data dir).'));
+  };
 }
 
 /**
