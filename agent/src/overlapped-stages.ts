@@ -52,13 +52,18 @@ export async function recognizeBesideRender(o: {
       threads: ({ wordsComing }) => (renderIs !== 'ended' && (renderIs === 'under-way' || wordsComing) ? o.deps.whisperThreadsBesideRender : undefined),
     });
   } catch (err) {
+    // Read before the render is stopped: stopping it aborts recognition's signal too (the handler
+    // above), and that abort is no failure of the render's. Only a render that failed first, and
+    // so stopped recognition, fails the job with its own code; else recognition's failure (a
+    // JobFailure, a lost lease) does, as without overlap. An abort from outside is the job's.
+    const stoppedByRender = recognition.signal.aborted && !signal.aborted;
     feed.fail(err);
     renderWork.stop();
     const renderFailure = await rendered.then(
       () => undefined,
       (e: unknown) => e,
     );
-    if (recognition.signal.aborted && !signal.aborted) throw renderFailure;
+    if (stoppedByRender) throw renderFailure;
     throw err;
   }
   feed.push(words, Infinity);

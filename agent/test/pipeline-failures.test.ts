@@ -15,8 +15,8 @@ import type { LeaseAnswer } from '../src/pipeline.ts';
 import { makeClip } from './e2e-harness.ts';
 
 // runPipeline against local files with a scripted transcriber (real ffprobe, ffmpeg and renderer):
-// each fault ends in the failure code the job reports, with and without overlapped stages. Written
-// before pipeline.ts was split into its stages (issue 41), and passing unchanged after.
+// each fault ends in the failure code the job reports, the same with and without overlapped stages.
+// Written before pipeline.ts was split into its stages (issue 41), and passing unchanged after.
 
 let dir: string;
 let server: Server;
@@ -86,6 +86,7 @@ async function runJob(o: {
   overlap?: boolean;
   job?: Partial<LeasedJob>;
   transcribed?: LeaseAnswer;
+  signal?: AbortSignal;
 }): Promise<Outcome> {
   const file = o.file ?? '/clip.mp4';
   const phases: string[] = [];
@@ -143,7 +144,7 @@ async function runJob(o: {
         overlap: o.overlap,
         whisperThreadsBesideRender: 1,
       },
-      new AbortController().signal,
+      o.signal ?? new AbortController().signal,
     );
     return { phases };
   } catch (err) {
@@ -161,10 +162,9 @@ async function runJob(o: {
 }
 
 describe.each([false, true])('runPipeline, overlap %s', (overlap) => {
-  // On main before issue 41, a recognition that ends in an error with the render overlapped throws
-  // the render's AbortError (stopping the render stopped recognition too, which read as the render's
-  // failure), and the agent reports that as internal.
-  const afterRecognition = (failure: Outcome['error']) => (overlap ? { name: 'AbortError', message: 'This operation was aborted' } : failure);
+  // A recognition that fails with the render overlapped fails the job as it would without overlap:
+  // stopping the render for it is no failure of the render's (until this was fixed, that abort won,
+  // and the agent reported `internal`: "Unexpected agent error: This operation was aborted").
 
   it('a job with words succeeds through every phase', async () => {
     expect(await runJob({ overlap })).toEqual({ phases: ['ingesting', 'transcribing', 'rendering', 'complete'] });
@@ -172,24 +172,22 @@ describe.each([false, true])('runPipeline, overlap %s', (overlap) => {
 
   it('a transcriber that fails at once: transcription-failed with its first line', async () => {
     const r = await runJob({ overlap, transcriber: scripted({ fail: 'at-once' }) });
-    expect(r.error).toEqual(afterRecognition({ name: 'JobFailure', code: 'transcription-failed', message: 'whisper-server exited with code 1' }));
+    expect(r.error).toEqual({ name: 'JobFailure', code: 'transcription-failed', message: 'whisper-server exited with code 1' });
     expect(r.phases).toEqual(['ingesting', 'transcribing']);
   });
 
   it('a transcriber that fails after its first words: transcription-failed', async () => {
     const r = await runJob({ overlap, transcriber: scripted({ fail: 'after-words' }) });
-    expect(r.error).toEqual(afterRecognition({ name: 'JobFailure', code: 'transcription-failed', message: 'whisper-server stopped answering' }));
+    expect(r.error).toEqual({ name: 'JobFailure', code: 'transcription-failed', message: 'whisper-server stopped answering' });
   });
 
   it('every recognized word left out by our checks: transcription-failed', async () => {
     const r = await runJob({ overlap, transcriber: scripted({ dropAll: true }) });
-    expect(r.error).toEqual(
-      afterRecognition({
-        name: 'JobFailure',
-        code: 'transcription-failed',
-        message: 'every recognized word was left out by our checks (a repeated loop)',
-      }),
-    );
+    expect(r.error).toEqual({
+      name: 'JobFailure',
+      code: 'transcription-failed',
+      message: 'every recognized word was left out by our checks (a repeated loop)',
+    });
   });
 
   it('garbage bytes: source-unreadable; no audio track: ingest-failed', async () => {
@@ -219,6 +217,20 @@ describe.each([false, true])('runPipeline, overlap %s', (overlap) => {
 
   it('a lease lost when the words are reported: JobAborted, not a failure', async () => {
     const r = await runJob({ overlap, transcribed: { ok: false, reason: 'lease-lost' } });
-    expect(r.error).toEqual(afterRecognition({ name: 'JobAborted', why: 'lease-lost', message: 'job aborted: lease-lost' }));
+    expect(r.error).toEqual({ name: 'JobAborted', why: 'lease-lost', message: 'job aborted: lease-lost' });
+  });
+
+  it('a cancel from outside while recognizing: JobAborted as the signal says, not a failure', async () => {
+    const cancel = new AbortController();
+    const hanging = scripted({ hang: true });
+    const transcriber: Transcriber = {
+      transcribe: (opts) => {
+        setTimeout(() => cancel.abort(new JobAborted('cancelled')), 300);
+        return hanging.transcribe(opts);
+      },
+    };
+    const r = await runJob({ overlap, transcriber, signal: cancel.signal });
+    expect(r.error).toEqual({ name: 'JobAborted', why: 'cancelled', message: 'job aborted: cancelled' });
+    expect(r.phases).toEqual(['ingesting', 'transcribing']);
   });
 });
