@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/contracts';
+import { deadlineAt } from '../services/job-decisions.ts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { recognitionWords, type JobsService } from '../services/jobs.ts';
@@ -73,7 +74,7 @@ export function createAgentLeases(deps: {
             plans: Object.values(PLANS).map((p) => ({
               plan: p.id,
               concurrentJobs: p.concurrentJobs,
-              firstDeadlineAt: new Date(t.getTime() + timings.deadlineBaseMs + timings.deadlinePerInputSecond * p.maxInputSeconds * 1000).toISOString(),
+              firstDeadlineAt: deadlineAt(t.getTime(), timings, p.maxInputSeconds),
             })),
             defaultConcurrency: 1,
           });

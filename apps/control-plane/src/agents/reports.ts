@@ -12,6 +12,7 @@ import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgre
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../services/ended-outputs.ts';
 import { finishJob, type Ending } from '../services/finish-job.ts';
+import { deadlineAt, minutesExhausted, minutesText, sourceTooLong } from '../services/job-decisions.ts';
 import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
@@ -73,9 +74,8 @@ export function createAgentReports(deps: {
         await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
         return { ok: false, reason: 'job-ended' };
       };
-      if (input.durationSeconds > plan.maxInputSeconds) {
-        return fail('source-too-long', `The video is ${seconds} s long; the ${plan.id} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`);
-      }
+      const tooLong = sourceTooLong(plan.id, input.durationSeconds);
+      if (tooLong) return fail(tooLong.failureCode, tooLong.failureReason);
       if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
         return fail(
           'output-larger-than-source',
@@ -85,20 +85,24 @@ export function createAgentReports(deps: {
       const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
       if (outOfRange) return fail('transcript-out-of-range', outOfRange);
       const needed = billableMinutes(input.durationSeconds);
-      const exhausted = await db.transaction().execute(async (trx) => {
+      // The balance when the account cannot cover the difference, else null (trued up).
+      const short = await db.transaction().execute(async (trx) => {
         await lockAccount(trx, job.account_id);
         const held = await jobHeldMinutes(trx, job.id);
-        if (needed === held) return false;
-        if (needed > held && (await minutesBalance(trx, job.account_id)) < needed - held) return true;
+        if (needed === held) return null;
+        if (needed > held) {
+          const balance = await minutesBalance(trx, job.account_id);
+          if (balance < needed - held) return { balance: balance + held };
+        }
         await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'true_up', minutes: held - needed, note: `${seconds} s`, now: now() });
-        return false;
+        return null;
       });
-      if (exhausted)
-        return fail('automation-minutes-exhausted', `The video needs ${needed} minutes and the account does not have them; add minutes and retry.`);
+      if (short) {
+        const exhausted = minutesExhausted(minutesText(needed), short.balance);
+        return fail(exhausted.failureCode, exhausted.failureReason);
+      }
       deps.onMinutesFreed?.(job.account_id);
-      const deadline = new Date(
-        Date.parse(job.started_at ?? now().toISOString()) + timings.deadlineBaseMs + timings.deadlinePerInputSecond * input.durationSeconds * 1000,
-      ).toISOString();
+      const deadline = deadlineAt(Date.parse(job.started_at ?? now().toISOString()), timings, input.durationSeconds);
       await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
       return { ok: true };
     },

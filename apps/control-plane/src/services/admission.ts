@@ -1,5 +1,6 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
 import { appendLedger, lockAccount, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
+import { minutesExhausted, minutesText } from './job-decisions.ts';
 import type { ExpressionBuilder, Transaction } from 'kysely';
 import { ensureMonthlyAllowance } from './accounts.ts';
 import { finishJob } from './finish-job.ts';
@@ -116,9 +117,7 @@ export async function reserveWaiting(
       continue;
     }
     if (!failExhausted || (await holders(trx, accountId)) > 0) continue;
-    const needs = job.upload_id ? `${floor} minute${floor === 1 ? '' : 's'}` : 'at least 1 minute';
-    const reason = `The video needs ${needs} of automation and the account has ${balance} left; add minutes, then retry.`;
-    const row = await finishJob(trx, job, { status: 'failed', failureCode: 'automation-minutes-exhausted', failureReason: reason }, now);
+    const row = await finishJob(trx, job, minutesExhausted(job.upload_id ? minutesText(floor) : 'at least 1 minute', balance), now);
     if (row) ended.push(row);
   }
   return { reserved, ended };

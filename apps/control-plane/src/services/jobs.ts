@@ -19,6 +19,7 @@ import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish-job.ts';
 import { toJobRecord } from './job-record.ts';
 import { prepareJob, type PreparedJob } from './job-body.ts';
+import { sourceTooLong } from './job-decisions.ts';
 import { insertGivenTranscript } from './transcripts.ts';
 import { sourceKeyFor } from './uploads.ts';
 import type { TemplatesService } from './templates.ts';
@@ -170,14 +171,8 @@ export function createJobsService(deps: {
     const probeEnding: Ending | null =
       probe && 'unreadable' in probe
         ? { status: 'failed', failureCode: 'source-unreadable', failureReason: probe.unreadable }
-        : probe && probe.durationSeconds > plan.maxInputSeconds
-          ? {
-              status: 'failed',
-              failureCode: 'source-too-long',
-              failureReason:
-                `The video is ${Math.ceil(probe.durationSeconds)} s long; ` +
-                `the ${caller.plan} plan accepts up to ${plan.maxInputSeconds} s. Trim it or upgrade.`,
-            }
+        : probe
+          ? sourceTooLong(caller.plan, probe.durationSeconds)
           : null;
 
     const t = now();

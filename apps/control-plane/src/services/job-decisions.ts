@@ -1,0 +1,42 @@
+import { PLANS, type PlanId } from '@captionfarm/contracts';
+import type { AgentTimings } from '../agents/timings.ts';
+import type { Ending } from './finish-job.ts';
+
+/**
+ * The job's decisions that more than one path takes (a create that probed its upload, an agent's
+ * ingest report, admission), each written once, pure: the same inputs give the same ending, in the
+ * same words, whichever path asks.
+ */
+
+/** A source longer than the plan accepts fails `source-too-long`; null when it fits. */
+export function sourceTooLong(plan: PlanId, durationSeconds: number): Extract<Ending, { status: 'failed' }> | null {
+  const max = PLANS[plan].maxInputSeconds;
+  if (durationSeconds <= max) return null;
+  return {
+    status: 'failed',
+    failureCode: 'source-too-long',
+    failureReason: `The video is ${Math.ceil(durationSeconds)} s long; the ${plan} plan accepts up to ${max} s. Trim it or upgrade.`,
+  };
+}
+
+/** A job the account's minutes cannot cover fails `automation-minutes-exhausted`. `needs`: "3 minutes", "at least 1 minute". */
+export function minutesExhausted(needs: string, balance: number): Extract<Ending, { status: 'failed' }> {
+  return {
+    status: 'failed',
+    failureCode: 'automation-minutes-exhausted',
+    failureReason: `The video needs ${needs} of automation and the account has ${balance} left; add minutes, then retry.`,
+  };
+}
+
+/** "1 minute", "3 minutes". */
+export function minutesText(n: number): string {
+  return `${n} minute${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * When a job must be done (ISO time): its first lease + base + perInputSecond x the input's
+ * seconds (ARCHITECTURE.md: 15 min + 3x). Before ingest the input's length is the plan's maximum.
+ */
+export function deadlineAt(startedMs: number, timings: Pick<AgentTimings, 'deadlineBaseMs' | 'deadlinePerInputSecond'>, inputSeconds: number): string {
+  return new Date(startedMs + timings.deadlineBaseMs + timings.deadlinePerInputSecond * inputSeconds * 1000).toISOString();
+}
