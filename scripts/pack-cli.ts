@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 
 interface Manifest {
   name: string;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action } from './command-line.ts';
+import { action } from '@captionfarm/process/command-line';
 
 /** What commander parsed for `captionfarm agent` / `captionfarm-agent`. */
 export interface AgentOptions {

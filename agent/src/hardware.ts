@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { processingDeadlineMs } from '@captionfarm/contracts';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 
 /** One NVIDIA GPU as nvidia-smi reports it. */
 export interface GpuInfo {

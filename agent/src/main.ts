@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { defineAgentCommand } from './command.ts';
-import { configureTree, runProgram } from './command-line.ts';
+import { configureTree, runProgram } from '@captionfarm/process/command-line';
 
 // `captionfarm-agent`: the agent on its own, for a machine that installed only this package
 // (`npm install --workspace agent`); the same options as `captionfarm agent`.

@@ -9,7 +9,7 @@ import { nvencAvailable } from '@captionfarm/renderer';
 import { createTranscriber, findInstalledModels, locateModel, readWhisperBuildInfo, resolveWhisperBinDir } from '@captionfarm/transcriber';
 import { createAgent, type Agent } from './agent.ts';
 import type { AgentOptions } from './command.ts';
-import { CliError, UsageError } from './command-line.ts';
+import { CliError, UsageError } from '@captionfarm/process/command-line';
 import { readAgentEnv } from './env.ts';
 import { chooseModel, detectHardware, planHardware } from './hardware.ts';
 import { selfTest, type WhisperBuild } from './self-test.ts';

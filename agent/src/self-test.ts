@@ -11,7 +11,7 @@ import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
 import { createSafeFetch } from '@captionfarm/net';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createControlPlane, loadConfig, type ControlPlane, type ControlPlaneOptions } from '../../apps/control-plane/src/index.ts';
 import { createTranscriber, testModelPath as testModelLocation, type TranscriberOptions } from '@captionfarm/transcriber';
 import { createSafeFetch } from '@captionfarm/net';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { freshTestDatabase } from '../../packages/db/src/testing.ts';
 import { createAgent, type Agent, type AgentOptions } from '../src/index.ts';
 import { apiFor, putBytes, testLookup, type Api } from '../../apps/control-plane/test/harness.ts';

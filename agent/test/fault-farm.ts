@@ -4,7 +4,7 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createS3Store } from '@captionfarm/storage';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { execa, type Subprocess } from 'execa';
 import { startTestS3Server, type TestS3Server } from '@captionfarm/storage/testing';
 import { openDatabase, type Db } from '../../packages/db/src/index.ts';

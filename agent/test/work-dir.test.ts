@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createControlPlane, loadConfig, type ControlPlane } from '../../apps/control-plane/src/index.ts';
 import { createAgent } from '../src/agent.ts';

@@ -45,7 +45,7 @@ import {
   toWords,
   type ReferenceOnset,
 } from '../../packages/transcriber/src/index.ts';
-import { runToEnd } from '../../packages/transcriber/src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 import { CLIPS, makeClip, sharedEnClip } from '../../packages/transcriber/test/clips.ts';
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runToEnd } from '../../packages/transcriber/src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 
 interface Spec {
   url: string;

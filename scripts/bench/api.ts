@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { createControlPlane, loadConfig } from '../../apps/control-plane/src/index.ts';
 import { apiFor, testLookup } from '../../apps/control-plane/test/harness.ts';
 import { freshTestDatabase, testDatabaseServerUrl } from '../../packages/db/src/testing.ts';

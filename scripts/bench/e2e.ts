@@ -19,7 +19,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { childCpuSeconds, liveChildCpuSeconds } from './cpu.ts';
 import { parseArgs } from 'node:util';

@@ -14,7 +14,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
 import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';

@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readAdminToken } from '@captionfarm/control-plane';
-import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
+import { runProcess, runToEnd } from '@captionfarm/process';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, type Api } from '../../apps/control-plane/test/harness.ts';
 import { compositeBombTtf } from '../../packages/renderer/test/helpers/fonts.ts';
 

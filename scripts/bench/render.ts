@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { testClipArgs } from '@captionfarm/agent';
 import { childCpuSeconds } from './cpu.ts';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { builtinTemplates, getBuiltinTemplate } from '@captionfarm/captions';
 import type { Word } from '@captionfarm/contracts';
 import { createBandPainter, planOutputSize, probeMedia, reencodeVideo, renderVideo, runFf, type BandPainter, type OutputFormat } from '@captionfarm/renderer';

@@ -1,5 +1,5 @@
 #!/usr/bin/env -S npx tsx
-import { runProgram } from '@captionfarm/agent/command-line';
+import { runProgram } from '@captionfarm/process/command-line';
 import { readCliEnv } from './env.ts';
 import { createProgram } from './program.ts';
 

@@ -1,5 +1,5 @@
 // The error types and their exit codes are shared with the agent's own command (captionfarm-agent).
-export { CliError, UsageError } from '@captionfarm/agent/command-line';
+export { CliError, UsageError } from '@captionfarm/process/command-line';
 
 export function print(value: unknown, json: boolean, human?: (v: never) => string): void {
   if (json || !human) process.stdout.write(`${JSON.stringify(value, null, json ? 2 : 2)}\n`);

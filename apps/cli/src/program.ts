@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { defineBurn, burnPlan, type BurnOptions } from './commands/burn-args.ts';
 import type { CliEnv } from './env.ts';
 import { defineAgentCommand } from '@captionfarm/agent/command';
-import { action, configureTree } from '@captionfarm/agent/command-line';
+import { action, configureTree } from '@captionfarm/process/command-line';
 
 // The whole command line of `captionfarm`: every command, argument and option with its help text,
 // parsed and documented by commander. Actions load their modules lazily: `burn` need not load the

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 
 /**
  * Shared by the CLI tests: run the real `captionfarm` as a user would, through its bin (tsx's

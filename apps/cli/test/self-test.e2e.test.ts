@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectGpus } from '@captionfarm/agent';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 

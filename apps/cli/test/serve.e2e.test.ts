@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@captionfarm/sdk';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { execa, type ResultPromise } from 'execa';
 import { makeClip, testModelPath } from '../../../agent/test/e2e-harness.ts';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PLANS, type AgentEvent } from '@captionfarm/contracts';
 import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '@captionfarm/db/testing';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { runProcess, type RunningProcess } from '@captionfarm/transcriber/process';
+import { runProcess, type RunningProcess } from '@captionfarm/process';
 import { readAdminToken } from '../src/index.ts';
 import { agentClient, apiFor, TEST_AGENT_CAPABILITIES, until, type Api } from './harness.ts';
 

@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 import { createControlPlane, loadConfig } from '../src/index.ts';
 import { agentClient, agentToken, makeTestClip, putBytes, startHarness, TEST_AGENT_CAPABILITIES, until, type Harness } from './harness.ts';
 

@@ -9,7 +9,7 @@ import { createTRPCClient, createWSClient, wsLink, type TRPCClient } from '@trpc
 import WebSocket from 'ws';
 import type { LookupFn } from '@captionfarm/net';
 import { createFakeLookup } from '@captionfarm/net/testing';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { createControlPlane, loadConfig, type AgentRouter, type ControlPlane, type ControlPlaneOptions } from '../src/index.ts';
 
 export interface Harness {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 import { dialectOf, isPostgresUrl, openDatabase, type Db, type OpenDatabaseOptions } from '../src/index.ts';
 import { freshTestDatabase, testDatabaseServerUrl, type TestDatabase } from '../src/testing.ts';
 

@@ -251,7 +251,9 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       },
       { highWaterMark: 0 },
     );
-    const wrapped = new Response(body, {
+    // As the Response's body: the DOM lib (a browser project type-checking this file, the dashboard's
+    // tests) types its BodyInit stream as Uint8Array<ArrayBuffer>, Node's as any Uint8Array.
+    const wrapped = new Response(body as unknown as ConstructorParameters<typeof Response>[0], {
       status: res.status,
       statusText: res.statusText,
       headers: res.headers,

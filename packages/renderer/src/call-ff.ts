@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { runProcess, withHeapMalloc, type ProcessResult } from '@captionfarm/transcriber/process';
+import { runProcess, withHeapMalloc, type ProcessResult } from '@captionfarm/process';
 import { abortError } from './errors.ts';
 import { ffmpegPaths } from './ffmpeg-path.ts';
 

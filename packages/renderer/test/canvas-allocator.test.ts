@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 
 // A fresh Node process loads the renderer as the agent does; mimalloc, inside the canvas binding,
 // prints the options it took when MIMALLOC_VERBOSE is set.

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEAP_MALLOC_TUNABLES } from '@captionfarm/transcriber/process';
+import { HEAP_MALLOC_TUNABLES } from '@captionfarm/process';
 import { renderVideo } from '../src/render-video.ts';
 import { blockPainter, makeVideo, tempDir } from './helpers/media.ts';
 

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
+import { runProcess, runToEnd } from '@captionfarm/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeVideo, tempDir } from './helpers/media.ts';
 

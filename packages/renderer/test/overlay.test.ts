@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Word } from '@captionfarm/contracts';
 import { getBuiltinTemplate, deriveTemplate } from '@captionfarm/captions';
 import { createBandPainter } from '../src/paint/painter.ts';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { ffmpegPaths } from '../src/ffmpeg-path.ts';
 import { probeMedia } from '../src/probe-media.ts';
 import { renderVideo, type OutputFrame } from '../src/render-video.ts';

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess, runToEnd } from '@captionfarm/transcriber/process';
+import { runProcess, runToEnd } from '@captionfarm/process';
 import { makeTestClip, startHarness, type Harness } from '../../../apps/control-plane/test/harness.ts';
 
 // The SDK as its users get it: built (tsup: one ESM file and one .d.ts), packed with `npm pack`,

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 import { createS3Client } from './s3-store.ts';
 import type { S3Location } from './types.ts';
 

@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runProcess } from './process.ts';
+import { runProcess } from '@captionfarm/process';
 import { TranscriptionError } from './errors.ts';
 
 export interface WavInfo {

@@ -18,7 +18,7 @@ import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type C
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { refineOnsets, wordGroups, type OnsetWindow } from './tts-align.ts';
-import { withHeapMalloc } from './process.ts';
+import { withHeapMalloc } from '@captionfarm/process';
 import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 

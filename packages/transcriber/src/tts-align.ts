@@ -22,7 +22,7 @@ import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Word } from '@captionfarm/contracts';
 import { parseWavHeader } from './audio.ts';
-import { runProcess } from './process.ts';
+import { runProcess } from '@captionfarm/process';
 
 const RATE = 16_000;
 /** 10 ms frames of 25 ms. */

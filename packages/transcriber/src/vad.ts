@@ -10,7 +10,7 @@
  * on digital silence here), so it never fires.
  */
 import { join } from 'node:path';
-import { runProcess } from './process.ts';
+import { runProcess } from '@captionfarm/process';
 import { TranscriptionError } from './errors.ts';
 
 export interface SpeechRegion {

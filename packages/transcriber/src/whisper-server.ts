@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TranscriptionError } from './errors.ts';
-import { runProcess } from './process.ts';
+import { runProcess } from '@captionfarm/process';
 
 export interface WhisperServerConfig {
   /** Directory with the `whisper-server` binary. */

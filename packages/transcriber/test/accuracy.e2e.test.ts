@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTranscriber, onsetErrorsMs, parseReferenceOnsets, percentile, wordErrorRate, type Transcriber, type TranscribeResult } from '../src/index.ts';
 import { loopReason } from '../src/loops.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 import { CLIPS, makeClip, MUSIC_LAVFI, sharedEnClip, wordsInSilence, type Clip } from './clips.ts';
 import { childPids, cpuMs, MEDIA, realModel, whisperBinDir } from './helpers.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ffmpegToWavArgs, isWhisperWav, parseWavHeader, toWhisperWav } from '../src/audio.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 
 const JFK = new URL('../../../../shared/media/jfk.wav', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'transcriber-audio-'));

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseReferenceOnsets, type ReferenceOnset } from '../src/index.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 
 const ESPEAK_WORDS = new URL('./espeak-words.py', import.meta.url).pathname;
 

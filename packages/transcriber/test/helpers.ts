@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveWhisperBinDir, testModelPath } from '../src/index.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
 const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;

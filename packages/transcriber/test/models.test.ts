@@ -19,7 +19,7 @@ import {
   WHISPER_MODELS,
 } from '../src/index.ts';
 import { mkdirSync } from 'node:fs';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 
 const sha1 = (b: Buffer) => createHash('sha1').update(b).digest('hex');
 

@@ -11,7 +11,7 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTranscriber, scoreErrors, scoringUnits, wordErrorRate, type Transcriber } from '../src/index.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 import { MEDIA, realModel, whisperBinDir } from './helpers.ts';
 
 const model = realModel();

@@ -18,7 +18,7 @@ import {
 } from '../src/index.ts';
 import { inferenceFields, startWhisperServer, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
-import { runProcess, runToEnd } from '../src/process.ts';
+import { runProcess, runToEnd } from '@captionfarm/process';
 import { childPids, EMPTY_TINY, MEDIA, waitFor, waitForCpu, whisperBinDir } from './helpers.ts';
 
 describe('pure pieces', () => {

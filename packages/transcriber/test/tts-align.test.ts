@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Word } from '@captionfarm/contracts';
 import { parseReferenceOnsets, percentile } from '../src/index.ts';
-import { runToEnd } from '../src/process.ts';
+import { runToEnd } from '@captionfarm/process';
 import { dtwFirstMatch, espeakArgs, joinSyntheticWords, mfccFrames, refineOnsets, soundingRuns, wordGroups } from '../src/tts-align.ts';
 
 const ESPEAK_WORDS = new URL('./espeak-words.py', import.meta.url).pathname;

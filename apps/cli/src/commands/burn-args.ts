@@ -3,7 +3,7 @@ import { Command, CommanderError } from 'commander';
 import type { CaptionStyle, CreateJobRequest } from '@captionfarm/sdk';
 import { issuesToDetails, ReplacementsSchema, VocabularySchema, type Replacement } from '@captionfarm/contracts';
 import { CliError, UsageError } from '../output.ts';
-import { configureTree, usageText } from '@captionfarm/agent/command-line';
+import { configureTree, usageText } from '@captionfarm/process/command-line';
 
 // burn's command line: its definition (read by `captionfarm --help` without loading the SDK) and the
 // checks that turn it into a plan. The run itself is in burn.ts.

@@ -3,7 +3,7 @@ import { getBuiltinTemplate, parseTemplate } from '@captionfarm/captions';
 import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
 import { ffmpegPaths, probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 import { readFile } from 'node:fs/promises';
 import { defaultWhisperModel } from '@captionfarm/agent';
 import { CliError, UsageError } from '../output.ts';

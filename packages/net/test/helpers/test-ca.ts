@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runToEnd } from '@captionfarm/transcriber/process';
+import { runToEnd } from '@captionfarm/process';
 
 export interface TestCertificates {
   /** PEM of the test CA: pass as `ca` to createSafeFetch. */

@@ -3,7 +3,7 @@ import { setPriority } from 'node:os';
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runProcess } from '@captionfarm/transcriber/process';
+import { runProcess } from '@captionfarm/process';
 import { abortError } from '../errors.ts';
 import { precheckFontFile, type FontFileFormat } from './decode.ts';
 import { FontProblem, MAX_SFNT_BYTES, checkWoff2Header } from './sfnt.ts';
