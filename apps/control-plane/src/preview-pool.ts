@@ -1,7 +1,7 @@
 import { ApiError, type PlanId } from '@captionfarm/contracts';
-import { Piscina } from 'piscina';
 import { createFairShare } from './fair-share.ts';
 import type { PreviewTask } from './preview-worker.ts';
+import { workerPool } from './worker-threads.ts';
 
 /**
  * Previews in flight per account, by plan. One account's previews never take more than this many
@@ -34,14 +34,8 @@ export interface PreviewPool {
  * of them (issue 40 item 7), while an account alone may use every thread.
  */
 export function createPreviewPool(o: { threads: number }): PreviewPool {
-  const pool = new Piscina({
-    filename: new URL('./preview-worker-entry.mjs', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: o.threads,
-    idleTimeout: 60_000,
-    // Every account's in-flight cap already bounds the queue per account; this bounds it overall.
-    maxQueue: o.threads * 16,
-  });
+  // Every account's in-flight cap already bounds the queue per account; maxQueue bounds it overall.
+  const pool = workerPool(new URL('./preview-worker-entry.mjs', import.meta.url), o.threads, { maxQueue: o.threads * 16 });
   const turns = createFairShare({
     slots: o.threads,
     // The plan's cap below bounds an account's previews in flight; the turns only order them.

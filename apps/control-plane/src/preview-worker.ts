@@ -1,17 +1,9 @@
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { Piscina } from 'piscina';
 import { renderTemplatePreview } from './preview.ts';
+import { lowerThisThreadPriority } from './worker-threads.ts';
 
-// Previews are background work: on Linux a thread has its own nice value, so this worker thread
-// yields the CPU to the main thread (API requests, the agents' control messages) when cores are
-// scarce. /proc/thread-self names this thread's id; elsewhere this is skipped.
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-} catch {
-  /* not Linux, or not permitted: run at normal priority */
-}
+// Background work, below the main thread's priority (worker-threads.ts).
+lowerThisThreadPriority();
 
 export interface PreviewTask {
   template: unknown;

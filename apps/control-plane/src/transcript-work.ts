@@ -1,8 +1,8 @@
 import { ApiError } from '@captionfarm/contracts';
-import { Piscina } from 'piscina';
 import { createFairShare } from './fair-share.ts';
 import type { PreparedJob } from './services/job-body.ts';
 import type { TranscriptResult, TranscriptTask } from './transcript-worker.ts';
+import { workerPool } from './worker-threads.ts';
 
 /**
  * Large transcripts, off the event loop: a job body over the inline size is parsed and validated
@@ -25,12 +25,7 @@ export interface TranscriptWork {
 }
 
 export function createTranscriptWork(o: { threads: number }): TranscriptWork {
-  const pool = new Piscina({
-    filename: new URL('./transcript-worker-entry.mjs', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: o.threads,
-    idleTimeout: 60_000,
-  });
+  const pool = workerPool(new URL('./transcript-worker-entry.mjs', import.meta.url), o.threads);
   const busy = () =>
     new ApiError('rate_limited', 'This account already has 5 large transcripts in work; wait for one to finish and retry.', { retryAfterSeconds: 1 });
   const fair = createFairShare({ slots: o.threads, perKey: 1, queuePerKey: 4, full: busy });

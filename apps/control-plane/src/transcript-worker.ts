@@ -1,17 +1,11 @@
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { toSrt, toVtt } from '@captionfarm/captions';
 import { ApiError } from '@captionfarm/contracts';
 import { Piscina } from 'piscina';
 import { prepareJob, type PreparedJob } from './services/job-body.ts';
+import { lowerThisThreadPriority } from './worker-threads.ts';
 
-// Background work, below the main thread's priority (as preview-worker.ts).
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-} catch {
-  /* not Linux, or not permitted: run at normal priority */
-}
+// Background work, below the main thread's priority (worker-threads.ts).
+lowerThisThreadPriority();
 
 export type TranscriptTask =
   | { kind: 'job-body'; bytes: Uint8Array }

@@ -1,16 +1,8 @@
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { lowerThisThreadPriority } from '../worker-threads.ts';
 
-// Password hashing is a thread of its own, never libuv's pool (which serves file I/O and DNS to
-// every request) and never the event loop; at a lower priority than the main thread (as the
-// preview workers, preview-worker.ts).
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
-} catch {
-  /* not Linux, or not permitted: run at normal priority */
-}
+// Background work, below the main thread's priority (worker-threads.ts).
+lowerThisThreadPriority();
 
 /** OWASP's scrypt floor (N=2^15, r=8, p=3: 32 MiB); the parameters are stored with each hash. */
 const SCRYPT = { N: 2 ** 15, r: 8, p: 3 };

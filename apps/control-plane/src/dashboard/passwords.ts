@@ -1,7 +1,7 @@
 import { ApiError } from '@captionfarm/contracts';
-import { Piscina } from 'piscina';
 import { createFairShare } from '../fair-share.ts';
 import type { PasswordTask } from './password-worker.ts';
+import { workerPool } from '../worker-threads.ts';
 
 /**
  * Password hashing for the dashboard, the one costly thing a stranger can ask for (scrypt: 32 MiB,
@@ -19,12 +19,7 @@ export interface Passwords {
 }
 
 export function createPasswords(o: { threads: number }): Passwords {
-  const pool = new Piscina({
-    filename: new URL('./password-worker-entry.mjs', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: o.threads,
-    idleTimeout: 60_000,
-  });
+  const pool = workerPool(new URL('./password-worker-entry.mjs', import.meta.url), o.threads);
   const fair = createFairShare({
     slots: o.threads,
     perKey: 1,
