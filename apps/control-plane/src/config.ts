@@ -12,6 +12,15 @@ import { parseAllowedHosts } from './http/allowed-hosts.ts';
  * loadConfig only assembles the S3 store from its five variables. Everything else receives the
  * frozen result.
  */
+/** A setting its parser accepts: the parser's error is the setting's issue. */
+const parsedBy = (parse: (value: string | undefined) => unknown) => (value: string | undefined, ctx: z.RefinementCtx) => {
+  try {
+    parse(value);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+};
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('127.0.0.1'),
@@ -87,16 +96,7 @@ const EnvSchema = z.object({
    * `loopback`): behind them the per-client limits key on the forwarded client address. Unset: the
    * TCP peer, which behind a proxy is the proxy for everyone.
    */
-  CAPTIONFARM_TRUSTED_PROXIES: z
-    .string()
-    .optional()
-    .superRefine((v, ctx) => {
-      try {
-        parseTrustedProxies(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    }),
+  CAPTIONFARM_TRUSTED_PROXIES: z.string().optional().superRefine(parsedBy(parseTrustedProxies)),
   /**
    * Host names the dashboard's API answers besides CAPTIONFARM_PUBLIC_URL's, localhost and IP
    * literals (comma-separated): any other Host is refused, so a DNS-rebinding page cannot use it.
@@ -104,13 +104,7 @@ const EnvSchema = z.object({
   CAPTIONFARM_ALLOWED_HOSTS: z
     .string()
     .optional()
-    .superRefine((v, ctx) => {
-      try {
-        parseAllowedHosts(v);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    })
+    .superRefine(parsedBy(parseAllowedHosts))
     .transform((v) => parseAllowedHosts(v) as readonly string[]),
   /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
