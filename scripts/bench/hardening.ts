@@ -94,27 +94,9 @@ async function startServer(dataDir: string): Promise<{ url: string; stop(): Prom
   };
 }
 
-/** Polls GET every `everyMs` until stopped; returns the latencies. */
+/** Polls GET every `everyMs` until stopped; returns the latencies and the answers that were not 200. */
 function poll(api: Api, p: string, everyMs: number) {
-  const latencies: number[] = [];
-  let errors = 0;
-  let stop = false;
-  const done = (async () => {
-    while (!stop) {
-      const t0 = performance.now();
-      const r = await api('GET', p);
-      latencies.push(performance.now() - t0);
-      if (r.status !== 200) errors++;
-      await sleep(everyMs);
-    }
-  })();
-  return {
-    async end() {
-      stop = true;
-      await done;
-      return { latencies, errors };
-    },
-  };
+  return loop(async () => (await api('GET', p)).status === 200, everyMs);
 }
 
 /** One HTTP request from a chosen loopback source address (node:http: fetch cannot pick it). */
@@ -282,17 +264,27 @@ async function partC(): Promise<void> {
   const token = (await admin('POST', '/admin/v1/agents/tokens', { name: 'bench-c' })).body.token as string;
   const { agent, close } = agentClient(server.url, token);
   const { nodeId } = await agent.register.mutate({ nodeName: 'bench-c', capabilities: TEST_AGENT_CAPABILITIES });
-  /** Plays the agent for the one queued job: ingest, an output of `bytes`, complete. */
-  const succeedNext = async (durationSeconds: number, bytes: Buffer) => {
-    const [job] = await agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
-    if (!job) throw new Error('nothing to lease');
-    const ref = { nodeId, jobId: job.jobId, leaseId: job.leaseId };
-    await agent.ingested.mutate({ ...ref, durationSeconds, width: 64, height: 64 });
-    await agent.progress.mutate({ ...ref, phase: 'rendering', percent: 0 });
-    const up = await agent.outputUploadUrl.mutate({ ...ref, sizeBytes: bytes.length });
-    if (!up.ok) throw new Error('no output upload URL');
-    if ((await fetch(up.url, { method: 'PUT', body: bytes })).status !== 200) throw new Error('output PUT failed');
-    await agent.complete.mutate({ ...ref, resolution: { width: 64, height: 64 }, outputBytes: bytes.length });
+  /**
+   * Plays the agent for job `jobId`: ingest, an output of `bytes`, complete. A job an earlier part
+   * left queued (part A's) is leased on the way and failed, so it is not mistaken for this one.
+   */
+  const succeed = async (jobId: string, durationSeconds: number, bytes: Buffer) => {
+    for (;;) {
+      const [job] = await agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() });
+      if (!job) throw new Error(`job ${jobId} was not leased`);
+      const ref = { nodeId, jobId: job.jobId, leaseId: job.leaseId };
+      if (job.jobId !== jobId) {
+        await agent.fail.mutate({ ...ref, failureCode: 'internal', failureReason: 'bench: an earlier part left it queued' });
+        continue;
+      }
+      await agent.ingested.mutate({ ...ref, durationSeconds, width: 64, height: 64 });
+      await agent.progress.mutate({ ...ref, phase: 'rendering', percent: 0 });
+      const up = await agent.outputUploadUrl.mutate({ ...ref, sizeBytes: bytes.length });
+      if (!up.ok) throw new Error('no output upload URL');
+      if ((await fetch(up.url, { method: 'PUT', body: bytes })).status !== 200) throw new Error('output PUT failed');
+      await agent.complete.mutate({ ...ref, resolution: { width: 64, height: 64 }, outputBytes: bytes.length });
+      return;
+    }
   };
   const other = apiFor(server.url, await accountKey('pro'));
   const heavyKey = await accountKey('pro');
@@ -301,7 +293,7 @@ async function partC(): Promise<void> {
   const video = 'https://videos.example.com/a.mp4';
   // The other tenant's finished job: GET job and its presigned download.
   const mine = (await other('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template })).body.id as string;
-  await succeedNext(10, Buffer.alloc(200_000, 7));
+  await succeed(mine, 10, Buffer.alloc(200_000, 7));
   const jobPath = `/v1/automation-jobs/${mine}`;
   const downloadUrl = (await other('GET', jobPath)).body.downloadUrl as string;
   const upload = (await other('POST', '/v1/automation-jobs/uploads', { fileName: 'a.mp4', sizeBytes: 200_000 })).body;
@@ -310,7 +302,7 @@ async function partC(): Promise<void> {
   const words = Array.from({ length: 20_000 }, (_, i) => ({ text: `w${i}`, start: i * 0.025, end: i * 0.025 + 0.02 }));
   const heavy = apiFor(server.url, heavyKey);
   const exportedJobId = (await heavy('POST', '/v1/automation-jobs', { videoUrl: video, templateId: template, transcript: { words } })).body.id as string;
-  await succeedNext(501, Buffer.alloc(1000, 1));
+  await succeed(exportedJobId, 501, Buffer.alloc(1000, 1));
   const measure = () => ({
     get: loop(async () => (await other('GET', jobPath)).status === 200, 50),
     download: loop(async () => {
@@ -395,23 +387,11 @@ try {
     const { agent, close } = agentClient(server.url, token);
     const { nodeId } = await agent.register.mutate({ nodeName: 'bench', capabilities: TEST_AGENT_CAPABILITIES });
     const heartbeat = () => {
-      const latencies: number[] = [];
-      let stop = false;
-      const done = (async () => {
-        while (!stop) {
-          const t0 = performance.now();
-          await agent.heartbeat.mutate({ nodeId, leases: [] });
-          latencies.push(performance.now() - t0);
-          await sleep(100);
-        }
-      })();
-      return {
-        async end() {
-          stop = true;
-          await done;
-          return latencies;
-        },
-      };
+      const l = loop(async () => {
+        await agent.heartbeat.mutate({ nodeId, leases: [] });
+        return true;
+      }, 100);
+      return { end: async () => (await l.end()).latencies };
     };
     const saturator = await account('pro');
     const template = (await saturator('GET', '/v1/templates')).body.templates[0].id as string;
