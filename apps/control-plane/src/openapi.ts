@@ -69,261 +69,309 @@ function createJobRequestSchema(): Record<string, unknown> {
   return doc;
 }
 
+const fontIdParam = { ...idParam, description: "A font id (uuid); another account's font is 404." };
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas the server validates with. */
 export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
-  const fontId = { ...idParam, description: "A font id (uuid); another account's font is 404." };
   return {
     openapi: '3.1.0',
     info: { title: 'Captionfarm API', version: '1.0.0', description: 'Burn animated captions into videos.' },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
-    components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cf_live_... API key' } },
-      schemas: {
-        JobRecord: schema(JobRecordSchema),
-        JobList: schema(JobListSchema),
-        CreateJobRequest: createJobRequestSchema(),
-        Style: { ...schema(StyleSchema, 'input'), description: STYLE_DESCRIPTION },
-        Template: schema(TemplateSchema),
-        JobStyle: schema(JobStyleSchema),
-        CreateFontRequest: schema(CreateFontRequestSchema, 'input'),
-        FontUploadRecord: schema(FontUploadRecordSchema),
-        FontRecord: schema(FontRecordSchema),
-        FontList: schema(FontListSchema),
-        CreateUploadRequest: schema(CreateUploadRequestSchema, 'input'),
-        UploadRecord: schema(UploadRecordSchema),
-        ErrorBody: schema(ErrorBodySchema),
-        TranscriptRecord: schema(TranscriptRecordSchema),
+    components: components(),
+    paths: {
+      ...jobPaths(),
+      ...jobOutputPaths(),
+      ...fontPaths(),
+      ...deliveryPaths(),
+      ...templatePaths(),
+      ...uploadPaths(),
+    },
+  };
+}
+
+/** The components: the bearer scheme and every schema the paths name. */
+function components(): Record<string, unknown> {
+  return {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'cf_live_... API key' } },
+    schemas: {
+      JobRecord: schema(JobRecordSchema),
+      JobList: schema(JobListSchema),
+      CreateJobRequest: createJobRequestSchema(),
+      Style: { ...schema(StyleSchema, 'input'), description: STYLE_DESCRIPTION },
+      Template: schema(TemplateSchema),
+      JobStyle: schema(JobStyleSchema),
+      CreateFontRequest: schema(CreateFontRequestSchema, 'input'),
+      FontUploadRecord: schema(FontUploadRecordSchema),
+      FontRecord: schema(FontRecordSchema),
+      FontList: schema(FontListSchema),
+      CreateUploadRequest: schema(CreateUploadRequestSchema, 'input'),
+      UploadRecord: schema(UploadRecordSchema),
+      ErrorBody: schema(ErrorBodySchema),
+      TranscriptRecord: schema(TranscriptRecordSchema),
+    },
+  };
+}
+
+/** Create, list, get and cancel a job. */
+function jobPaths(): Record<string, unknown> {
+  return {
+    '/v1/automation-jobs': {
+      post: {
+        operationId: 'createJob',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
+        responses: {
+          '202': json('JobRecord', 'Job created (queued)'),
+          '400': errorResponse(
+            'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, ' +
+              'unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a ' +
+              'resolution that is odd, under 64 px a side or wider than 4:1, over 100 vocabulary terms or 200 ' +
+              'replacements, a term or from/to over 50 characters or not one line, the same from twice)',
+          ),
+          '404': errorResponse('not_found (unknown uploadId)'),
+          '409': errorResponse('upload_not_completed | upload_already_used'),
+          '415': errorResponse('unsupported_media_type'),
+          '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
+          ...common,
+          '413': errorResponse(
+            `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ` +
+              `${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route ` +
+              `CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before ` +
+              `the body is read; the connection is closed`,
+          ),
+        },
+      },
+      get: {
+        operationId: 'listJobs',
+        parameters: [
+          { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+        ],
+        responses: { '200': json('JobList', 'A page of jobs, newest first'), '400': errorResponse('invalid_request (bad cursor or limit)'), ...common },
       },
     },
-    paths: {
-      '/v1/automation-jobs': {
-        post: {
-          operationId: 'createJob',
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
-          responses: {
-            '202': json('JobRecord', 'Job created (queued)'),
-            '400': errorResponse(
-              'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, ' +
-                'unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a ' +
-                'resolution that is odd, under 64 px a side or wider than 4:1, over 100 vocabulary terms or 200 ' +
-                'replacements, a term or from/to over 50 characters or not one line, the same from twice)',
-            ),
-            '404': errorResponse('not_found (unknown uploadId)'),
-            '409': errorResponse('upload_not_completed | upload_already_used'),
-            '415': errorResponse('unsupported_media_type'),
-            '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
-            ...common,
-            '413': errorResponse(
-              `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ` +
-                `${CREATE_JOB_MAX_JSON_BYTES} bytes, room for a 20,000-word transcript), every other route ` +
-                `CAPTIONFARM_MAX_JSON_BYTES (default 65536); decided from the declared Content-Length alone, before ` +
-                `the body is read; the connection is closed`,
-            ),
-          },
-        },
-        get: {
-          operationId: 'listJobs',
-          parameters: [
-            { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-          ],
-          responses: { '200': json('JobList', 'A page of jobs, newest first'), '400': errorResponse('invalid_request (bad cursor or limit)'), ...common },
+    '/v1/automation-jobs/{id}': {
+      get: { operationId: 'getJob', parameters: [idParam], responses: { '200': json('JobRecord', 'The job'), '404': errorResponse('not_found'), ...common } },
+    },
+    '/v1/automation-jobs/{id}/cancel': {
+      post: {
+        operationId: 'cancelJob',
+        parameters: [idParam],
+        responses: {
+          '200': json('JobRecord', 'Cancelled (idempotent)'),
+          '404': errorResponse('not_found'),
+          '409': errorResponse('job_not_cancellable'),
+          ...common,
         },
       },
-      '/v1/automation-jobs/{id}': {
-        get: { operationId: 'getJob', parameters: [idParam], responses: { '200': json('JobRecord', 'The job'), '404': errorResponse('not_found'), ...common } },
-      },
-      '/v1/automation-jobs/{id}/cancel': {
-        post: {
-          operationId: 'cancelJob',
-          parameters: [idParam],
-          responses: {
-            '200': json('JobRecord', 'Cancelled (idempotent)'),
-            '404': errorResponse('not_found'),
-            '409': errorResponse('job_not_cancellable'),
-            ...common,
-          },
-        },
-      },
-      '/v1/automation-jobs/{id}/transcript': {
-        get: {
-          operationId: 'getTranscript',
-          description:
-            'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: ' +
-            'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
-            'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
-            'for failed or cancelled jobs, 409 transcript_not_available.',
-          parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
-          responses: {
-            '200': {
-              description: 'The transcript',
-              content: {
-                'application/json': { schema: { $ref: '#/components/schemas/TranscriptRecord' } },
-                [TRANSCRIPT_CONTENT_TYPES.srt]: { schema: { type: 'string' } },
-                [TRANSCRIPT_CONTENT_TYPES.vtt]: { schema: { type: 'string' } },
-              },
-            },
-            '400': errorResponse('invalid_request (format is not json, srt or vtt; unknown query parameter)'),
-            '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
-            '409': errorResponse(
-              'transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded',
-            ),
-            ...common,
-          },
-        },
-      },
-      '/v1/automation-jobs/{id}/style': {
-        get: {
-          operationId: 'getJobStyle',
-          description:
-            'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
-            'overlay, and the effective style (the template with the style applied, every default filled in; see ' +
-            'the Template schema), and the words of recognition: the vocabulary and replacements the job uses (its ' +
-            "own, else its template's defaults, resolved at creation). The job record itself keeps exactly the spec's keys.",
-          parameters: [idParam],
-          responses: { '200': json('JobStyle', "The job's style"), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
-        },
-      },
-      '/v1/fonts': {
-        post: {
-          operationId: 'createFontUpload',
-          description:
-            `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ` +
-            `${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). ` +
-            `Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: ` +
-            `POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateFontRequest' } } } },
-          responses: {
-            '201': json('FontUploadRecord', 'Presigned upload URL'),
-            '400': errorResponse('invalid_request'),
-            '415': errorResponse('unsupported_media_type (not .ttf, .otf or .woff2; WOFF 1.0 and collections are not accepted)'),
-            '422': errorResponse(`limit_exceeded (over ${MAX_FONT_BYTES} bytes, or ${MAX_FONTS_PER_ACCOUNT} fonts already)`),
-            ...common,
-          },
-        },
-        get: { operationId: 'listFonts', responses: { '200': json('FontList', "The account's fonts, oldest first"), ...common } },
-      },
-      '/v1/fonts/{id}': {
-        get: {
-          operationId: 'getFont',
-          parameters: [fontId],
-          responses: { '200': json('FontRecord', 'The font'), '404': errorResponse('not_found'), ...common },
-        },
-        delete: {
-          operationId: 'deleteFont',
-          parameters: [fontId],
-          responses: { '204': { description: 'Deleted (object too)' }, '404': errorResponse('not_found'), ...common },
-        },
-      },
-      '/v1/fonts/{id}/complete': {
-        post: {
-          operationId: 'completeFont',
-          description:
-            'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a ' +
-            'draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or ' +
-            'template, so no unchecked font reaches an agent. Idempotent once ready.',
-          parameters: [fontId],
-          responses: {
-            '200': json('FontRecord', 'The checked font, status ready'),
-            '404': errorResponse('not_found'),
-            '409': errorResponse('upload_not_completed: PUT the bytes first'),
-            '422': errorResponse('invalid_font: the file is damaged, hostile or not a font; the message says why; the upload is deleted'),
-            ...common,
-            '429': errorResponse(
-              'rate_limited (Retry-After): this account already has a check running and 2 waiting, or its refused fonts used 60 s of the ' +
-                'checker in the last hour; also the requests-per-minute limit',
-            ),
-          },
-        },
-      },
-      '/v1/automation-jobs/{id}/webhook-deliveries': {
-        get: {
-          operationId: 'listWebhookDeliveries',
-          parameters: [idParam],
-          responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common },
-        },
-      },
-      '/v1/templates': {
-        get: { operationId: 'listTemplates', responses: { '200': { description: 'Built-in and custom templates' }, ...common } },
-        post: {
-          operationId: 'createTemplate',
-          responses: {
-            '201': { description: 'The saved custom template' },
-            '400': errorResponse('invalid_request'),
-            '409': errorResponse('conflict (id taken)'),
-            ...common,
-          },
-        },
-      },
-      '/v1/templates/{id}': {
-        get: {
-          operationId: 'getTemplate',
-          parameters: [{ ...idParam, schema: { type: 'string' } }],
-          responses: { '200': { description: 'The template' }, '404': errorResponse('not_found'), ...common },
-        },
-        delete: {
-          operationId: 'deleteTemplate',
-          parameters: [{ ...idParam, schema: { type: 'string' } }],
-          responses: { '204': { description: 'Deleted' }, '403': errorResponse('forbidden (built-in)'), '404': errorResponse('not_found'), ...common },
-        },
-      },
-      '/v1/templates/{id}/preview': {
-        post: {
-          operationId: 'previewTemplate',
-          parameters: [{ ...idParam, schema: { type: 'string' } }],
-          description: 'Rendered on a worker thread pool. At most 1 (free), 2 (starter) or 4 (pro) previews of an account in flight; at most 3840x2160 pixels.',
-          requestBody: {
-            required: false,
+    },
+  };
+}
+
+/** What a job rendered with and recognized: its transcript and style. */
+function jobOutputPaths(): Record<string, unknown> {
+  return {
+    '/v1/automation-jobs/{id}/transcript': {
+      get: {
+        operationId: 'getTranscript',
+        description:
+          'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: ' +
+          'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
+          'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
+          'for failed or cancelled jobs, 409 transcript_not_available.',
+        parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
+        responses: {
+          '200': {
+            description: 'The transcript',
             content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: false,
-                  properties: {
-                    text: { type: 'string', minLength: 1, maxLength: 300, description: 'Sample caption text' },
-                    width: { type: 'integer', minimum: 64, maximum: 3840, default: 1080 },
-                    height: { type: 'integer', minimum: 64, maximum: 3840, default: 1920 },
-                    at: { type: 'number', minimum: 0, maximum: 600, default: 2, description: 'Seconds: which moment of the animation to show' },
-                    style: { $ref: '#/components/schemas/Style', description: 'The same style POST /v1/automation-jobs takes, previewed over the template' },
-                  },
+              'application/json': { schema: { $ref: '#/components/schemas/TranscriptRecord' } },
+              [TRANSCRIPT_CONTENT_TYPES.srt]: { schema: { type: 'string' } },
+              [TRANSCRIPT_CONTENT_TYPES.vtt]: { schema: { type: 'string' } },
+            },
+          },
+          '400': errorResponse('invalid_request (format is not json, srt or vtt; unknown query parameter)'),
+          '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
+          '409': errorResponse(
+            'transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded',
+          ),
+          ...common,
+        },
+      },
+    },
+    '/v1/automation-jobs/{id}/style': {
+      get: {
+        operationId: 'getJobStyle',
+        description:
+          'What the job renders with: its template, the per-job style sent at creation (override, or null), ' +
+          'overlay, and the effective style (the template with the style applied, every default filled in; see ' +
+          'the Template schema), and the words of recognition: the vocabulary and replacements the job uses (its ' +
+          "own, else its template's defaults, resolved at creation). The job record itself keeps exactly the spec's keys.",
+        parameters: [idParam],
+        responses: { '200': json('JobStyle', "The job's style"), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
+      },
+    },
+  };
+}
+
+/** Font uploads: create, list, get, delete, complete. */
+function fontPaths(): Record<string, unknown> {
+  return {
+    '/v1/fonts': {
+      post: {
+        operationId: 'createFontUpload',
+        description:
+          `Step 1 of a font upload: a presigned PUT URL for exactly sizeBytes (TTF, OTF or WOFF2; at most ` +
+          `${MAX_FONT_BYTES} bytes; at most ${MAX_FONTS_PER_ACCOUNT} fonts an account, pending ones included). ` +
+          `Step 2: PUT the bytes to uploadUrl (no Authorization header, the returned Content-Type). Step 3: ` +
+          `POST /v1/fonts/{id}/complete. An upload never completed is removed an hour after its URL expired.`,
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateFontRequest' } } } },
+        responses: {
+          '201': json('FontUploadRecord', 'Presigned upload URL'),
+          '400': errorResponse('invalid_request'),
+          '415': errorResponse('unsupported_media_type (not .ttf, .otf or .woff2; WOFF 1.0 and collections are not accepted)'),
+          '422': errorResponse(`limit_exceeded (over ${MAX_FONT_BYTES} bytes, or ${MAX_FONTS_PER_ACCOUNT} fonts already)`),
+          ...common,
+        },
+      },
+      get: { operationId: 'listFonts', responses: { '200': json('FontList', "The account's fonts, oldest first"), ...common } },
+    },
+    '/v1/fonts/{id}': {
+      get: {
+        operationId: 'getFont',
+        parameters: [fontIdParam],
+        responses: { '200': json('FontRecord', 'The font'), '404': errorResponse('not_found'), ...common },
+      },
+      delete: {
+        operationId: 'deleteFont',
+        parameters: [fontIdParam],
+        responses: { '204': { description: 'Deleted (object too)' }, '404': errorResponse('not_found'), ...common },
+      },
+    },
+    '/v1/fonts/{id}/complete': {
+      post: {
+        operationId: 'completeFont',
+        description:
+          'Reads and checks the uploaded font in a sandboxed checker (structure, checksums, every glyph, a ' +
+          'draw by the renderer; a WOFF2 is decoded once here). Only a ready font can be named by a style or ' +
+          'template, so no unchecked font reaches an agent. Idempotent once ready.',
+        parameters: [fontIdParam],
+        responses: {
+          '200': json('FontRecord', 'The checked font, status ready'),
+          '404': errorResponse('not_found'),
+          '409': errorResponse('upload_not_completed: PUT the bytes first'),
+          '422': errorResponse('invalid_font: the file is damaged, hostile or not a font; the message says why; the upload is deleted'),
+          ...common,
+          '429': errorResponse(
+            'rate_limited (Retry-After): this account already has a check running and 2 waiting, or its refused fonts used 60 s of the ' +
+              'checker in the last hour; also the requests-per-minute limit',
+          ),
+        },
+      },
+    },
+  };
+}
+
+/** A job's webhook deliveries. */
+function deliveryPaths(): Record<string, unknown> {
+  return {
+    '/v1/automation-jobs/{id}/webhook-deliveries': {
+      get: {
+        operationId: 'listWebhookDeliveries',
+        parameters: [idParam],
+        responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common },
+      },
+    },
+  };
+}
+
+/** Templates: list, create, get, delete, preview. */
+function templatePaths(): Record<string, unknown> {
+  return {
+    '/v1/templates': {
+      get: { operationId: 'listTemplates', responses: { '200': { description: 'Built-in and custom templates' }, ...common } },
+      post: {
+        operationId: 'createTemplate',
+        responses: {
+          '201': { description: 'The saved custom template' },
+          '400': errorResponse('invalid_request'),
+          '409': errorResponse('conflict (id taken)'),
+          ...common,
+        },
+      },
+    },
+    '/v1/templates/{id}': {
+      get: {
+        operationId: 'getTemplate',
+        parameters: [{ ...idParam, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The template' }, '404': errorResponse('not_found'), ...common },
+      },
+      delete: {
+        operationId: 'deleteTemplate',
+        parameters: [{ ...idParam, schema: { type: 'string' } }],
+        responses: { '204': { description: 'Deleted' }, '403': errorResponse('forbidden (built-in)'), '404': errorResponse('not_found'), ...common },
+      },
+    },
+    '/v1/templates/{id}/preview': {
+      post: {
+        operationId: 'previewTemplate',
+        parameters: [{ ...idParam, schema: { type: 'string' } }],
+        description: 'Rendered on a worker thread pool. At most 1 (free), 2 (starter) or 4 (pro) previews of an account in flight; at most 3840x2160 pixels.',
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  text: { type: 'string', minLength: 1, maxLength: 300, description: 'Sample caption text' },
+                  width: { type: 'integer', minimum: 64, maximum: 3840, default: 1080 },
+                  height: { type: 'integer', minimum: 64, maximum: 3840, default: 1920 },
+                  at: { type: 'number', minimum: 0, maximum: 600, default: 2, description: 'Seconds: which moment of the animation to show' },
+                  style: { $ref: '#/components/schemas/Style', description: 'The same style POST /v1/automation-jobs takes, previewed over the template' },
                 },
               },
             },
           },
-          responses: {
-            '200': { description: 'One rendered frame', content: { 'image/png': {} } },
-            '400': errorResponse('invalid_request'),
-            '404': errorResponse('not_found'),
-            '422': errorResponse('limit_exceeded (more than 3840x2160 pixels)'),
-            ...common,
-            '429': errorResponse("rate_limited: the plan's previews in flight are all busy (Retry-After: 1), or the request limits of every route"),
-            '503': errorResponse('unavailable: the preview pool is full or the render took over 20 s; see Retry-After'),
-          },
+        },
+        responses: {
+          '200': { description: 'One rendered frame', content: { 'image/png': {} } },
+          '400': errorResponse('invalid_request'),
+          '404': errorResponse('not_found'),
+          '422': errorResponse('limit_exceeded (more than 3840x2160 pixels)'),
+          ...common,
+          '429': errorResponse("rate_limited: the plan's previews in flight are all busy (Retry-After: 1), or the request limits of every route"),
+          '503': errorResponse('unavailable: the preview pool is full or the render took over 20 s; see Retry-After'),
         },
       },
-      '/v1/automation-jobs/uploads': {
-        post: {
-          operationId: 'createUpload',
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateUploadRequest' } } } },
-          responses: {
-            '201': json(
-              'UploadRecord',
-              'Presigned upload URL. Its PUT (to the built-in store): 200 for exactly sizeBytes; 403 for another ' +
-                'size or a tampered/expired URL; 409 UploadAlreadyUsed once a job has claimed the upload (the object ' +
-                'can no longer be replaced); 400 RequestTimeout when the body stalls for ' +
-                'CAPTIONFARM_UPLOAD_IDLE_SECONDS (20 s; the connection is cut); 503 SlowDown with Retry-After past 4 ' +
-                'concurrent PUTs to one URL or 64 concurrent requests from one address.',
-            ),
-            '400': errorResponse('invalid_request'),
-            '415': errorResponse('unsupported_media_type (file extension)'),
-            '422': errorResponse('limit_exceeded (file too big for the plan)'),
-            '429': errorResponse('rate_limited | quota_exceeded (uploads per day); see Retry-After'),
-            '401': common['401'],
-            '408': common['408'],
-            '413': common['413'],
-            '500': common['500'],
-          },
+    },
+  };
+}
+
+/** Video uploads. */
+function uploadPaths(): Record<string, unknown> {
+  return {
+    '/v1/automation-jobs/uploads': {
+      post: {
+        operationId: 'createUpload',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateUploadRequest' } } } },
+        responses: {
+          '201': json(
+            'UploadRecord',
+            'Presigned upload URL. Its PUT (to the built-in store): 200 for exactly sizeBytes; 403 for another ' +
+              'size or a tampered/expired URL; 409 UploadAlreadyUsed once a job has claimed the upload (the object ' +
+              'can no longer be replaced); 400 RequestTimeout when the body stalls for ' +
+              'CAPTIONFARM_UPLOAD_IDLE_SECONDS (20 s; the connection is cut); 503 SlowDown with Retry-After past 4 ' +
+              'concurrent PUTs to one URL or 64 concurrent requests from one address.',
+          ),
+          '400': errorResponse('invalid_request'),
+          '415': errorResponse('unsupported_media_type (file extension)'),
+          '422': errorResponse('limit_exceeded (file too big for the plan)'),
+          '429': errorResponse('rate_limited | quota_exceeded (uploads per day); see Retry-After'),
+          '401': common['401'],
+          '408': common['408'],
+          '413': common['413'],
+          '500': common['500'],
         },
       },
     },
