@@ -1,6 +1,6 @@
 import { ApiError } from '@captionfarm/contracts';
 import { createFairShare } from './fair-share.ts';
-import type { PreparedJob } from './services/job-body.ts';
+import type { PreparedJob } from './jobs/body.ts';
 import type { TranscriptResult, TranscriptTask } from './transcript-worker.ts';
 import { workerPool } from './worker-threads.ts';
 

@@ -1,7 +1,7 @@
 import { toSrt, toVtt } from '@captionfarm/captions';
 import { ApiError } from '@captionfarm/contracts';
 import { Piscina } from 'piscina';
-import { prepareJob, type PreparedJob } from './services/job-body.ts';
+import { prepareJob, type PreparedJob } from './jobs/body.ts';
 import { lowerThisThreadPriority } from './worker-threads.ts';
 
 // Background work, below the main thread's priority (worker-threads.ts).

@@ -1,6 +1,6 @@
 import { validatePublicHttpsUrl, type LookupFn } from '@captionfarm/net';
 import type { ControlPlaneConfig } from './config.ts';
-import type { UrlPolicy } from './services/jobs.ts';
+import type { UrlPolicy } from './jobs/service.ts';
 
 /**
  * Creation-time policy for videoUrl and webhookUrl: https only, no credentials, no IP-literal

@@ -3,8 +3,8 @@ import { testDatabaseServerUrl } from '@captionfarm/db/testing';
 import { minutesBalance } from '@captionfarm/db';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reserveWaiting } from '../src/services/admission.ts';
-import { finishJob } from '../src/services/finish-job.ts';
+import { reserveWaiting } from '../src/jobs/admission.ts';
+import { finishJob } from '../src/jobs/finish.ts';
 import { startHarness, until, type Harness } from './harness.ts';
 
 // Admission on PostgreSQL, where a cancel can come from another control plane while admission

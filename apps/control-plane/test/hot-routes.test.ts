@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '@captionfarm/db';
 import { hotRoutes } from '../src/http/hot-routes.ts';
 import { rateLimit, type RequestLogLine } from '../src/http/middleware.ts';
 import { createMetrics } from '../src/metrics.ts';
-import type { JobsService } from '../src/services/jobs.ts';
+import type { JobsService } from '../src/jobs/service.ts';
 import { jsonOf, rawRequest, startHarness, type Api, type Harness } from './harness.ts';
 
 /**

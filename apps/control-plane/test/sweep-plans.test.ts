@@ -2,8 +2,8 @@ import { failJobsWhere, openDatabase, type Db } from '@captionfarm/db';
 import type { QueryId, RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiredOutputs } from '../src/agents/sweeper.ts';
-import { accountsWithWaitingJobs } from '../src/services/admission.ts';
-import { endedOutputs } from '../src/services/ended-outputs.ts';
+import { accountsWithWaitingJobs } from '../src/jobs/admission.ts';
+import { endedOutputs } from '../src/jobs/ended-outputs.ts';
 
 /**
  * The sweeps run every 30 s in every control plane, with the event loop stopped while SQLite

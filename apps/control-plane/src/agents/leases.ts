@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/contracts';
-import { deadlineAt } from '../services/job-decisions.ts';
+import { deadlineAt } from '../jobs/decisions.ts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { recognitionWords, type JobsService } from '../services/jobs.ts';
+import { recognitionWords, type JobsService } from '../jobs/service.ts';
 import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings, LeaseCheck } from './timings.ts';

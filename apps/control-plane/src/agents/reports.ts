@@ -10,9 +10,9 @@ import {
 } from '@captionfarm/contracts';
 import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../services/ended-outputs.ts';
-import { finishJob, type Ending } from '../services/finish-job.ts';
-import { deadlineAt, minutesExhausted, minutesText, sourceTooLong } from '../services/job-decisions.ts';
+import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../jobs/ended-outputs.ts';
+import { finishJob, type Ending } from '../jobs/finish.ts';
+import { deadlineAt, minutesExhausted, minutesText, sourceTooLong } from '../jobs/decisions.ts';
 import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 

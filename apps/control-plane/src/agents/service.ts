@@ -1,7 +1,7 @@
 import type { LeasedJob } from '@captionfarm/contracts';
 import type { Db, Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { AgentHub } from './hub.ts';
 import { createAgentLeases } from './leases.ts';
 import { createAgentNodes } from './nodes.ts';

@@ -1,16 +1,16 @@
 import type { FailureCode } from '@captionfarm/contracts';
 import { failJobsWhere, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { deleteEndedOutputs } from '../services/ended-outputs.ts';
-import { recordEnding } from '../services/finish-job.ts';
-import type { JobsService } from '../services/jobs.ts';
+import { deleteEndedOutputs } from '../jobs/ended-outputs.ts';
+import { recordEnding } from '../jobs/finish.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { AgentHub } from './hub.ts';
 import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings } from './timings.ts';
 
 /**
  * Succeeded jobs whose output expired. Only a succeeded job has `output_expires_at` (a running or
- * unsuccessful one may have `output_key`: services/ended-outputs.ts), so no status here: the
+ * unsuccessful one may have `output_key`: jobs/ended-outputs.ts), so no status here: the
  * partial index of kept outputs (jobs_output_kept) is read, not every succeeded job ever through
  * the status (sweep-plans.test.ts checks the plan).
  */

@@ -7,7 +7,7 @@ import type { ClientAddress } from '../http/client-address.ts';
 import { TemplateSchema } from '@captionfarm/captions';
 import type { PreviewPool } from '../preview-pool.ts';
 import type { AccountsService } from '../services/accounts.ts';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import { fontIdsOf, type FontsService } from '../services/fonts.ts';
 import type { Webhooks } from '../webhooks/index.ts';

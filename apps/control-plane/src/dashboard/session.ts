@@ -4,7 +4,7 @@ import type { Session, User } from '@captionfarm/db';
 import type { Request, RequestHandler, Response } from 'express';
 import { safeEqual } from '../crypto.ts';
 import { createHostAllowlist, HOST_HELP } from '../http/allowed-hosts.ts';
-import type { Caller } from '../services/jobs.ts';
+import type { Caller } from '../jobs/service.ts';
 import { SESSION_ABSOLUTE_MS, type UsersService } from './users.ts';
 
 export const SESSION_COOKIE = 'cf_session';

@@ -16,7 +16,7 @@ import { adminRoutes } from '../routes/admin.ts';
 import { publicRoutes } from '../routes/public.ts';
 import type { AccountsService } from '../services/accounts.ts';
 import type { FontsService } from '../services/fonts.ts';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { UploadsService } from '../services/uploads.ts';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JobsService, Caller } from '../services/jobs.ts';
+import type { JobsService, Caller } from '../jobs/service.ts';
 import type { Metrics } from '../metrics.ts';
 import { sendError, sendJson, toApiError } from './errors.ts';
 import { bearer, newRequestId, readPlainJson, type BodyTimeouts, type Deferred, type rateLimit, type RequestLogLine } from './middleware.ts';

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, PLANS } from '@captionfarm/contracts';
 import { countRequest, type Db } from '@captionfarm/db';
 import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { Caller, CountInTransaction } from '../services/jobs.ts';
+import type { Caller, CountInTransaction } from '../jobs/service.ts';
 import { safeEqual } from '../crypto.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 import type { ClientAddress } from './client-address.ts';
@@ -125,7 +125,7 @@ function verdict(res: ServerResponse, w: RateWindow, count: number): ApiError | 
   });
 }
 
-/** A request counted in the transaction of the work it asks for (services/jobs.ts CountInTransaction), until that commits. */
+/** A request counted in the transaction of the work it asks for (jobs/service.ts CountInTransaction), until that commits. */
 export interface Deferred extends CountInTransaction {
   window: RateWindow;
   pending: boolean;

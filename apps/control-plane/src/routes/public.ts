@@ -3,7 +3,7 @@ import { ApiError, issuesToDetails, StyleOverrideSchema } from '@captionfarm/con
 import { z } from 'zod';
 import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf, countInTransactionOf } from '../http/middleware.ts';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { TranscriptWork } from '../transcript-work.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';

@@ -18,7 +18,7 @@ import type { Db, FontRow } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { FONT_CHECKS_IN_PARALLEL, FontRejectedError, inspectFont } from '@captionfarm/renderer';
 import { createFairShare } from '../fair-share.ts';
-import type { Caller } from './jobs.ts';
+import type { Caller } from '../jobs/service.ts';
 
 const FONT_UPLOAD_URL_TTL_SECONDS = 15 * 60;
 /**

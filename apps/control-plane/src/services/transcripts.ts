@@ -11,8 +11,8 @@ import {
 import type { Database, Db } from '@captionfarm/db';
 import type { Kysely, Transaction } from 'kysely';
 import type { TranscriptWork } from '../transcript-work.ts';
-import type { GivenTranscript } from './job-body.ts';
-import type { Caller, JobsService } from './jobs.ts';
+import type { GivenTranscript } from '../jobs/body.ts';
+import type { Caller, JobsService } from '../jobs/service.ts';
 
 type Words = TranscriptRecord['words'];
 type Writer = Kysely<Database> | Transaction<Database>;

@@ -11,7 +11,7 @@ import {
 } from '@captionfarm/contracts';
 import { lockAccount, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import type { Caller } from './jobs.ts';
+import type { Caller } from '../jobs/service.ts';
 
 const UPLOAD_URL_TTL_SECONDS = 15 * 60;
 const UNCLAIMED_UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@ import { createSafeFetch, type LookupFn, type SafeFetch } from '@captionfarm/net
 import { createWebhookDispatcher, type DispatcherEvent, type WebhookDispatcher } from '@captionfarm/webhooks';
 import type { ControlPlaneConfig } from '../config.ts';
 import type { AccountsService } from '../services/accounts.ts';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import { createDeliveriesService, type DeliveriesService } from './deliveries.ts';
 import { mountAdminWebhookRoutes, mountPublicWebhookRoutes } from './routes.ts';
 import { createSqlWebhookStore } from './sql-store.ts';

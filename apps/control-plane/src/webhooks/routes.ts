@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { ApiError, issuesToDetails } from '@captionfarm/contracts';
 import { callerOf } from '../http/middleware.ts';
-import type { JobsService } from '../services/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
 import type { DeliveriesService } from './deliveries.ts';
 
 /** `GET /v1/automation-jobs/:id/webhook-deliveries`: the job's owner only (404 for anyone else, like GET job). */

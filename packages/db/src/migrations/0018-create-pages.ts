@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
  * the create's commit (a WAL frame on SQLite), and a create wrote about 15 of them. Three of
  * those indexes had nothing to find in a new job's entry:
  * - `jobs_account_created` served the list's order before `jobs.seq`; only a cursor signed before
- *   that reads (created_at, id) now, and it finds its job by id (services/jobs.ts).
+ *   that reads (created_at, id) now, and it finds its job by id (apps/control-plane/src/jobs/list.ts).
  * - `jobs_status_deadline` is read for jobs past their deadline; a queued job has none, so the
  *   index keeps only the jobs that have one (`deadline_at < ?` implies it, on both databases).
  * - `ledger_account_kind_note` finds an account's monthly top-up by its note; reserve, settle

@@ -1,9 +1,9 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
 import { appendLedger, lockAccount, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
-import { minutesExhausted, minutesText } from './job-decisions.ts';
+import { minutesExhausted, minutesText } from './decisions.ts';
 import type { ExpressionBuilder, Transaction } from 'kysely';
-import { ensureMonthlyAllowance } from './accounts.ts';
-import { finishJob } from './finish-job.ts';
+import { ensureMonthlyAllowance } from '../services/accounts.ts';
+import { finishJob } from './finish.ts';
 
 type Trx = Transaction<Database>;
 

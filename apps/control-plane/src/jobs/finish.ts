@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FailureCode } from '@captionfarm/contracts';
 import { appendLedger, jobHeldMinutes, type Database, type Job } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
-import { toJobRecord } from './job-record.ts';
+import { toJobRecord } from './record.ts';
 
 export type Ending =
   | { status: 'cancelled' }

@@ -16,13 +16,13 @@ import { lockAccount, prepared, type Db, type Job, type JobsTable } from '@capti
 import type { Insertable } from 'kysely';
 import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
-import { finishJob, type Ending } from './finish-job.ts';
-import { toJobRecord } from './job-record.ts';
-import { prepareJob, type PreparedJob } from './job-body.ts';
-import { sourceTooLong } from './job-decisions.ts';
-import { insertGivenTranscript } from './transcripts.ts';
-import { sourceKeyFor } from './uploads.ts';
-import type { TemplatesService } from './templates.ts';
+import { finishJob, type Ending } from './finish.ts';
+import { toJobRecord } from './record.ts';
+import { prepareJob, type PreparedJob } from './body.ts';
+import { sourceTooLong } from './decisions.ts';
+import { insertGivenTranscript } from '../services/transcripts.ts';
+import { sourceKeyFor } from '../services/uploads.ts';
+import type { TemplatesService } from '../services/templates.ts';
 import type { ObjectStore } from '@captionfarm/storage';
 
 export interface Caller {
@@ -82,7 +82,7 @@ export function createJobsService(deps: {
   now: () => Date;
   /** Probes an upload when a job claims it (default: none, the plan's maximum is reserved). */
   probeUpload?: UploadProbe;
-  /** Admission of an account's jobs waiting for minutes (services/admission.ts). */
+  /** Admission of an account's jobs waiting for minutes (jobs/admission.ts). */
   admit?: (accountId: string) => Promise<void>;
 }) {
   const { db, store, templates, checkPublicUrl, cursorKey, now } = deps;
@@ -260,7 +260,7 @@ export function createJobsService(deps: {
       };
       await insertJob(trx, values);
       await insertGivenTranscript(trx, id, job.transcript, iso);
-      // Minutes are reserved now when the balance covers them (services/admission.ts); a job it
+      // Minutes are reserved now when the balance covers them (jobs/admission.ts); a job it
       // cannot cover waits in `queued`. A job that will never run holds nothing.
       if (!probeEnding) reserved = (await reserveWaiting(trx, caller.accountId, caller.plan, t, false)).reserved;
       // The row as this transaction left it (`attempts` at its column default, `reserved_at` as

@@ -1,6 +1,6 @@
 import { PLANS, type PlanId } from '@captionfarm/contracts';
 import type { AgentTimings } from '../agents/timings.ts';
-import type { Ending } from './finish-job.ts';
+import type { Ending } from './finish.ts';
 
 /**
  * The job's decisions that more than one path takes (a create that probed its upload, an agent's

@@ -1,6 +1,6 @@
 import { probeMedia, RenderError } from '@captionfarm/renderer';
 import type { ObjectStore } from '@captionfarm/storage';
-import type { UploadProbe } from './jobs.ts';
+import type { UploadProbe } from './service.ts';
 
 /** How long the probe of a claimed upload may take before its job falls back to the plan's maximum. */
 const PROBE_TIMEOUT_MS = 20_000;
