@@ -3,7 +3,7 @@ import { rm, stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { JobSource } from '@captionfarm/contracts';
+import { exponentialBackoffMs, type JobSource } from '@captionfarm/contracts';
 import { isSafeFetchError, type SafeFetchFn } from '@captionfarm/net';
 import type { AudioTap } from './audio-tap.ts';
 import { JobFailure } from './errors.ts';
@@ -27,7 +27,7 @@ export interface DownloadOptions {
 const STORE_TRIES = 6;
 
 /** The wait after try `attempt` (from 1) to our own store. */
-const storeBackoffMs = (attempt: number): number => 250 * 2 ** attempt;
+const storeBackoffMs = (attempt: number): number => exponentialBackoffMs(attempt, { baseMs: 250 });
 
 const retryableStatus = (status: number): boolean => status >= 500 || status === 429;
 

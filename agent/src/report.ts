@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { exponentialBackoffMs } from '@captionfarm/contracts';
 import { isTRPCClientError } from '@trpc/client';
 import { JobAborted } from './errors.ts';
 
@@ -10,7 +11,7 @@ import { JobAborted } from './errors.ts';
 const REPORT_RETRY_MS = 10 * 60_000;
 
 /** The wait before reconnect `i` and before re-sending a report the `i`-th time: 250 ms doubling, at most 5 s. */
-export const backoffMs = (i: number): number => Math.min(250 * 2 ** i, 5_000);
+export const backoffMs = (i: number): number => exponentialBackoffMs(i, { baseMs: 250, maxMs: 5_000 });
 
 /** A call the control plane never answered: the socket closed before the answer came. A server's own error has a shape. */
 function unanswered(err: unknown): boolean {

@@ -7,6 +7,7 @@ export * from './content-types.ts';
 export * from './upload.ts';
 export * from './errors.ts';
 export * from './plans.ts';
+export * from './backoff.ts';
 export * from './agent.ts';
 export * from './fonts.ts';
 export * from './languages.ts';

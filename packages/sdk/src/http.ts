@@ -1,3 +1,4 @@
+import { exponentialBackoffMs } from '@captionfarm/contracts';
 import type { z } from 'zod';
 import { CaptionfarmApiError, CaptionfarmNetworkError, InvalidResponseError } from './errors.ts';
 import { causeMessage, parseRetryAfter, sleep } from './util.ts';
@@ -44,9 +45,7 @@ export type BinaryOrJson<T> = { kind: 'binary'; contentType: string; bytes: Uint
 const ERROR_BODY_HINT = 'not a Captionfarm API response; check CAPTIONFARM_URL / baseUrl';
 
 /** Backoff of retries after network errors and 5xx: 0.5 s, 1 s, 2 s ... with +-25% jitter. */
-function retryBackoffMs(attempt: number): number {
-  return Math.round(500 * 2 ** attempt * (0.75 + Math.random() * 0.5));
-}
+const retryBackoffMs = (attempt: number): number => exponentialBackoffMs(attempt, { baseMs: 500, jitter: 0.25 });
 
 export function createTransport(opts: TransportOptions) {
   const base = opts.baseUrl.replace(/\/+$/, '');
