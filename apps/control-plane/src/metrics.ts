@@ -29,10 +29,61 @@ export interface Metrics {
 const PHASE_BUCKETS = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800];
 
 export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
-  const { db } = deps;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Registered in this order, which is the order of the exposition.
+  const { jobsEnded, phase, rtf } = jobInstruments(registry, deps);
+  agentGauges(registry, deps.db);
+  webhookBacklogGauge(registry, deps.db);
+  const { recognitionRetries, recognitionDrops, recognitionDroppedSeconds } = recognitionCounters(registry);
+  const { attempts, failed } = webhookCounters(registry);
+  const http = new Histogram({
+    name: 'captionfarm_http_request_duration_seconds',
+    help: 'HTTP request latency by method, matched route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
 
+  return {
+    registry,
+    jobEnded(job) {
+      jobsEnded.inc({ status: job.status, failure_code: job.failure_code ?? '' });
+    },
+    jobCompleted({ node, phaseSeconds, mediaSeconds }) {
+      for (const k of ['ingest', 'transcribe', 'render', 'upload'] as const) phase.observe({ phase: k, node }, phaseSeconds[k]);
+      const total = phaseSeconds.ingest + phaseSeconds.transcribe + phaseSeconds.render + phaseSeconds.upload;
+      if (mediaSeconds && total > 0) rtf.observe({ node }, mediaSeconds / total);
+    },
+    recognitionChecks({ retries, dropped }) {
+      for (const r of retries) recognitionRetries.inc({ check: r.check });
+      for (const d of dropped) {
+        recognitionDrops.inc({ check: d.check });
+        recognitionDroppedSeconds.inc({ check: d.check }, Math.max(0, d.end - d.start));
+      }
+    },
+    webhookAttempt({ outcome, state, applied }) {
+      attempts.inc({ outcome });
+      if (state === 'exhausted' && applied) failed.inc();
+    },
+    httpTimer: () => http.startTimer(),
+    http() {
+      return (req, res, next) => {
+        const end = http.startTimer();
+        const seen = routeLabels(req);
+        res.on('finish', () => {
+          const route = seen.route ?? (seen.mount ? `${seen.mount}/*` : req.path === '/metrics' ? '/metrics' : 'unmatched');
+          end({ method: req.method, route, status: String(res.statusCode) });
+        });
+        next();
+      };
+    },
+  };
+}
+
+/** Jobs: terminal statuses, the queue's depth and oldest age (read at scrape time), each stage's seconds and the realtime factor. */
+function jobInstruments(registry: Registry, deps: { db: Db; now: () => Date }) {
+  const { db } = deps;
   const jobsEnded = new Counter({
     name: 'captionfarm_jobs_finished_total',
     help: 'Jobs that reached a terminal status, by status and failure code ("" unless failed).',
@@ -80,6 +131,11 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
     registers: [registry],
   });
+  return { jobsEnded, phase, rtf };
+}
+
+/** The online agents, their drain state and slots, read from the database at scrape time. */
+function agentGauges(registry: Registry, db: Db): void {
   const agentGauge = (name: string, help: string, read: (nodes: { drain: number; capabilities: string }[], running: number) => number) =>
     new Gauge({
       name,
@@ -105,6 +161,10 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     nodes.reduce((sum, n) => sum + (Number((JSON.parse(n.capabilities) as { maxConcurrentJobs?: number }).maxConcurrentJobs) || 0), 0),
   );
   agentGauge('captionfarm_agent_slots_in_use', 'Jobs running on agents now (leased slots).', (_nodes, running) => running);
+}
+
+/** Webhook deliveries waiting, read from the database at scrape time. */
+function webhookBacklogGauge(registry: Registry, db: Db): void {
   new Gauge({
     name: 'captionfarm_webhook_deliveries_pending',
     help: 'Webhook deliveries waiting for their first or next attempt.',
@@ -118,6 +178,10 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
       this.set(Number(r?.n ?? 0));
     },
   });
+}
+
+/** What the agents' recognition checks retried and left out. */
+function recognitionCounters(registry: Registry) {
   const recognitionRetries = new Counter({
     name: 'captionfarm_recognition_retries_total',
     help: 'Chunks of speech decoded again by the agents, by the check that sent them back (loop: the words looked like a decoding loop; budget: the decode ran past its time budget).',
@@ -136,6 +200,11 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     labelNames: ['check'] as const,
     registers: [registry],
   });
+  return { recognitionRetries, recognitionDrops, recognitionDroppedSeconds };
+}
+
+/** Webhook delivery attempts and the deliveries given up on. */
+function webhookCounters(registry: Registry) {
   const attempts = new Counter({
     name: 'captionfarm_webhook_delivery_attempts_total',
     help: 'Webhook delivery attempts, by outcome (success, retry, gone, ...).',
@@ -147,48 +216,7 @@ export function createMetrics(deps: { db: Db; now: () => Date }): Metrics {
     help: 'Webhook deliveries given up on (every retry failed, or the endpoint answered 410 Gone).',
     registers: [registry],
   });
-  const http = new Histogram({
-    name: 'captionfarm_http_request_duration_seconds',
-    help: 'HTTP request latency by method, matched route pattern and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-
-  return {
-    registry,
-    jobEnded(job) {
-      jobsEnded.inc({ status: job.status, failure_code: job.failure_code ?? '' });
-    },
-    jobCompleted({ node, phaseSeconds, mediaSeconds }) {
-      for (const k of ['ingest', 'transcribe', 'render', 'upload'] as const) phase.observe({ phase: k, node }, phaseSeconds[k]);
-      const total = phaseSeconds.ingest + phaseSeconds.transcribe + phaseSeconds.render + phaseSeconds.upload;
-      if (mediaSeconds && total > 0) rtf.observe({ node }, mediaSeconds / total);
-    },
-    recognitionChecks({ retries, dropped }) {
-      for (const r of retries) recognitionRetries.inc({ check: r.check });
-      for (const d of dropped) {
-        recognitionDrops.inc({ check: d.check });
-        recognitionDroppedSeconds.inc({ check: d.check }, Math.max(0, d.end - d.start));
-      }
-    },
-    webhookAttempt({ outcome, state, applied }) {
-      attempts.inc({ outcome });
-      if (state === 'exhausted' && applied) failed.inc();
-    },
-    httpTimer: () => http.startTimer(),
-    http() {
-      return (req, res, next) => {
-        const end = http.startTimer();
-        const seen = routeLabels(req);
-        res.on('finish', () => {
-          const route = seen.route ?? (seen.mount ? `${seen.mount}/*` : req.path === '/metrics' ? '/metrics' : 'unmatched');
-          end({ method: req.method, route, status: String(res.statusCode) });
-        });
-        next();
-      };
-    },
-  };
+  return { attempts, failed };
 }
 
 /**
