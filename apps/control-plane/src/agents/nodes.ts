@@ -5,9 +5,17 @@ import { generateAgentToken, hashSecret } from '../crypto.ts';
 import type { AgentHub } from './hub.ts';
 import type { AgentTimings } from './timings.ts';
 
+type AgentNodesDeps = { db: Db; hub: AgentHub; timings: AgentTimings; now: () => Date; onRegistered: (nodeId: string) => void };
+
 /** Agent tokens and nodes: registration, drain, the admin listing. */
-export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTimings; now: () => Date; onRegistered: (nodeId: string) => void }) {
-  const { db, hub, timings, now } = deps;
+export function createAgentNodes(deps: AgentNodesDeps) {
+  return { ...agentTokens(deps), ...nodeRegistry(deps) };
+}
+export type AgentNodes = ReturnType<typeof createAgentNodes>;
+
+/** Agent tokens: create, authenticate, list, revoke. */
+function agentTokens(deps: Pick<AgentNodesDeps, 'db' | 'now'>) {
+  const { db, now } = deps;
   return {
     async createToken(name: string | null) {
       const token = generateAgentToken();
@@ -63,7 +71,13 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
       const nodes = await db.selectFrom('agent_nodes').select(['id', 'name', 'state', 'token_id']).where('token_id', '=', id).orderBy('created_at').execute();
       return { token: tokenView(row, nodes), nodeIds: nodes.map((n) => n.id) };
     },
+  };
+}
 
+/** Agent nodes: registration, heartbeats, drain, the admin listing, the silent-node sweep. */
+function nodeRegistry(deps: AgentNodesDeps) {
+  const { db, hub, timings, now } = deps;
+  return {
     async register(tokenId: string, nodeName: string, capabilities: AgentCapabilities) {
       const t = now().toISOString();
       const existing = await db.selectFrom('agent_nodes').selectAll().where('token_id', '=', tokenId).where('name', '=', nodeName).executeTakeFirst();
@@ -149,7 +163,6 @@ export function createAgentNodes(deps: { db: Db; hub: AgentHub; timings: AgentTi
     },
   };
 }
-export type AgentNodes = ReturnType<typeof createAgentNodes>;
 
 /** An agent token as the admin API lists it. */
 export interface AgentTokenView {
