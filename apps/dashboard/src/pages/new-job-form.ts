@@ -1,0 +1,113 @@
+// The new-job form's state and its submit: the fields as typed, turned into the job's options, the
+// upload (straight to the store) and the job's creation. The page (new-job.tsx) lays the fields out.
+import type { UploadRecord } from '@captionfarm/contracts';
+import { useState, type FormEvent } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { api, putWithProgress, type JobRecord } from '../api.ts';
+import { parseKeywords } from '../fonts.tsx';
+import { parseReplacements, parseVocabulary } from '../recognition.ts';
+
+/** The form's fields as the user typed them (numbers and lists still text). */
+interface NewJobFields {
+  source: 'file' | 'url';
+  file: File | null;
+  videoUrl: string;
+  templateId: string;
+  format: string;
+  quality: string;
+  width: string;
+  height: string;
+  language: string;
+  webhookUrl: string;
+  overlay: boolean;
+  fontId: string | null;
+  emoji: boolean;
+  keywords: string;
+  vocabulary: string;
+  replacements: string;
+}
+
+const START: NewJobFields = {
+  source: 'file',
+  file: null,
+  videoUrl: '',
+  templateId: 'karaoke',
+  format: 'mp4',
+  quality: 'high',
+  width: '',
+  height: '',
+  language: '',
+  webhookUrl: '',
+  overlay: false,
+  fontId: null,
+  emoji: false,
+  keywords: '',
+  vocabulary: '',
+  replacements: '',
+};
+
+/** The job's options from the fields: only what the user set. Throws on a replacement line it cannot read. */
+function jobOptions(f: NewJobFields): Record<string, unknown> {
+  const options: Record<string, unknown> = { templateId: f.templateId, format: f.format, quality: f.quality };
+  if (f.width || f.height) options.resolution = { width: Number(f.width), height: Number(f.height) };
+  if (f.language) options.language = f.language;
+  if (f.webhookUrl) options.webhookUrl = f.webhookUrl;
+  if (f.overlay) options.overlay = true;
+  // Only what the user set: the rest of the look is the template's.
+  const style: Record<string, unknown> = {};
+  if (f.fontId) style.font = { fontId: f.fontId };
+  if (f.emoji) style.emoji = 'auto';
+  const words = parseKeywords(f.keywords);
+  if (words.length > 0) style.keywords = words;
+  if (Object.keys(style).length > 0) options.style = style;
+  // Empty: the template's defaults (a custom template may have them); given, they replace them.
+  const terms = parseVocabulary(f.vocabulary);
+  const fixes = parseReplacements(f.replacements);
+  if (fixes.problems.length > 0) throw new Error(fixes.problems[0]);
+  if (terms.values.length > 0) options.vocabulary = terms.values;
+  if (fixes.values.length > 0) options.replacements = fixes.values;
+  return options;
+}
+
+/** Uploads the file (or takes the URL) and creates the job; `onProgress` gets the upload's percent. */
+async function createJob(f: NewJobFields, onProgress: (percent: number) => void): Promise<JobRecord> {
+  const options = jobOptions(f);
+  if (f.source !== 'file') return api<JobRecord>('POST', '/v1/automation-jobs', { videoUrl: f.videoUrl, ...options });
+  const file = f.file;
+  if (!file) throw new Error('Choose or drop a video file first.');
+  const up = await api<UploadRecord>('POST', '/v1/automation-jobs/uploads', { fileName: file.name, sizeBytes: file.size });
+  onProgress(0);
+  // Straight to the store's presigned URL: the bytes never pass through the API.
+  await putWithProgress(up.uploadUrl, file, (fraction) => onProgress(fraction * 100));
+  return api<JobRecord>('POST', '/v1/automation-jobs', { uploadId: up.uploadId, ...options });
+}
+
+/** The form's state; `submit` creates the job and opens its page, or keeps the error to show. */
+export function useNewJobForm() {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [fields, setFields] = useState<NewJobFields>(START);
+  const [progress, setProgress] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const set = (patch: Partial<NewJobFields>) => setFields((x) => ({ ...x, ...patch }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      const job = await createJob(fields, setProgress);
+      await qc.invalidateQueries({ queryKey: ['jobs'] });
+      navigate(`/jobs/${job.id}`);
+    } catch (err) {
+      setError(err);
+      setProgress(null);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { fields, set, progress, error, busy, submit };
+}
+
+export type NewJobForm = ReturnType<typeof useNewJobForm>;
