@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AgentEventSchema, type AgentEvent } from '@captionfarm/contracts';
+import { AgentEventSchema, exponentialBackoffMs, type AgentEvent } from '@captionfarm/contracts';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '@captionfarm/db';
@@ -26,7 +26,8 @@ export interface ClusterBus {
 }
 
 const CHANNEL = 'captionfarm_agent_events';
-const RETRY_MS = [250, 500, 1000, 2000, 5000];
+/** The wait before reconnect `failures` (from 0): 0.25, 0.5, 1, 2, 4, then 5 s (the agent's reconnect schedule, report.ts). */
+const RETRY = { baseMs: 250, maxMs: 5_000 };
 
 export function createLocalBus(): ClusterBus {
   return { publish: () => undefined, onMessage: () => undefined, close: async () => undefined };
@@ -90,7 +91,7 @@ export function createPostgresBus(opts: { db: Db; url: string; log: (msg: string
 
   function retry(): void {
     if (closed || timer) return;
-    const delay = RETRY_MS[Math.min(failures, RETRY_MS.length - 1)]!;
+    const delay = exponentialBackoffMs(failures, RETRY);
     failures++;
     timer = setTimeout(() => {
       timer = undefined;
