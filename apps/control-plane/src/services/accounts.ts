@@ -39,17 +39,29 @@ export async function ensureMonthlyAllowance(trx: Transaction<Database>, account
   await appendLedger(trx, { accountId, kind: 'monthly_reset', minutes: Math.max(0, PLANS[plan].minutesPerMonth - balance), note: month, now });
 }
 
-export function createAccountsService(deps: { db: Db; now: () => Date }) {
-  const { db, now } = deps;
+type AccountsDeps = { db: Db; now: () => Date };
 
-  async function get(accountId: string) {
-    const row = await db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
-    if (!row) throw new ApiError('not_found', `No account ${accountId}.`);
-    return row;
-  }
+async function getAccount(db: Db, accountId: string) {
+  const row = await db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+  if (!row) throw new ApiError('not_found', `No account ${accountId}.`);
+  return row;
+}
 
+export function createAccountsService(deps: AccountsDeps) {
   return {
-    get,
+    get: (accountId: string) => getAccount(deps.db, accountId),
+    ...accountsAndMinutes(deps),
+    ...apiKeys(deps),
+    ...signingSecrets(deps),
+  };
+}
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+/** Accounts, their plans and minutes. */
+function accountsAndMinutes(deps: AccountsDeps) {
+  const { db, now } = deps;
+  const get = (accountId: string) => getAccount(db, accountId);
+  return {
     async create(input: { name: string; plan: PlanId }) {
       const id = randomUUID();
       const t = now();
@@ -105,6 +117,14 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
         ledger: ledger.map((l) => ({ id: l.id, kind: l.kind, minutes: l.minutes, jobId: l.job_id, note: l.note, createdAt: l.created_at })),
       };
     },
+  };
+}
+
+/** API keys: create, list, revoke, and the lookup of every public API request. */
+function apiKeys(deps: AccountsDeps) {
+  const { db, now } = deps;
+  const get = (accountId: string) => getAccount(db, accountId);
+  return {
     async createKey(accountId: string, name: string | null = null) {
       await get(accountId);
       const key = generateApiKey();
@@ -142,6 +162,27 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
       }
       return { id: keyId, revoked: true };
     },
+    /** The account of a bearer API key, or null (unknown or revoked). */
+    async authenticate(key: string) {
+      if (!key.startsWith('cf_live_')) return null;
+      const [row] = await keyByHash(db, { hash: hashSecret(key) });
+      if (!row || row.revoked_at !== null) return null;
+      // lastUsedAt lets operators find stale keys; written at most once a minute per key, so a
+      // busy key costs one small write a minute, not one per request.
+      const t = now();
+      if (row.last_used_at === null || t.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+        await db.updateTable('api_keys').set({ last_used_at: t.toISOString() }).where('id', '=', row.keyId).execute();
+      }
+      return { accountId: row.id, plan: row.plan, keyId: row.keyId };
+    },
+  };
+}
+
+/** The account's webhook signing secrets: show, rotate (the previous one stays valid 24 h). */
+function signingSecrets(deps: AccountsDeps) {
+  const { db, now } = deps;
+  const get = (accountId: string) => getAccount(db, accountId);
+  return {
     /** Active signing secrets: the current one, and the previous one during its 24 h overlap. */
     async webhookSecrets(accountId: string): Promise<string[]> {
       const a = await get(accountId);
@@ -174,19 +215,5 @@ export function createAccountsService(deps: { db: Db; now: () => Date }) {
         .execute();
       return { accountId, secret, previous: a.webhook_secret, previousExpiresAt: new Date(t.getTime() + WEBHOOK_SECRET_OVERLAP_MS).toISOString() };
     },
-    /** The account of a bearer API key, or null (unknown or revoked). */
-    async authenticate(key: string) {
-      if (!key.startsWith('cf_live_')) return null;
-      const [row] = await keyByHash(db, { hash: hashSecret(key) });
-      if (!row || row.revoked_at !== null) return null;
-      // lastUsedAt lets operators find stale keys; written at most once a minute per key, so a
-      // busy key costs one small write a minute, not one per request.
-      const t = now();
-      if (row.last_used_at === null || t.getTime() - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-        await db.updateTable('api_keys').set({ last_used_at: t.toISOString() }).where('id', '=', row.keyId).execute();
-      }
-      return { accountId: row.id, plan: row.plan, keyId: row.keyId };
-    },
   };
 }
-export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -28,73 +28,75 @@ export function sourceKeyFor(jobId: string, uploadKey: string): string {
   return `sources/${jobId}${path.posix.extname(uploadKey)}`;
 }
 
-export function createUploadsService(deps: { db: Db; store: ObjectStore; now: () => Date }) {
+type UploadsDeps = { db: Db; store: ObjectStore; now: () => Date };
+
+/** A presigned upload URL for a video file, within the plan's size limit and uploads per day. */
+async function createUpload(deps: UploadsDeps, caller: Caller, body: unknown): Promise<UploadRecord> {
+  const { db, store, now } = deps;
+  const parsed = CreateUploadRequestSchema.safeParse(body);
+  if (!parsed.success)
+    throw new ApiError('invalid_request', 'The request body is not a valid upload request: see details.', {
+      details: issuesToDetails(parsed.error.issues),
+    });
+  const { fileName, sizeBytes } = parsed.data;
+  const contentType = contentTypeForFileName(fileName);
+  if (!contentType) {
+    throw new ApiError(
+      'unsupported_media_type',
+      `"${fileName}" is not an accepted video file; accepted extensions: ${Object.keys(UPLOAD_CONTENT_TYPES).join(', ')}.`,
+    );
+  }
+  const plan = PLANS[caller.plan];
+  if (sizeBytes > plan.maxUploadBytes) {
+    throw new ApiError('limit_exceeded', `The ${caller.plan} plan accepts uploads up to ${plan.maxUploadBytes} bytes; this file is ${sizeBytes} bytes.`, {
+      details: [{ path: 'sizeBytes', message: `at most ${plan.maxUploadBytes}` }],
+    });
+  }
+  const t = now();
+  // Uploads per day count per UTC calendar day; Retry-After points at the next midnight.
+  const dayStart = new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
+  const id = randomUUID();
+  const key = uploadKeyOf(id, fileName);
+  const expiresAt = new Date(t.getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
+  await db.transaction().execute(async (trx) => {
+    // The daily quota holds across control planes: a concurrent create for this account waits.
+    await lockAccount(trx, caller.accountId);
+    const used = await trx
+      .selectFrom('uploads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', caller.accountId)
+      .where('created_at', '>=', dayStart.toISOString())
+      .executeTakeFirstOrThrow();
+    if (Number(used.n) >= plan.uploadsPerDay) {
+      throw new ApiError('quota_exceeded', `The ${caller.plan} plan allows ${plan.uploadsPerDay} upload URLs per day (UTC); try again tomorrow or upgrade.`, {
+        retryAfterSeconds: Math.max(1, Math.ceil((dayStart.getTime() + DAY_MS - t.getTime()) / 1000)),
+      });
+    }
+    await trx
+      .insertInto('uploads')
+      .values({
+        id,
+        account_id: caller.accountId,
+        object_key: key,
+        file_name: fileName,
+        content_type: contentType,
+        size_bytes: sizeBytes,
+        created_at: t.toISOString(),
+        url_expires_at: expiresAt.toISOString(),
+        completed_at: null,
+        claimed_by_job_id: null,
+        deleted_at: null,
+      })
+      .execute();
+  });
+  const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: UPLOAD_URL_TTL_SECONDS });
+  return { uploadId: id, uploadUrl, contentType, sizeBytes, expiresAt: expiresAt.toISOString() };
+}
+
+export function createUploadsService(deps: UploadsDeps) {
   const { db, store, now } = deps;
   return {
-    async create(caller: Caller, body: unknown): Promise<UploadRecord> {
-      const parsed = CreateUploadRequestSchema.safeParse(body);
-      if (!parsed.success)
-        throw new ApiError('invalid_request', 'The request body is not a valid upload request: see details.', {
-          details: issuesToDetails(parsed.error.issues),
-        });
-      const { fileName, sizeBytes } = parsed.data;
-      const contentType = contentTypeForFileName(fileName);
-      if (!contentType) {
-        throw new ApiError(
-          'unsupported_media_type',
-          `"${fileName}" is not an accepted video file; accepted extensions: ${Object.keys(UPLOAD_CONTENT_TYPES).join(', ')}.`,
-        );
-      }
-      const plan = PLANS[caller.plan];
-      if (sizeBytes > plan.maxUploadBytes) {
-        throw new ApiError('limit_exceeded', `The ${caller.plan} plan accepts uploads up to ${plan.maxUploadBytes} bytes; this file is ${sizeBytes} bytes.`, {
-          details: [{ path: 'sizeBytes', message: `at most ${plan.maxUploadBytes}` }],
-        });
-      }
-      const t = now();
-      // Uploads per day count per UTC calendar day; Retry-After points at the next midnight.
-      const dayStart = new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
-      const id = randomUUID();
-      const key = uploadKeyOf(id, fileName);
-      const expiresAt = new Date(t.getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
-      await db.transaction().execute(async (trx) => {
-        // The daily quota holds across control planes: a concurrent create for this account waits.
-        await lockAccount(trx, caller.accountId);
-        const used = await trx
-          .selectFrom('uploads')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('account_id', '=', caller.accountId)
-          .where('created_at', '>=', dayStart.toISOString())
-          .executeTakeFirstOrThrow();
-        if (Number(used.n) >= plan.uploadsPerDay) {
-          throw new ApiError(
-            'quota_exceeded',
-            `The ${caller.plan} plan allows ${plan.uploadsPerDay} upload URLs per day (UTC); try again tomorrow or upgrade.`,
-            {
-              retryAfterSeconds: Math.max(1, Math.ceil((dayStart.getTime() + DAY_MS - t.getTime()) / 1000)),
-            },
-          );
-        }
-        await trx
-          .insertInto('uploads')
-          .values({
-            id,
-            account_id: caller.accountId,
-            object_key: key,
-            file_name: fileName,
-            content_type: contentType,
-            size_bytes: sizeBytes,
-            created_at: t.toISOString(),
-            url_expires_at: expiresAt.toISOString(),
-            completed_at: null,
-            claimed_by_job_id: null,
-            deleted_at: null,
-          })
-          .execute();
-      });
-      const uploadUrl = await store.presignPut({ key, contentLength: sizeBytes, contentType, expiresInSeconds: UPLOAD_URL_TTL_SECONDS });
-      return { uploadId: id, uploadUrl, contentType, sizeBytes, expiresAt: expiresAt.toISOString() };
-    },
+    create: (caller: Caller, body: unknown): Promise<UploadRecord> => createUpload(deps, caller, body),
 
     /**
      * The store's write guard: once a job has claimed an upload, its URL can no longer replace the
