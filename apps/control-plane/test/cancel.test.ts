@@ -21,7 +21,7 @@ beforeAll(async () => {
       now: () => {
         // The cancel takes the time for its write inside its transaction, after it read the job;
         // every other caller of now() (auth, rate limit, ...) passes through untouched.
-        if (beforeCancelWrite && /at (async )?Object\.cancel \(.*services[\\/]jobs\.ts/.test(new Error().stack ?? '')) {
+        if (beforeCancelWrite && /at (async )?Object\.cancel \(.*jobs[\\/]service\.ts/.test(new Error().stack ?? '')) {
           const hook = beforeCancelWrite;
           beforeCancelWrite = undefined;
           hook();

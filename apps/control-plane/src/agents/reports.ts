@@ -8,7 +8,18 @@ import {
   type AgentProgressInput,
   type AgentTranscribedInput,
 } from '@captionfarm/contracts';
-import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, reportProgress, type Db, type Job } from '@captionfarm/db';
+import {
+  appendLedger,
+  jobHeldMinutes,
+  lockAccount,
+  markOutputKey,
+  minutesBalance,
+  quoteIngestedJob,
+  reportProgress,
+  setJobDeadline,
+  type Db,
+  type Job,
+} from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../jobs/ended-outputs.ts';
 import { finishJob, type Ending } from '../jobs/finish.ts';
@@ -63,12 +74,7 @@ export function createAgentReports(deps: {
       const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
       const plan = PLANS[account.plan];
       const seconds = Math.ceil(input.durationSeconds);
-      await db
-        .updateTable('jobs')
-        .set({ quoted_seconds: seconds, updated_at: now().toISOString() })
-        .where('id', '=', job.id)
-        .where('lease_id', '=', input.leaseId)
-        .execute();
+      await quoteIngestedJob(db, { jobId: job.id, leaseId: input.leaseId, quotedSeconds: seconds, now: now().toISOString() });
       const fail = async (failureCode: AgentFailInput['failureCode'], failureReason: string): Promise<LeaseCheck> => {
         const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
         await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
@@ -103,7 +109,7 @@ export function createAgentReports(deps: {
       }
       deps.onMinutesFreed?.(job.account_id);
       const deadline = deadlineAt(Date.parse(job.started_at ?? now().toISOString()), timings, input.durationSeconds);
-      await db.updateTable('jobs').set({ deadline_at: deadline }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      await setJobDeadline(db, { jobId: job.id, leaseId: input.leaseId, deadlineAt: deadline });
       return { ok: true };
     },
 
@@ -120,7 +126,7 @@ export function createAgentReports(deps: {
       if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
       const key = `outputs/${job.id}.${job.format}`;
       // Marked before the URL exists: should the job not succeed, its output is debris (deleteEndedOutputs).
-      await db.updateTable('jobs').set({ output_key: key }).where('id', '=', job.id).where('lease_id', '=', input.leaseId).execute();
+      await markOutputKey(db, { jobId: job.id, leaseId: input.leaseId, outputKey: key });
       const url = await store.presignPut({
         key,
         contentLength: input.sizeBytes,

@@ -1,5 +1,5 @@
 import type { FailureCode } from '@captionfarm/contracts';
-import { failJobsWhere, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
+import { failJobsWhere, forgetOutputs, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs } from '../jobs/ended-outputs.ts';
 import { recordEnding } from '../jobs/finish.ts';
@@ -69,16 +69,10 @@ export function createAgentSweeper(deps: {
 
     const stale = await expiredOutputs(db, iso).execute();
     for (const job of stale) await store.delete(job.output_key ?? '');
-    if (stale.length > 0)
-      await db
-        .updateTable('jobs')
-        .set({ output_key: null })
-        .where(
-          'id',
-          'in',
-          stale.map((j) => j.id),
-        )
-        .execute();
+    await forgetOutputs(
+      db,
+      stale.map((j) => j.id),
+    );
     await deleteEndedOutputs(deps);
     await deps.nodes.sweepSilent();
   }

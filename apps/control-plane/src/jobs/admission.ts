@@ -1,5 +1,5 @@
 import { PLANS, billableMinutes, type PlanId } from '@captionfarm/contracts';
-import { appendLedger, lockAccount, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
+import { appendLedger, lockAccount, markReserved, minutesBalance, prepared, type Database, type Db, type Job } from '@captionfarm/db';
 import { minutesExhausted, minutesText } from './decisions.ts';
 import type { ExpressionBuilder, Transaction } from 'kysely';
 import { ensureMonthlyAllowance } from '../services/accounts.ts';
@@ -61,11 +61,6 @@ export const accountsWithWaitingJobs = (db: Db) =>
     .selectFrom('accounts')
     .select('id')
     .where(({ exists, selectFrom }) => exists(selectFrom('jobs').select('jobs.id').whereRef('jobs.account_id', '=', 'accounts.id').where(waitingForMinutes)));
-
-/** Marks a job reserved while it still waits: none once it was cancelled (by another control plane, on PostgreSQL) since it was read. */
-const markReserved = prepared((db, a: { id: string; at: string }) =>
-  db.updateTable('jobs').set({ reserved_at: a.at }).where('id', '=', a.id).where('status', '=', 'queued').where('reserved_at', 'is', null).returning('id'),
-);
 
 /** Active jobs of an account that hold minutes: each may still give some back (true-up, failure, cancel). */
 async function holders(trx: Trx, accountId: string): Promise<number> {

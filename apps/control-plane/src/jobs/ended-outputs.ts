@@ -1,4 +1,4 @@
-import type { Db } from '@captionfarm/db';
+import { forgetEndedOutput, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 
 /** How long the agent's presigned output PUT URL lives (agents/reports.ts outputUploadUrl). */
@@ -34,7 +34,7 @@ export async function deleteEndedOutputs(deps: { db: Db; store: ObjectStore; now
   for (const job of ended) {
     if (job.output_key) await store.delete(job.output_key);
     if (job.finished_at !== null && job.finished_at < urlsExpiredBefore) {
-      await db.updateTable('jobs').set({ output_key: null }).where('id', '=', job.id).where('status', 'in', ['failed', 'cancelled']).execute();
+      await forgetEndedOutput(db, { jobId: job.id });
     }
   }
   return ended.length;

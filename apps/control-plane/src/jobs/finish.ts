@@ -1,21 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { FailureCode } from '@captionfarm/contracts';
-import { appendLedger, jobHeldMinutes, type Database, type Job } from '@captionfarm/db';
+import { appendLedger, endJob, jobHeldMinutes, type Database, type Job, type JobEnding } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import { toJobRecord } from './record.ts';
 
-export type Ending =
-  | { status: 'cancelled' }
-  | { status: 'failed'; failureCode: FailureCode; failureReason: string }
-  | {
-      status: 'succeeded';
-      outputKey: string;
-      outputBytes: number;
-      width: number;
-      height: number;
-      downloadUrl: string;
-      outputExpiresAt: string;
-    };
+/** How a job ends (the statement's `JobEnding`): cancelled, failed with its code and reason, succeeded with its output. */
+export type Ending = JobEnding;
 
 /**
  * Ends a job in one transaction with its minutes and its webhook: a refund of what it holds on
@@ -24,35 +13,7 @@ export type Ending =
  * when the job had already ended (or another owner holds it): then nothing is written.
  */
 export async function finishJob(trx: Transaction<Database>, job: Pick<Job, 'id'>, ending: Ending, now: Date, guard?: { leaseId: string }): Promise<Job | null> {
-  const t = now.toISOString();
-  let q = trx
-    .updateTable('jobs')
-    .set({
-      status: ending.status,
-      phase: ending.status,
-      percent: null,
-      updated_at: t,
-      finished_at: t,
-      lease_id: null,
-      lease_owner: null,
-      lease_expires_at: null,
-      ...(ending.status === 'failed' ? { failure_code: ending.failureCode, failure_reason: ending.failureReason } : {}),
-      ...(ending.status === 'succeeded'
-        ? {
-            output_key: ending.outputKey,
-            output_bytes: ending.outputBytes,
-            out_width: ending.width,
-            out_height: ending.height,
-            download_url: ending.downloadUrl,
-            output_expires_at: ending.outputExpiresAt,
-            settled_at: t,
-          }
-        : {}),
-    })
-    .where('id', '=', job.id)
-    .where('status', 'in', ['queued', 'running']);
-  if (guard) q = q.where('lease_id', '=', guard.leaseId);
-  const ended = await q.returningAll().executeTakeFirst();
+  const ended = await endJob(trx, { jobId: job.id, ending, now: now.toISOString(), leaseId: guard?.leaseId });
   if (!ended) return null;
   await recordEnding(trx, ended, ending.status, now);
   return ended;

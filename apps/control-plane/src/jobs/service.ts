@@ -12,8 +12,7 @@ import {
   type LeasedJob,
   type PlanId,
 } from '@captionfarm/contracts';
-import { lockAccount, prepared, type Db, type Job, type JobsTable } from '@captionfarm/db';
-import type { Insertable } from 'kysely';
+import { insertJob, lockAccount, prepared, quoteProbedJob, type Db, type Job, type NewJobRow } from '@captionfarm/db';
 import { signToken, verifyToken } from '../crypto.ts';
 import { reserveWaiting } from './admission.ts';
 import { finishJob, type Ending } from './finish.ts';
@@ -66,9 +65,6 @@ const lastSeq = prepared((db, a: { accountId: string }) =>
     .select((eb) => eb.fn.max('seq').as('seq'))
     .where('account_id', '=', a.accountId),
 );
-/** Every column of a new job (`attempts` keeps its default). */
-type NewJob = Required<Omit<Insertable<JobsTable>, 'attempts'>>;
-const insertJob = prepared((db, a: NewJob) => db.insertInto('jobs').values(a));
 
 export function createJobsService(deps: {
   db: Db;
@@ -216,7 +212,7 @@ export function createJobsService(deps: {
       }
       // The account's creation order (the list's order): under the account lock, so no two jobs share a place.
       const [last] = await lastSeq(trx, { accountId: caller.accountId });
-      const values: NewJob = {
+      const values: NewJobRow = {
         id,
         account_id: caller.accountId,
         status: 'queued',
@@ -282,12 +278,7 @@ export function createJobsService(deps: {
     if (probeEnding) {
       const ended = await db.transaction().execute(async (trx) => {
         // What the probe measured, as ingest would have reported it.
-        if (probe && 'durationSeconds' in probe)
-          await trx
-            .updateTable('jobs')
-            .set({ quoted_seconds: Math.ceil(probe.durationSeconds) })
-            .where('id', '=', id)
-            .execute();
+        if (probe && 'durationSeconds' in probe) await quoteProbedJob(trx, { jobId: id, quotedSeconds: Math.ceil(probe.durationSeconds) });
         return finishJob(trx, row, probeEnding, now());
       });
       if (ended) events.emit('ended', ended);

@@ -3,3 +3,8 @@ export * from './extend-leases.ts';
 export * from './report-progress.ts';
 export * from './release-lease.ts';
 export * from './fail-jobs.ts';
+export * from './insert-job.ts';
+export * from './end-job.ts';
+export * from './mark-reserved.ts';
+export * from './measured.ts';
+export * from './outputs.ts';
