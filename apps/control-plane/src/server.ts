@@ -1,8 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import path from 'node:path';
-import express from 'express';
 import { createAgentHub } from './agents/hub.ts';
 import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
 import { createAgentPresence } from './agents/presence.ts';
@@ -10,15 +7,20 @@ import { createAgentSockets } from './agents/sockets.ts';
 import { attachAgentSocketServer } from './agents/socket-server.ts';
 import { createAgentRouter } from './agents/router.ts';
 import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
-import { deleteLeaseReplies, deleteRateWindows, openDatabase, type Db } from '@captionfarm/db';
-import { createBuiltinStore, createS3Store, removeStalePartFiles, type BuiltinStore, type ObjectStore } from '@captionfarm/storage';
+import type { Db } from '@captionfarm/db';
+import type { ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
 import { createHttpApp } from './http/app.ts';
+import { createHttpServer } from './http/server.ts';
+import { createBaseUrl, createLifecycle } from './lifecycle.ts';
+import { createMetricsServer } from './metrics-server.ts';
+import { createControlPlaneStore } from './object-store.ts';
+import { openControlPlaneBase } from './setup.ts';
+import { createSweeps, deleteSpentRows } from './sweeps.ts';
 import { createAuthFailureLimiter } from './http/auth-failures.ts';
 import { createClientAddress, parseTrustedProxies } from './http/client-address.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createPreviewPool, type PreviewPool } from './preview-pool.ts';
-import { loadOrCreateSecrets } from './secrets.ts';
 import { createAccountsService } from './services/accounts.ts';
 import { createAdmission } from './jobs/admission.ts';
 import { createJobsService, type UrlPolicy } from './jobs/service.ts';
@@ -35,7 +37,7 @@ import { createPasswords, type Passwords } from './dashboard/passwords.ts';
 import type { SignInLimits } from './dashboard/sign-in-limits.ts';
 import { createUsersService } from './dashboard/users.ts';
 import type { LookupFn } from '@captionfarm/net';
-import { createLogger, type Logger } from '@captionfarm/log';
+import type { Logger } from '@captionfarm/log';
 
 export interface ControlPlaneOptions {
   /** Injectable clock (tests compress time). */
@@ -87,62 +89,15 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
-/** A part file nobody wrote to for this long is debris (the store cuts a stalled PUT long before). */
-const PART_FILE_MAX_IDLE_MS = 60 * 60_000;
-
 export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const now = opts.now ?? (() => new Date());
-  mkdirSync(config.dataDir, { recursive: true });
-  const objectsDir = path.join(config.dataDir, 'objects');
-  const secrets = loadOrCreateSecrets(config.dataDir);
-  const adminToken = config.adminToken ?? secrets.adminToken;
-  const db = await openDatabase(
-    config.databaseUrl ? { url: config.databaseUrl, poolSize: config.databasePool } : { path: path.join(config.dataDir, 'captionfarm.sqlite') },
-  );
-  const logger = opts.logger ?? createLogger({ name: 'control-plane', level: config.log });
-  const log =
-    opts.log ??
-    ((msg: string, extra?: unknown) => {
-      if (extra instanceof Error) logger.error({ err: extra }, msg);
-      else if (extra !== undefined) logger.info({ detail: extra }, msg);
-      else logger.info(msg);
-    });
+  const { secrets, adminToken, db, logger, log } = await openControlPlaneBase(config, opts);
   const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
   const clientAddress = createClientAddress(parseTrustedProxies(config.trustedProxies));
 
-  let baseUrl = config.publicUrl?.replace(/\/+$/, '') ?? '';
-  // The built-in store presigns against the URL we listen on, known only after listen().
-  let builtin: BuiltinStore | undefined;
-  const getBuiltin = () => {
-    if (!builtin) {
-      if (!baseUrl) throw new Error('the control plane is not listening yet');
-      builtin = createBuiltinStore({
-        dir: objectsDir,
-        publicUrl: baseUrl,
-        bucket: config.bucket,
-        accessKeyId: secrets.storeAccessKeyId,
-        secretAccessKey: secrets.storeSecretAccessKey,
-        now,
-        limits: {
-          maxConnectionsPerIp: config.storeMaxConnectionsPerIp,
-          maxPutsPerObject: config.storeMaxPutsPerObject,
-          putIdleMs: config.uploadIdleSeconds * 1000,
-        },
-        beforePut: (key) => uploads.refusePut(key),
-      });
-    }
-    return builtin;
-  };
-  const store: ObjectStore =
-    config.s3.kind === 'external'
-      ? createS3Store(config.s3)
-      : {
-          presignPut: (o) => getBuiltin().presignPut(o),
-          presignGet: (o) => getBuiltin().presignGet(o),
-          head: (k) => getBuiltin().head(k),
-          delete: (k) => getBuiltin().delete(k),
-          seal: (k, to) => getBuiltin().seal(k, to),
-        };
+  const baseUrl = createBaseUrl(config.publicUrl);
+  const objects = createControlPlaneStore({ config, secrets, now, baseUrl: baseUrl.get, beforePut: (key) => uploads.refusePut(key) });
+  const { store } = objects;
 
   const accounts = createAccountsService({ db, now });
   const fonts = createFontsService({ db, store, now, cacheDir: path.join(config.dataDir, 'font-cache') });
@@ -263,7 +218,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     logger,
     metrics,
     adminToken,
-    baseUrl: () => baseUrl,
+    baseUrl: baseUrl.get,
     authFailures,
     clientAddress,
     services: { accounts, jobs, uploads, templates, previews, transcripts, fonts, transcriptWork, webhooks, users, agents },
@@ -271,27 +226,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     signInLimits: opts.signInLimits,
   });
 
-  // Server-wide backstops; the tighter limits are per route: JSON bodies have their own total and
-  // idle timeouts (config.bodyTotalSeconds/bodyIdleSeconds) and store PUTs an idle timeout.
-  // requestTimeout bounds a whole upload (5 GB at 0.5 MB/s takes under 3 h). Given to the
-  // constructor: assigned afterwards, Node 20 did not enforce headersTimeout (measured), and it is
-  // checked every second instead of every 30 s.
-  const server = createServer(
-    { connectionsCheckingInterval: 1000, headersTimeout: config.headersTimeoutSeconds * 1000, requestTimeout: 3 * 3600_000, keepAliveTimeout: 5_000 },
-    (req, res) => {
-      // A request has started: the connection's first-request deadline (below) no longer applies;
-      // the request's own limits do.
-      req.socket.setTimeout(0);
-      if (config.s3.kind === 'builtin' && (req.url === '/s3' || req.url?.startsWith('/s3/'))) {
-        getBuiltin().handle(req, res);
-        return;
-      }
-      if (!hot(req, res, () => app(req, res))) app(req, res);
-    },
-  );
-  // headersTimeout does not cover a connection that never sends a byte (measured on Node 20: held
-  // for ever), so a connection must start its first request within the same time.
-  server.on('connection', (socket) => socket.setTimeout(config.headersTimeoutSeconds * 1000));
+  const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot, app });
 
   agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
   // A revoked token's sockets close on every control plane (agents/sockets.ts).
@@ -310,85 +245,53 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     log,
   });
 
-  // CAPTIONFARM_METRICS_LISTEN: /metrics alone, without the admin token, on an address the operator keeps private.
-  let metricsServer: Server | undefined;
-  if (config.metricsListen) {
-    const metricsApp = express();
-    metricsApp.disable('x-powered-by');
-    metricsApp.get('/metrics', serveMetrics);
-    metricsApp.use((_req, res) => res.status(404).end());
-    metricsServer = createServer(metricsApp);
-  }
-
-  let timer: NodeJS.Timeout | undefined;
+  const metricsServer = createMetricsServer(config.metricsListen, serveMetrics);
   // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
-  if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, 0);
-  async function sweep(): Promise<void> {
-    await uploads.sweepUnclaimed();
-    await fonts.sweepPending();
-    await uploads.deleteEndedSources();
-    if (config.s3.kind === 'builtin') await removeStalePartFiles(objectsDir, PART_FILE_MAX_IDLE_MS);
-    await agents.sweep();
-    await admission.admitAll();
-    await webhooks.sweep();
-    // Rate windows and lease answers past their use (a window lasts a minute; a lease is re-sent within seconds).
-    const t = now().getTime();
-    await deleteRateWindows(db, new Date(t - 5 * 60_000).toISOString());
-    await deleteLeaseReplies(db, new Date(t - 60 * 60_000).toISOString());
-  }
+  await objects.removeKilledParts();
+  const sweeps = createSweeps({
+    sweepers: [
+      () => uploads.sweepUnclaimed(),
+      () => fonts.sweepPending(),
+      () => uploads.deleteEndedSources(),
+      () => objects.sweepIdleParts(),
+      () => agents.sweep(),
+      () => admission.admitAll(),
+      () => webhooks.sweep(),
+      () => deleteSpentRows(db, now),
+    ],
+    intervalSeconds: config.sweepSeconds,
+    log,
+  });
+  const lifecycle = createLifecycle({
+    server,
+    baseUrl,
+    afterListen: [() => sweeps.start(), () => metricsServer.listen(), () => webhooks.start()],
+    beforeClose: [() => sweeps.stop(), () => presence.close(), () => agentSocketServer.close()],
+    afterClose: [
+      () => metricsServer.close(),
+      () => webhooks.close(),
+      () => previews.close(),
+      () => passwords.close(),
+      () => transcriptWork.close(),
+      () => bus.close(),
+      () => db.destroy(),
+    ],
+  });
 
-  const cp: ControlPlane = {
+  return {
     config,
     db,
     adminToken,
     get url() {
-      return baseUrl;
+      return baseUrl.get();
     },
     store,
     server,
     metrics,
     logger,
     services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork },
-    async listen(port = config.port, host = config.host) {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      const addr = server.address() as AddressInfo;
-      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      if (!config.publicUrl) baseUrl = `http://${h === '0.0.0.0' || h === '[::]' ? '127.0.0.1' : h}:${addr.port}`;
-      timer = setInterval(() => {
-        sweep().catch((err) => log('sweep failed', err));
-      }, config.sweepSeconds * 1000);
-      timer.unref();
-      if (metricsServer && config.metricsListen) {
-        const { host: mHost, port: mPort } = config.metricsListen;
-        await new Promise<void>((resolve, reject) => {
-          metricsServer!.once('error', reject);
-          metricsServer!.listen(mPort, mHost, () => resolve());
-        });
-      }
-      webhooks.start();
-      return baseUrl;
-    },
-    sweep,
-    async close() {
-      if (timer) clearInterval(timer);
-      presence.close();
-      agentSocketServer.close();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      if (metricsServer?.listening) await new Promise<void>((r) => metricsServer!.close(() => r()));
-      await webhooks.close();
-      await previews.close();
-      await passwords.close();
-      await transcriptWork.close();
-      await bus.close();
-      await db.destroy();
-    },
+    listen: (port = config.port, host = config.host) => lifecycle.listen(port, host),
+    sweep: () => sweeps.sweep(),
+    close: () => lifecycle.close(),
   };
-  return cp;
 }
