@@ -36,48 +36,67 @@ export function bandForAnyWordsOf(opts: Pick<BandPainterOptions, 'template' | 'w
   return bandForAnyWords({ template: opts.template, width: opts.width, height: opts.height, measurer: createCanvasMeasurer(), fonts: opts.fonts });
 }
 
+/**
+ * What one band painter keeps: its layout, once, and what it reuses from call to call (the last
+ * frame, the ink rects, scratch layers, sprites). One object of a fixed shape, read by the
+ * module's paint functions below.
+ */
+interface PainterState {
+  readonly template: Template;
+  readonly fps: number;
+  readonly layout: CaptionLayout;
+  readonly band: Rect;
+  readonly units: PreparedUnit[];
+  readonly restScales: ReadonlySet<number>;
+  /**
+   * Under a clip Skia fills a rounded rectangle with another rasteriser: its edge pixels came out
+   * a level or two apart from an unclipped fill (measured on boxed-word and typewriter). Text,
+   * strokes, shadows and glows matched exactly, so only templates without rounded boxes clip.
+   */
+  readonly clipExact: boolean;
+  // Scratch layers for words and pages that fade: drawn opaque, then composited with alpha, so
+  // an outline never shows through its own semi-transparent fill.
+  wordLayer: Canvas | null;
+  pageLayer: Canvas | null;
+  // A glowing or fading word at rest (not moving, at a scale a word settles at) is painted once on
+  // a canvas of its own and copied for every image that touches it (spriteFor).
+  readonly sprites: Map<number, Sprite[]>;
+  readonly spareSprites: Canvas[];
+  lastFrame: CaptionFrame | null;
+  lastT: number;
+  ink: ReturnType<typeof inkBounds> | null;
+}
+
 /** A painter for the caption band of one video: layout once, then cheap keys and paints. */
 export function createBandPainter(opts: BandPainterOptions): BandPainter & { layout: CaptionLayout } {
   const { template, width, height } = opts;
-  const fps = opts.fps ?? DEFAULT_FPS;
   const measurer = createCanvasMeasurer();
   const layout = layoutCaptions({ words: opts.words, template, width, height, measurer, fonts: opts.fonts });
   const band = opts.band ?? layout.band;
   if (!containsRect(band, layout.band, 0)) throw new BandOverflow(band, layout.band);
-  const units = layout.units.map((u) => prepareUnit(u, layout));
-  // Scratch layers for words and pages that fade: drawn opaque, then composited with alpha, so
-  // an outline never shows through its own semi-transparent fill.
-  let wordLayer: Canvas | null = null;
-  let pageLayer: Canvas | null = null;
-  // A glowing or fading word at rest (not moving, at a scale a word settles at) is painted once on
-  // a canvas of its own and copied for every image that touches it (spriteFor).
-  const sprites = new Map<number, Sprite[]>();
-  const spareSprites: Canvas[] = [];
-  const restScales = restWordScales(template);
-  let lastFrame: CaptionFrame | null = null;
-  let lastT = Number.NaN;
-
-  const frameAt = (t: number): CaptionFrame => {
-    if (t !== lastT || !lastFrame) {
-      lastFrame = captionFrameAt(layout, template, t, { fps });
-      lastT = t;
-    }
-    return lastFrame;
+  const s: PainterState = {
+    template,
+    fps: opts.fps ?? DEFAULT_FPS,
+    layout,
+    band,
+    units: layout.units.map((u) => prepareUnit(u, layout)),
+    restScales: restWordScales(template),
+    clipExact: !template.background && !template.active.box,
+    wordLayer: null,
+    pageLayer: null,
+    sprites: new Map(),
+    spareSprites: [],
+    lastFrame: null,
+    lastT: Number.NaN,
+    ink: null,
   };
-
-  let ink: ReturnType<typeof inkBounds> | null = null;
-  const inkOf = (): ReturnType<typeof inkBounds> => (ink ??= inkBounds(layout, template));
-  // Under a clip Skia fills a rounded rectangle with another rasteriser: its edge pixels came out
-  // a level or two apart from an unclipped fill (measured on boxed-word and typewriter). Text,
-  // strokes, shadows and glows matched exactly, so only templates without rounded boxes clip.
-  const clipExact = !template.background && !template.active.box;
 
   const painter: BandPainter & { layout: CaptionLayout } = {
     band,
     layout,
-    keyAt: (t) => frameAt(t).key,
+    keyAt: (t) => frameAt(s, t).key,
     paintPart(ctx, t, rect) {
-      if (!clipExact) {
+      if (!s.clipExact) {
         ctx.clearRect(0, 0, band.width, band.height);
         painter.paint(ctx, t);
         return;
@@ -85,169 +104,190 @@ export function createBandPainter(opts: BandPainterOptions): BandPainter & { lay
       ctx.save();
       clipTo(ctx, rect);
       ctx.clearRect(rect.x, rect.y, rect.width, rect.height);
-      paintFrame(ctx, t, rect);
+      paintFrame(s, ctx, t, rect);
       ctx.restore();
     },
-    changed(from, to) {
-      if (from === null) return { x: 0, y: 0, width: band.width, height: band.height };
-      const a = captionFrameAt(layout, template, from, { fps });
-      const b = frameAt(to);
-      if (a.key === b.key) return null;
-      const ink = inkOf();
-      let r: Rect | null = null;
-      if (wordsOnlyChanged(a, b, template)) {
-        // The page stands still: only the units whose look changed (and all that overlaps them, which
-        // the caller repaints whole) can differ.
-        const before = new Map(a.words.filter((w) => w.opacity > 0).map((w) => [w.unit, w]));
-        for (const w of b.words) {
-          if (w.opacity <= 0) continue;
-          const old = before.get(w.unit);
-          before.delete(w.unit);
-          if (!old || !sameLook(old, w)) r = unionRect(r, ink.units[w.unit]!);
-        }
-        for (const unit of before.keys()) r = unionRect(r, ink.units[unit]!);
-      } else {
-        for (const f of [a, b]) if (f.page >= 0 && ink.pages[f.page]) r = unionRect(r, ink.pages[f.page]!);
-      }
-      return r && bandPart(r, band);
-    },
+    changed: (from, to) => changedPart(s, from, to),
     paint(ctx, t) {
-      paintFrame(ctx, t, null);
+      paintFrame(s, ctx, t, null);
     },
   };
+  return painter;
+}
 
-  /**
-   * Paints time t; with `clip` (band pixels, already clipped on ctx) only what can reach it.
-   * Fading words and pages go through a scratch layer; only the part of the layer their ink can
-   * cover (and the clip) is cleared and composited: clearing and compositing the whole band for
-   * each fading word cost more than drawing it (neon: every upcoming word fades to 80%).
-   * A word paints nothing outside its ink rect (what `changed` already relies on, and what
-   * band-images.test checks against whole repaints), so outside that rect its layer is
-   * transparent and compositing it changed nothing: the image is the same to the byte (6,044
-   * band images of 14 looks at two sizes compared against the whole-layer code).
-   */
-  function paintFrame(ctx: SKRSContext2D, t: number, clip: Rect | null): void {
-    const f = frameAt(t);
-    if (f.page < 0) return;
-    const inks = inkOf();
-    let target = ctx;
-    let pageRect: Rect | null = null;
-    if (f.opacity < 1) {
-      pageRect = intersect(bandPart(inks.pages[f.page]!, band), clip);
-      if (!pageRect) return;
-      pageLayer ??= createCanvas(band.width, band.height);
-      target = pageLayer.getContext('2d');
-      target.clearRect(pageRect.x, pageRect.y, pageRect.width, pageRect.height);
+/** The frame at time t, kept while t comes again (keyAt, then paint of the same image). */
+function frameAt(s: PainterState, t: number): CaptionFrame {
+  if (t !== s.lastT || !s.lastFrame) {
+    s.lastFrame = captionFrameAt(s.layout, s.template, t, { fps: s.fps });
+    s.lastT = t;
+  }
+  return s.lastFrame;
+}
+
+function inkOf(s: PainterState): ReturnType<typeof inkBounds> {
+  s.ink ??= inkBounds(s.layout, s.template);
+  return s.ink;
+}
+
+/** `BandPainter.changed`: the band pixels that can differ between times `from` and `to`. */
+function changedPart(s: PainterState, from: number | null, to: number): Rect | null {
+  const { band, layout, template } = s;
+  if (from === null) return { x: 0, y: 0, width: band.width, height: band.height };
+  const a = captionFrameAt(layout, template, from, { fps: s.fps });
+  const b = frameAt(s, to);
+  if (a.key === b.key) return null;
+  const ink = inkOf(s);
+  let r: Rect | null = null;
+  if (wordsOnlyChanged(a, b, template)) {
+    // The page stands still: only the units whose look changed (and all that overlaps them, which
+    // the caller repaints whole) can differ.
+    const before = new Map(a.words.filter((w) => w.opacity > 0).map((w) => [w.unit, w]));
+    for (const w of b.words) {
+      if (w.opacity <= 0) continue;
+      const old = before.get(w.unit);
+      before.delete(w.unit);
+      if (!old || !sameLook(old, w)) r = unionRect(r, ink.units[w.unit]!);
+    }
+    for (const unit of before.keys()) r = unionRect(r, ink.units[unit]!);
+  } else {
+    for (const f of [a, b]) if (f.page >= 0 && ink.pages[f.page]) r = unionRect(r, ink.pages[f.page]!);
+  }
+  return r && bandPart(r, band);
+}
+
+/**
+ * Paints time t; with `clip` (band pixels, already clipped on ctx) only what can reach it.
+ * Fading words and pages go through a scratch layer; only the part of the layer their ink can
+ * cover (and the clip) is cleared and composited: clearing and compositing the whole band for
+ * each fading word cost more than drawing it (neon: every upcoming word fades to 80%).
+ * A word paints nothing outside its ink rect (what `changed` already relies on, and what
+ * band-images.test checks against whole repaints), so outside that rect its layer is
+ * transparent and compositing it changed nothing: the image is the same to the byte (6,044
+ * band images of 14 looks at two sizes compared against the whole-layer code).
+ */
+function paintFrame(s: PainterState, ctx: SKRSContext2D, t: number, clip: Rect | null): void {
+  const { band, layout, template, units } = s;
+  const f = frameAt(s, t);
+  if (f.page < 0) return;
+  const inks = inkOf(s);
+  let target = ctx;
+  let pageRect: Rect | null = null;
+  if (f.opacity < 1) {
+    pageRect = intersect(bandPart(inks.pages[f.page]!, band), clip);
+    if (!pageRect) return;
+    s.pageLayer ??= createCanvas(band.width, band.height);
+    target = s.pageLayer.getContext('2d');
+    target.clearRect(pageRect.x, pageRect.y, pageRect.width, pageRect.height);
+  }
+  target.save();
+  target.translate(-band.x, -band.y);
+  const page = layout.pages[f.page]!;
+  if (f.scale !== 1 || f.dy !== 0) {
+    const cx = page.box.x + page.box.width / 2;
+    const cy = page.box.y + page.box.height / 2;
+    target.translate(cx, cy + f.dy);
+    target.scale(f.scale, f.scale);
+    target.translate(-cx, -cy);
+  }
+  paintBackground(target, layout, template, f, units);
+  if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
+  const m = target.getTransform();
+  const pageAtRest = f.scale === 1 && f.dy === 0;
+  for (const w of f.words) {
+    if (w.opacity <= 0) continue;
+    const ink = deviceRect(m, inks.units[w.unit]!, band);
+    const r = intersect(ink, pageRect ?? clip);
+    // Nothing of this word can land in the part being painted.
+    if (!r || !ink) continue;
+    const atRest = pageAtRest && w.dy === 0 && w.visible === null && s.restScales.has(w.scale);
+    if (w.opacity >= 1 && !(atRest && w.glow)) {
+      paintWord(target, units[w.unit]!, w, template);
+      continue;
+    }
+    let layer: Canvas;
+    let at = ink;
+    if (atRest) layer = spriteFor(s, w, m, ink, f);
+    else {
+      // Moving and fading: painted opaque on the scratch layer.
+      s.wordLayer ??= createCanvas(band.width, band.height);
+      const lc = s.wordLayer.getContext('2d');
+      lc.setTransform(1, 0, 0, 1, 0, 0);
+      lc.clearRect(ink.x, ink.y, ink.width, ink.height);
+      lc.setTransform(m);
+      paintWord(lc, units[w.unit]!, w, template);
+      layer = s.wordLayer;
+      at = { x: 0, y: 0, width: band.width, height: band.height };
     }
     target.save();
-    target.translate(-band.x, -band.y);
-    const page = layout.pages[f.page]!;
-    if (f.scale !== 1 || f.dy !== 0) {
-      const cx = page.box.x + page.box.width / 2;
-      const cy = page.box.y + page.box.height / 2;
-      target.translate(cx, cy + f.dy);
-      target.scale(f.scale, f.scale);
-      target.translate(-cx, -cy);
-    }
-    paintBackground(target, layout, template, f, units);
-    if (f.emoji && page.emoji) paintEmoji(target, page.emoji, f.emoji);
-    const m = target.getTransform();
-    const pageAtRest = f.scale === 1 && f.dy === 0;
-    for (const w of f.words) {
-      if (w.opacity <= 0) continue;
-      const ink = deviceRect(m, inks.units[w.unit]!, band);
-      const r = intersect(ink, pageRect ?? clip);
-      // Nothing of this word can land in the part being painted.
-      if (!r || !ink) continue;
-      const atRest = pageAtRest && w.dy === 0 && w.visible === null && restScales.has(w.scale);
-      if (w.opacity >= 1 && !(atRest && w.glow)) {
-        paintWord(target, units[w.unit]!, w, template);
-        continue;
-      }
-      let layer: Canvas;
-      let at = ink;
-      if (atRest) layer = spriteFor(w, m, ink, f);
-      else {
-        // Moving and fading: painted opaque on the scratch layer.
-        wordLayer ??= createCanvas(band.width, band.height);
-        const lc = wordLayer.getContext('2d');
-        lc.setTransform(1, 0, 0, 1, 0, 0);
-        lc.clearRect(ink.x, ink.y, ink.width, ink.height);
-        lc.setTransform(m);
-        paintWord(lc, units[w.unit]!, w, template);
-        layer = wordLayer;
-        at = { x: 0, y: 0, width: band.width, height: band.height };
-      }
-      target.save();
-      target.setTransform(1, 0, 0, 1, 0, 0);
-      target.globalAlpha = w.opacity;
-      // A clip, not drawImage's source rect: that path samples the image differently (up to 255 levels off).
-      clipTo(target, r);
-      target.drawImage(layer, at.x, at.y);
-      target.restore();
-    }
+    target.setTransform(1, 0, 0, 1, 0, 0);
+    target.globalAlpha = w.opacity;
+    // A clip, not drawImage's source rect: that path samples the image differently (up to 255 levels off).
+    clipTo(target, r);
+    target.drawImage(layer, at.x, at.y);
     target.restore();
-    if (pageLayer && pageRect) {
-      ctx.save();
-      ctx.globalAlpha = f.opacity;
-      clipTo(ctx, pageRect);
-      ctx.drawImage(pageLayer, 0, 0);
-      ctx.restore();
-    }
   }
-  /**
-   * Word `w` at rest, glowing or fading, painted with transform `m` (opaque: its opacity is
-   * applied when copying) on a canvas of its own covering `ink` (its ink's band pixels), kept
-   * while the look and place come back. Such a word was painted again, two blurred glows and a
-   * blurred shadow (neon), for every image whose changed part touched it; copying it costs a
-   * fraction of that (neon's painting -16%). An opaque word without glow is not worth it: a copy
-   * of its larger ink rect costs about what painting it again does, and a first sight costs a
-   * canvas (measured: no gain for karaoke, word-pop, bounce, boxed-word, cinematic). Every such
-   * word goes through its sprite, the first time too, so an image is the same whatever the
-   * painter painted before it.
-   */
-  function spriteFor(w: WordFrame, m: DOMMatrix, ink: Rect, f: CaptionFrame): Canvas {
-    const place = [m.a, m.b, m.c, m.d, m.e, m.f];
-    let list = sprites.get(w.unit);
-    if (!list) {
-      if (sprites.size >= MAX_SPRITE_WORDS) {
-        // Words of other pages are not coming back soon: their canvases are reused.
-        for (const [unit, old] of sprites) {
-          if (f.words.some((x) => x.unit === unit)) continue;
-          sprites.delete(unit);
-          for (const s of old) spareSprites.push(s.canvas);
-        }
-        spareSprites.splice(MAX_SPARE_SPRITES);
-      }
-      list = [];
-      sprites.set(w.unit, list);
-    }
-    const i = list.findIndex((s) => sameLook({ ...s.look, opacity: w.opacity }, w) && s.place.every((v, k) => v === place[k]));
-    if (i >= 0) {
-      // Most recently used first.
-      const [kept] = list.splice(i, 1);
-      list.unshift(kept!);
-      return kept!.canvas;
-    }
-    // A new canvas costs about what painting the word does: reuse this word's least recently used look, or a spare one as large.
-    const oldest = list.length >= SPRITES_PER_WORD ? list.pop()!.canvas : null;
-    const reused = oldest && oldest.width >= ink.width && oldest.height >= ink.height ? oldest : takeSpare(ink);
-    const canvas = reused ?? createCanvas(ink.width, ink.height);
-    const sc = canvas.getContext('2d');
-    sc.setTransform(1, 0, 0, 1, 0, 0);
-    // Only this corner is copied (the clip lies inside ink): the rest of a larger spare can stay as it is.
-    if (reused) sc.clearRect(0, 0, ink.width, ink.height);
-    sc.setTransform(m.a, m.b, m.c, m.d, m.e - ink.x, m.f - ink.y);
-    paintWord(sc, units[w.unit]!, w, template);
-    list.unshift({ canvas, look: { ...w }, place });
-    return canvas;
+  target.restore();
+  if (s.pageLayer && pageRect) {
+    ctx.save();
+    ctx.globalAlpha = f.opacity;
+    clipTo(ctx, pageRect);
+    ctx.drawImage(s.pageLayer, 0, 0);
+    ctx.restore();
   }
+}
 
-  function takeSpare(ink: Rect): Canvas | null {
-    const i = spareSprites.findIndex((c) => c.width >= ink.width && c.height >= ink.height);
-    return i < 0 ? null : spareSprites.splice(i, 1)[0]!;
+/**
+ * Word `w` at rest, glowing or fading, painted with transform `m` (opaque: its opacity is
+ * applied when copying) on a canvas of its own covering `ink` (its ink's band pixels), kept
+ * while the look and place come back. Such a word was painted again, two blurred glows and a
+ * blurred shadow (neon), for every image whose changed part touched it; copying it costs a
+ * fraction of that (neon's painting -16%). An opaque word without glow is not worth it: a copy
+ * of its larger ink rect costs about what painting it again does, and a first sight costs a
+ * canvas (measured: no gain for karaoke, word-pop, bounce, boxed-word, cinematic). Every such
+ * word goes through its sprite, the first time too, so an image is the same whatever the
+ * painter painted before it.
+ */
+function spriteFor(s: PainterState, w: WordFrame, m: DOMMatrix, ink: Rect, f: CaptionFrame): Canvas {
+  const { sprites, spareSprites } = s;
+  const place = [m.a, m.b, m.c, m.d, m.e, m.f];
+  let list = sprites.get(w.unit);
+  if (!list) {
+    if (sprites.size >= MAX_SPRITE_WORDS) {
+      // Words of other pages are not coming back soon: their canvases are reused.
+      for (const [unit, old] of sprites) {
+        if (f.words.some((x) => x.unit === unit)) continue;
+        sprites.delete(unit);
+        for (const sprite of old) spareSprites.push(sprite.canvas);
+      }
+      spareSprites.splice(MAX_SPARE_SPRITES);
+    }
+    list = [];
+    sprites.set(w.unit, list);
   }
-  return painter;
+  const i = list.findIndex((sprite) => sameLook({ ...sprite.look, opacity: w.opacity }, w) && sprite.place.every((v, k) => v === place[k]));
+  if (i >= 0) {
+    // Most recently used first.
+    const [kept] = list.splice(i, 1);
+    list.unshift(kept!);
+    return kept!.canvas;
+  }
+  // A new canvas costs about what painting the word does: reuse this word's least recently used look, or a spare one as large.
+  const oldest = list.length >= SPRITES_PER_WORD ? list.pop()!.canvas : null;
+  const reused = oldest && oldest.width >= ink.width && oldest.height >= ink.height ? oldest : takeSpare(spareSprites, ink);
+  const canvas = reused ?? createCanvas(ink.width, ink.height);
+  const sc = canvas.getContext('2d');
+  sc.setTransform(1, 0, 0, 1, 0, 0);
+  // Only this corner is copied (the clip lies inside ink): the rest of a larger spare can stay as it is.
+  if (reused) sc.clearRect(0, 0, ink.width, ink.height);
+  sc.setTransform(m.a, m.b, m.c, m.d, m.e - ink.x, m.f - ink.y);
+  paintWord(sc, s.units[w.unit]!, w, s.template);
+  list.unshift({ canvas, look: { ...w }, place });
+  return canvas;
+}
+
+function takeSpare(spareSprites: Canvas[], ink: Rect): Canvas | null {
+  const i = spareSprites.findIndex((c) => c.width >= ink.width && c.height >= ink.height);
+  return i < 0 ? null : spareSprites.splice(i, 1)[0]!;
 }
 
 /** Words whose sprites are kept (more only while one page holds more), looks kept a word, and spare canvases kept. */
