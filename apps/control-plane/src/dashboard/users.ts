@@ -84,69 +84,14 @@ export function toUserView(u: User): UserView {
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+type UsersDeps = { db: Db; now: () => Date; passwords: Passwords };
+
 /** Users, invites and sessions of the dashboard. Passwords never leave this module. */
-export function createUsersService(deps: { db: Db; now: () => Date; passwords: Passwords }) {
-  const { db, now, passwords } = deps;
-  /** A hash nobody's password matches, verified when the email is unknown so timing does not tell. */
-  let dummyHash: Promise<string> | undefined;
-
-  async function revokeSessionsOf(userId: string): Promise<void> {
-    await db.updateTable('sessions').set({ revoked_at: now().toISOString() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
-  }
-
+export function createUsersService(deps: UsersDeps) {
+  const { db, now } = deps;
   return {
-    /**
-     * Creates the user (or re-invites a pending one) and a one-time token valid 72 h. Earlier
-     * unused invites of the same user stop working. An active user cannot be invited again.
-     */
-    async invite(input: { email: string; accountId: string | null; admin: boolean }): Promise<{ user: UserView; token: string; expiresAt: string }> {
-      const email = input.email.trim().toLowerCase();
-      if (!EMAIL_RE.test(email) || email.length > 254)
-        throw new ApiError('invalid_request', `"${input.email}" is not an email address.`, { details: [{ path: 'email', message: 'not an email address' }] });
-      if (!input.accountId && !input.admin)
-        throw new ApiError('invalid_request', 'A member needs an account: pass the account id (only administrators may have none).', {
-          details: [{ path: 'accountId', message: 'required for members' }],
-        });
-      if (input.accountId) {
-        const acc = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
-        if (!acc) throw new ApiError('not_found', `No account ${input.accountId}.`);
-      }
-      const t = now();
-      const token = `cfi_${randomBytes(32).toString('base64url')}`;
-      const expiresAt = new Date(t.getTime() + INVITE_TTL_MS).toISOString();
-      const user = await db.transaction().execute(async (trx) => {
-        let u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
-        if (u?.password_hash) throw new ApiError('conflict', `${email} already has a password; remove the user first to invite again.`);
-        if (u) {
-          await trx
-            .updateTable('users')
-            .set({ account_id: input.accountId, is_admin: input.admin ? 1 : 0 })
-            .where('id', '=', u.id)
-            .execute();
-          await trx.updateTable('user_invites').set({ used_at: t.toISOString() }).where('user_id', '=', u.id).where('used_at', 'is', null).execute();
-        } else {
-          await trx
-            .insertInto('users')
-            .values({
-              id: randomUUID(),
-              account_id: input.accountId,
-              email,
-              is_admin: input.admin ? 1 : 0,
-              password_hash: null,
-              created_at: t.toISOString(),
-              last_sign_in_at: null,
-            })
-            .execute();
-        }
-        u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
-        await trx
-          .insertInto('user_invites')
-          .values({ id: randomUUID(), user_id: u.id, token_hash: hashSecret(token), created_at: t.toISOString(), expires_at: expiresAt, used_at: null })
-          .execute();
-        return u;
-      });
-      return { user: toUserView(user), token, expiresAt };
-    },
+    /** Creates the user (or re-invites a pending one) and a one-time token valid 72 h (inviteUser). */
+    invite: (input: { email: string; accountId: string | null; admin: boolean }) => inviteUser(deps, input),
 
     async list(filter: { accountId?: string } = {}): Promise<UserView[]> {
       let q = db.selectFrom('users').selectAll().orderBy('created_at');
@@ -183,36 +128,112 @@ export function createUsersService(deps: { db: Db; now: () => Date; passwords: P
       return { email: row.email, expiresAt: row.expires_at };
     },
 
-    /**
-     * Sets the password of an invite's user (once) and returns the user. The invite is looked up
-     * before the password is hashed: a made-up token costs a hash of the token and one read, not
-     * a password hash. `client` is the caller's address (passwords.ts shares hashing by address).
-     */
-    async acceptInvite(token: string, password: string, client: string): Promise<User> {
-      const unusable = () => new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
-      const found = await db
-        .selectFrom('user_invites')
-        .innerJoin('users', 'users.id', 'user_invites.user_id')
-        .select(['user_invites.id', 'user_invites.used_at', 'user_invites.expires_at', 'users.email'])
-        .where('user_invites.token_hash', '=', hashSecret(token))
-        .executeTakeFirst();
-      if (!found || found.used_at !== null || found.expires_at <= now().toISOString()) throw unusable();
-      const problem = passwordProblem(password, found.email);
-      if (problem) {
-        throw new ApiError('invalid_request', `Choose another password: ${problem}.`, { details: [{ path: 'password', message: problem }] });
-      }
-      const hash = await passwords.hash(password, client);
-      const t = now().toISOString();
-      return db.transaction().execute(async (trx) => {
-        const inv = await trx.selectFrom('user_invites').selectAll().where('id', '=', found.id).executeTakeFirst();
-        if (!inv || inv.used_at !== null || inv.expires_at <= t) throw unusable();
-        const used = await trx.updateTable('user_invites').set({ used_at: t }).where('id', '=', inv.id).where('used_at', 'is', null).executeTakeFirst();
-        if (Number(used.numUpdatedRows) !== 1) throw new ApiError('not_found', 'This invite link was already used; ask an administrator for a new one.');
-        await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', inv.user_id).execute();
-        return trx.selectFrom('users').selectAll().where('id', '=', inv.user_id).executeTakeFirstOrThrow();
-      });
-    },
+    /** Sets the password of an invite's user (once) and returns the user (acceptUserInvite). */
+    acceptInvite: (token: string, password: string, client: string) => acceptUserInvite(deps, token, password, client),
+    ...sessions(deps),
+  };
+}
+export type UsersService = ReturnType<typeof createUsersService>;
 
+/**
+ * Creates the user (or re-invites a pending one) and a one-time token valid 72 h. Earlier
+ * unused invites of the same user stop working. An active user cannot be invited again.
+ */
+async function inviteUser(
+  deps: UsersDeps,
+  input: { email: string; accountId: string | null; admin: boolean },
+): Promise<{ user: UserView; token: string; expiresAt: string }> {
+  const { db, now } = deps;
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL_RE.test(email) || email.length > 254)
+    throw new ApiError('invalid_request', `"${input.email}" is not an email address.`, { details: [{ path: 'email', message: 'not an email address' }] });
+  if (!input.accountId && !input.admin)
+    throw new ApiError('invalid_request', 'A member needs an account: pass the account id (only administrators may have none).', {
+      details: [{ path: 'accountId', message: 'required for members' }],
+    });
+  if (input.accountId) {
+    const acc = await db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
+    if (!acc) throw new ApiError('not_found', `No account ${input.accountId}.`);
+  }
+  const t = now();
+  const token = `cfi_${randomBytes(32).toString('base64url')}`;
+  const expiresAt = new Date(t.getTime() + INVITE_TTL_MS).toISOString();
+  const user = await db.transaction().execute(async (trx) => {
+    let u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+    if (u?.password_hash) throw new ApiError('conflict', `${email} already has a password; remove the user first to invite again.`);
+    if (u) {
+      await trx
+        .updateTable('users')
+        .set({ account_id: input.accountId, is_admin: input.admin ? 1 : 0 })
+        .where('id', '=', u.id)
+        .execute();
+      await trx.updateTable('user_invites').set({ used_at: t.toISOString() }).where('user_id', '=', u.id).where('used_at', 'is', null).execute();
+    } else {
+      await trx
+        .insertInto('users')
+        .values({
+          id: randomUUID(),
+          account_id: input.accountId,
+          email,
+          is_admin: input.admin ? 1 : 0,
+          password_hash: null,
+          created_at: t.toISOString(),
+          last_sign_in_at: null,
+        })
+        .execute();
+    }
+    u = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    await trx
+      .insertInto('user_invites')
+      .values({ id: randomUUID(), user_id: u.id, token_hash: hashSecret(token), created_at: t.toISOString(), expires_at: expiresAt, used_at: null })
+      .execute();
+    return u;
+  });
+  return { user: toUserView(user), token, expiresAt };
+}
+
+/**
+ * Sets the password of an invite's user (once) and returns the user. The invite is looked up
+ * before the password is hashed: a made-up token costs a hash of the token and one read, not
+ * a password hash. `client` is the caller's address (passwords.ts shares hashing by address).
+ */
+async function acceptUserInvite(deps: UsersDeps, token: string, password: string, client: string): Promise<User> {
+  const { db, now, passwords } = deps;
+  const unusable = () => new ApiError('not_found', 'This invite link is unknown, used or expired; ask an administrator for a new one.');
+  const found = await db
+    .selectFrom('user_invites')
+    .innerJoin('users', 'users.id', 'user_invites.user_id')
+    .select(['user_invites.id', 'user_invites.used_at', 'user_invites.expires_at', 'users.email'])
+    .where('user_invites.token_hash', '=', hashSecret(token))
+    .executeTakeFirst();
+  if (!found || found.used_at !== null || found.expires_at <= now().toISOString()) throw unusable();
+  const problem = passwordProblem(password, found.email);
+  if (problem) {
+    throw new ApiError('invalid_request', `Choose another password: ${problem}.`, { details: [{ path: 'password', message: problem }] });
+  }
+  const hash = await passwords.hash(password, client);
+  const t = now().toISOString();
+  return db.transaction().execute(async (trx) => {
+    const inv = await trx.selectFrom('user_invites').selectAll().where('id', '=', found.id).executeTakeFirst();
+    if (!inv || inv.used_at !== null || inv.expires_at <= t) throw unusable();
+    const used = await trx.updateTable('user_invites').set({ used_at: t }).where('id', '=', inv.id).where('used_at', 'is', null).executeTakeFirst();
+    if (Number(used.numUpdatedRows) !== 1) throw new ApiError('not_found', 'This invite link was already used; ask an administrator for a new one.');
+    await trx.updateTable('users').set({ password_hash: hash }).where('id', '=', inv.user_id).execute();
+    return trx.selectFrom('users').selectAll().where('id', '=', inv.user_id).executeTakeFirstOrThrow();
+  });
+}
+
+/** Passwords and sessions: sign-in's check, a session's start, lookup, end, and a user's revocation. */
+function sessions(deps: UsersDeps) {
+  const { db, now, passwords } = deps;
+  /** A hash nobody's password matches, verified when the email is unknown so timing does not tell. */
+  let dummyHash: Promise<string> | undefined;
+
+  async function revokeSessionsOf(userId: string): Promise<void> {
+    await db.updateTable('sessions').set({ revoked_at: now().toISOString() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  }
+
+  return {
     /** The user whose email and password match, or null (same work either way). */
     async checkPassword(email: string, password: string, client: string): Promise<User | null> {
       const u = await db.selectFrom('users').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
@@ -278,7 +299,6 @@ export function createUsersService(deps: { db: Db; now: () => Date; passwords: P
     revokeSessionsOf,
   };
 }
-export type UsersService = ReturnType<typeof createUsersService>;
 
 /** The invite link: the token travels in the fragment, so it is never sent in a request line or a Referer. */
 export function inviteLink(baseUrl: string, token: string): string {
