@@ -3,7 +3,8 @@ import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/c
 import { deadlineAt } from '../jobs/decisions.ts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { recognitionWords, type JobsService } from '../jobs/service.ts';
+import { recognitionWords } from '../jobs/record.ts';
+import type { JobsService } from '../jobs/service.ts';
 import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
 import type { AgentTimings, LeaseCheck } from './timings.ts';

@@ -1,6 +1,7 @@
 import { PLANS, type PlanId } from '@captionfarm/contracts';
 import type { AgentTimings } from '../agents/timings.ts';
 import type { Ending } from './finish.ts';
+import type { UploadProbe } from './probe-upload.ts';
 
 /**
  * The job's decisions that more than one path takes (a create that probed its upload, an agent's
@@ -17,6 +18,17 @@ export function sourceTooLong(plan: PlanId, durationSeconds: number): Extract<En
     failureCode: 'source-too-long',
     failureReason: `The video is ${Math.ceil(durationSeconds)} s long; the ${plan} plan accepts up to ${max} s. Trim it or upgrade.`,
   };
+}
+
+/**
+ * What a create's probe of its upload decides: bytes that are not a video fail `source-unreadable`,
+ * a source longer than the plan accepts fails `source-too-long`; null when the job goes on (or the
+ * probe could not run: ingest probes again).
+ */
+export function probeEnding(plan: PlanId, probe: Awaited<ReturnType<UploadProbe>>): Ending | null {
+  if (!probe) return null;
+  if ('unreadable' in probe) return { status: 'failed', failureCode: 'source-unreadable', failureReason: probe.unreadable };
+  return sourceTooLong(plan, probe.durationSeconds);
 }
 
 /** A job the account's minutes cannot cover fails `automation-minutes-exhausted`. `needs`: "3 minutes", "at least 1 minute". */

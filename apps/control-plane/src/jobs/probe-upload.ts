@@ -1,6 +1,11 @@
 import { probeMedia, RenderError } from '@captionfarm/renderer';
 import type { ObjectStore } from '@captionfarm/storage';
-import type { UploadProbe } from './service.ts';
+
+/**
+ * ffprobe of an uploaded object: its duration, a verdict that it can never be processed, or null
+ * when the probe itself could not run (then the plan's maximum is reserved and ingest probes again).
+ */
+export type UploadProbe = (objectKey: string) => Promise<{ durationSeconds: number } | { unreadable: string } | null>;
 
 /** How long the probe of a claimed upload may take before its job falls back to the plan's maximum. */
 const PROBE_TIMEOUT_MS = 20_000;

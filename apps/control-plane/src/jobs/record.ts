@@ -1,4 +1,4 @@
-import type { JobRecord } from '@captionfarm/contracts';
+import type { JobRecord, LeasedJob } from '@captionfarm/contracts';
 import type { Job } from '@captionfarm/db';
 
 /** The one serializer of a job row: GET, list, cancel, create and the webhook payload all use it. */
@@ -21,5 +21,13 @@ export function toJobRecord(row: Job): JobRecord {
     failureCode: failed ? row.failure_code : null,
     settledAt: succeeded ? row.settled_at : null,
     createdAt: row.created_at,
+  };
+}
+
+/** A job's vocabulary and replacements (its own, else its template's, resolved at creation). */
+export function recognitionWords(job: Pick<Job, 'vocabulary_json' | 'replacements_json'>): Pick<LeasedJob, 'vocabulary' | 'replacements'> {
+  return {
+    vocabulary: job.vocabulary_json === null ? [] : (JSON.parse(job.vocabulary_json) as string[]),
+    replacements: job.replacements_json === null ? [] : (JSON.parse(job.replacements_json) as { from: string; to: string }[]),
   };
 }
