@@ -71,11 +71,6 @@ export function AccountsPage() {
 
 function ManageAccount({ account }: { account: AccountSummary }) {
   const qc = useQueryClient();
-  const keys = useQuery({ queryKey: ['admin', 'keys', account.id], queryFn: () => api<{ keys: KeyView[] }>('GET', `/admin/accounts/${account.id}/keys`) });
-  const members = useQuery({
-    queryKey: ['admin', 'users', account.id],
-    queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(account.id)}`),
-  });
   const [plan, setPlan] = useState<string>(account.plan);
   const [minutes, setMinutes] = useState('');
   const [email, setEmail] = useState('');
@@ -163,6 +158,19 @@ function ManageAccount({ account }: { account: AccountSummary }) {
           </div>
         </div>
       )}
+      <Members accountId={account.id} />
+      <ApiKeys accountId={account.id} />
+    </Card>
+  );
+}
+
+function Members({ accountId }: { accountId: string }) {
+  const members = useQuery({
+    queryKey: ['admin', 'users', accountId],
+    queryFn: () => api<{ users: UserView[] }>('GET', `/admin/users?account=${encodeURIComponent(accountId)}`),
+  });
+  return (
+    <>
       <h3>Members</h3>
       <QueryRows query={members} rows={(d) => d.users} empty={<Empty title="No members yet" />}>
         {(rows) => (
@@ -179,6 +187,14 @@ function ManageAccount({ account }: { account: AccountSummary }) {
           </ul>
         )}
       </QueryRows>
+    </>
+  );
+}
+
+function ApiKeys({ accountId }: { accountId: string }) {
+  const keys = useQuery({ queryKey: ['admin', 'keys', accountId], queryFn: () => api<{ keys: KeyView[] }>('GET', `/admin/accounts/${accountId}/keys`) });
+  return (
+    <>
       <h3>API keys</h3>
       <QueryRows query={keys} rows={(d) => d.keys} empty={<Empty title="No keys" />}>
         {(rows) => (
@@ -194,6 +210,6 @@ function ManageAccount({ account }: { account: AccountSummary }) {
           </ul>
         )}
       </QueryRows>
-    </Card>
+    </>
   );
 }
