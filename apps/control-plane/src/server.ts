@@ -1,12 +1,7 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { createAgentHub } from './agents/hub.ts';
-import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
-import { createAgentPresence } from './agents/presence.ts';
-import { createAgentSockets } from './agents/sockets.ts';
-import { attachAgentSocketServer } from './agents/socket-server.ts';
-import { createAgentRouter } from './agents/router.ts';
-import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
+import { createAgentsService, type AgentTimings } from './agents/service.ts';
+import { agentTimingsOf, attachAgents, createAgentLink } from './agents/wiring.ts';
 import type { Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
@@ -25,6 +20,7 @@ import { createAccountsService } from './services/accounts.ts';
 import { createAdmission } from './jobs/admission.ts';
 import { createJobsService, type UrlPolicy } from './jobs/service.ts';
 import { probeUpload } from './jobs/probe-upload.ts';
+import { wireJobEvents } from './jobs/events.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createTranscriptWork, type TranscriptWork } from './transcript-work.ts';
@@ -128,17 +124,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // Large transcripts are parsed, validated and exported on a thread of their own (transcript-work.ts).
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
-  // Agent events reach agents connected to any control plane of the farm (cluster-bus.ts).
-  const bus = config.databaseUrl ? createPostgresBus({ db, url: config.databaseUrl, log }) : createLocalBus();
-  const onlineNodes = new Set<string>();
-  const hub = createAgentHub({ bus, onlineNodes: () => onlineNodes });
-  const timings: AgentTimings = {
-    ...DEFAULT_AGENT_TIMINGS,
-    leaseMs: config.leaseSeconds * 1000,
-    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
-    disconnectGraceMs: config.agentGraceSeconds * 1000,
-    ...opts.agentTimings,
-  };
+  const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
+  const { hub } = agentLink;
+  const timings = agentTimingsOf(config, opts.agentTimings);
   const agents = createAgentsService({
     db,
     store,
@@ -150,48 +138,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
     onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
-  jobs.events.on('queued', () => hub.pushOnline({ type: 'work-available' }));
-  jobs.events.on('cancelled', (job) => {
-    if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
-  });
-  const presence = createAgentPresence({
-    graceMs: timings.disconnectGraceMs,
-    onGone: (nodeId) => {
-      onlineNodes.delete(nodeId);
-      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
-    },
-  });
   const metrics = createMetrics({ db, now });
-  jobs.events.on('ended', (job: { id: string; account_id: string; lease_owner: string | null; status: string; failure_code: string | null }) => {
-    metrics.jobEnded(job);
-    logger.info(
-      { jobId: job.id, accountId: job.account_id, nodeId: job.lease_owner ?? undefined, status: job.status, failureCode: job.failure_code ?? undefined },
-      `job ${job.status}`,
-    );
-  });
-  const agentRouter = createAgentRouter({
-    agents,
-    hub,
-    presence,
-    onCompleted: (input) => {
-      const phaseSeconds = input.phaseSeconds;
-      void Promise.all([
-        db.selectFrom('agent_nodes').select('name').where('id', '=', input.nodeId).executeTakeFirst(),
-        db.selectFrom('jobs').select(['quoted_seconds', 'account_id']).where('id', '=', input.jobId).executeTakeFirst(),
-      ]).then(
-        ([node, job]) => {
-          if (phaseSeconds) metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null });
-          // The end-of-job line has no node (the lease is cleared by then): this one ties the job to it.
-          logger.info({ jobId: input.jobId, accountId: job?.account_id, nodeId: input.nodeId, node: node?.name, phaseSeconds }, 'job completed by agent');
-        },
-        (err: unknown) => log('metrics: job completion lookup failed', err),
-      );
-    },
-    onTranscribed: (input) => {
-      if (input.checks) metrics.recognitionChecks(input.checks);
-    },
-  });
-  // 'ended' fires after the transaction that queued the webhook row (finishJob) committed.
   const webhooks = createWebhooks({
     db,
     config,
@@ -203,11 +150,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     timings: opts.webhookTimings,
     onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }),
   });
-  jobs.events.on('ended', () => webhooks.wake());
-  // Debris: an ended job's uploaded source can never be used again.
-  jobs.events.on('ended', (job) => void uploads.deleteEndedSources(job.id).catch((err: unknown) => log('deleting the source of an ended job failed', err)));
-  // An ended job gave its minutes back (or settled): the account's waiting jobs may run, or fail.
-  jobs.events.on('ended', (job) => void admission.admit(job.account_id).catch((err: unknown) => log('admission failed', err)));
+  wireJobEvents(jobs.events, { hub, metrics, logger, log, webhooks, uploads, admission });
 
   const previews = createPreviewPool({ threads: config.previewThreads });
   const { app, hot, serveMetrics } = createHttpApp({
@@ -228,23 +171,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
 
   const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot, app });
 
-  agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
-  // A revoked token's sockets close on every control plane (agents/sockets.ts).
-  const agentSockets = createAgentSockets({ bus, revokedAmong: agents.revokedAmong, log });
-  agents.onTokenRevoked = (tokenId: string) => agentSockets.revoked(tokenId);
-  const agentSocketServer = attachAgentSocketServer({
+  const agentEndpoint = attachAgents({
+    config,
+    link: agentLink,
+    agents,
     server,
-    router: agentRouter,
-    authenticate: (token) => agents.authenticate(token),
-    presence,
-    sockets: agentSockets,
+    graceMs: timings.disconnectGraceMs,
+    db,
+    metrics,
+    logger,
+    log,
     authFailures,
     clientAddress,
-    maxConnections: config.maxAgentConnections,
-    authSeconds: config.agentAuthSeconds,
-    log,
   });
-
   const metricsServer = createMetricsServer(config.metricsListen, serveMetrics);
   // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
   await objects.removeKilledParts();
@@ -266,14 +205,14 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     baseUrl,
     afterListen: [() => sweeps.start(), () => metricsServer.listen(), () => webhooks.start()],
-    beforeClose: [() => sweeps.stop(), () => presence.close(), () => agentSocketServer.close()],
+    beforeClose: [() => sweeps.stop(), () => agentEndpoint.close()],
     afterClose: [
       () => metricsServer.close(),
       () => webhooks.close(),
       () => previews.close(),
       () => passwords.close(),
       () => transcriptWork.close(),
-      () => bus.close(),
+      () => agentLink.bus.close(),
       () => db.destroy(),
     ],
   });
