@@ -155,116 +155,25 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     throw new RangeError('leaseMs must exceed deliveryTimeoutMs, or a slow attempt loses its lease.');
   }
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError('concurrency must be >= 1');
-  const emit = (event: DispatcherEvent): void => {
-    try {
-      options.onEvent?.(event);
-    } catch {
-      // A logging hook must not break delivery.
-    }
-  };
-
-  type Step = 'delivered' | 'retrying' | 'exhausted' | 'skipped' | 'leaseLost';
-
-  async function attempt(delivery: WebhookDelivery): Promise<Step> {
-    const startedAt = clock.now();
-    let secrets: readonly string[];
-    try {
-      secrets = await options.secretsFor(delivery.accountId);
-      if (secrets.length === 0) throw new Error(`account ${delivery.accountId} has no webhook secret`);
-    } catch (error) {
-      emit({ type: 'error', stage: 'secrets', deliveryId: delivery.id, error });
-      return 'skipped';
-    }
-    let result: DeliveryResult;
-    try {
-      result = await deliverWebhook({
-        url: delivery.url,
-        id: delivery.id,
-        timestamp: Math.floor(startedAt / 1000),
-        body: delivery.body,
-        secrets,
-        fetch: options.fetch,
-        timeoutMs: deliveryTimeoutMs,
-      });
-    } catch (error) {
-      // Bad arguments (malformed secret): nothing was sent. Leave the lease to expire.
-      emit({ type: 'error', stage: 'deliver', deliveryId: delivery.id, error });
-      return 'skipped';
-    }
-    const attemptNumber = delivery.attemptCount + 1;
-    const record: AttemptRecord = {
-      deliveryId: delivery.id,
-      owner,
-      attemptNumber,
-      firstAttemptAt: delivery.firstAttemptAt ?? startedAt,
-      startedAt,
-      durationMs: result.durationMs,
-      outcome: result.outcome,
-      statusCode: result.statusCode,
-      error: result.error,
-    };
-    let state: 'delivered' | 'retrying' | 'exhausted';
-    let next: number | null = null;
-    let applied: boolean;
-    try {
-      if (result.outcome === 'success') {
-        state = 'delivered';
-        applied = await options.store.markDelivered(record);
-      } else if (result.outcome === 'gone') {
-        state = 'exhausted';
-        applied = await options.store.markExhausted({ ...record, reason: 'gone' });
-      } else {
-        next = nextAttemptAt({
-          firstAttemptAt: record.firstAttemptAt,
-          attemptNumber,
-          now: clock.now(),
-          random,
-        });
-        if (next === null) {
-          state = 'exhausted';
-          applied = await options.store.markExhausted({ ...record, reason: 'attempts_exhausted' });
-        } else {
-          state = 'retrying';
-          applied = await options.store.recordAttempt({ ...record, nextAttemptAt: next });
-        }
+  const d: DispatcherConfig = {
+    options,
+    clock,
+    random,
+    owner,
+    concurrency,
+    deliveryTimeoutMs,
+    leaseMs,
+    emit: (event) => {
+      try {
+        options.onEvent?.(event);
+      } catch {
+        // A logging hook must not break delivery.
       }
-    } catch (error) {
-      // Sent but not recorded: the lease expires and it is sent again (at-least-once).
-      emit({ type: 'error', stage: 'record', deliveryId: delivery.id, error });
-      return 'skipped';
-    }
-    emit({
-      type: 'attempt',
-      deliveryId: delivery.id,
-      accountId: delivery.accountId,
-      url: delivery.url,
-      attemptNumber,
-      result,
-      state,
-      nextAttemptAt: next,
-      applied,
-    });
-    return applied ? state : 'leaseLost';
-  }
-
-  async function runTick(): Promise<TickSummary> {
-    const summary: TickSummary = { claimed: 0, delivered: 0, retrying: 0, exhausted: 0, skipped: 0, leaseLost: 0 };
-    const now = clock.now();
-    let due: WebhookDelivery[];
-    try {
-      due = await options.store.claimDue({ now, limit: concurrency, owner, leaseUntil: now + leaseMs });
-    } catch (error) {
-      emit({ type: 'error', stage: 'claim', error });
-      return summary;
-    }
-    summary.claimed = due.length;
-    const steps = await Promise.all(due.map((d) => attempt(d)));
-    for (const step of steps) summary[step] += 1;
-    return summary;
-  }
-
+    },
+  };
   // Ticks never overlap within one dispatcher (a manual tick() waits for the loop's).
   let chain: Promise<unknown> = Promise.resolve();
+  const runTick = (): Promise<TickSummary> => runTickOf(d);
   const tick = (): Promise<TickSummary> => {
     const run = chain.then(runTick, runTick);
     chain = run.catch(() => undefined);
@@ -319,4 +228,121 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       wakeSleeper?.();
     },
   };
+}
+
+/** A dispatcher's settings, resolved once: what its attempts and ticks read. */
+interface DispatcherConfig {
+  readonly options: WebhookDispatcherOptions;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly owner: string;
+  readonly concurrency: number;
+  readonly deliveryTimeoutMs: number;
+  readonly leaseMs: number;
+  /** options.onEvent, which never throws. */
+  readonly emit: (event: DispatcherEvent) => void;
+}
+
+type Step = 'delivered' | 'retrying' | 'exhausted' | 'skipped' | 'leaseLost';
+
+/** One attempt of `delivery`, recorded: what became of it. */
+async function attempt(d: DispatcherConfig, delivery: WebhookDelivery): Promise<Step> {
+  const { options, clock, emit } = d;
+  const startedAt = clock.now();
+  let secrets: readonly string[];
+  try {
+    secrets = await options.secretsFor(delivery.accountId);
+    if (secrets.length === 0) throw new Error(`account ${delivery.accountId} has no webhook secret`);
+  } catch (error) {
+    emit({ type: 'error', stage: 'secrets', deliveryId: delivery.id, error });
+    return 'skipped';
+  }
+  let result: DeliveryResult;
+  try {
+    result = await deliverWebhook({
+      url: delivery.url,
+      id: delivery.id,
+      timestamp: Math.floor(startedAt / 1000),
+      body: delivery.body,
+      secrets,
+      fetch: options.fetch,
+      timeoutMs: d.deliveryTimeoutMs,
+    });
+  } catch (error) {
+    // Bad arguments (malformed secret): nothing was sent. Leave the lease to expire.
+    emit({ type: 'error', stage: 'deliver', deliveryId: delivery.id, error });
+    return 'skipped';
+  }
+  const attemptNumber = delivery.attemptCount + 1;
+  const record: AttemptRecord = {
+    deliveryId: delivery.id,
+    owner: d.owner,
+    attemptNumber,
+    firstAttemptAt: delivery.firstAttemptAt ?? startedAt,
+    startedAt,
+    durationMs: result.durationMs,
+    outcome: result.outcome,
+    statusCode: result.statusCode,
+    error: result.error,
+  };
+  let state: 'delivered' | 'retrying' | 'exhausted';
+  let next: number | null = null;
+  let applied: boolean;
+  try {
+    if (result.outcome === 'success') {
+      state = 'delivered';
+      applied = await options.store.markDelivered(record);
+    } else if (result.outcome === 'gone') {
+      state = 'exhausted';
+      applied = await options.store.markExhausted({ ...record, reason: 'gone' });
+    } else {
+      next = nextAttemptAt({
+        firstAttemptAt: record.firstAttemptAt,
+        attemptNumber,
+        now: clock.now(),
+        random: d.random,
+      });
+      if (next === null) {
+        state = 'exhausted';
+        applied = await options.store.markExhausted({ ...record, reason: 'attempts_exhausted' });
+      } else {
+        state = 'retrying';
+        applied = await options.store.recordAttempt({ ...record, nextAttemptAt: next });
+      }
+    }
+  } catch (error) {
+    // Sent but not recorded: the lease expires and it is sent again (at-least-once).
+    emit({ type: 'error', stage: 'record', deliveryId: delivery.id, error });
+    return 'skipped';
+  }
+  emit({
+    type: 'attempt',
+    deliveryId: delivery.id,
+    accountId: delivery.accountId,
+    url: delivery.url,
+    attemptNumber,
+    result,
+    state,
+    nextAttemptAt: next,
+    applied,
+  });
+  return applied ? state : 'leaseLost';
+}
+
+/** Claims what is due now and attempts it, all at once. */
+async function runTickOf(d: DispatcherConfig): Promise<TickSummary> {
+  const { options, clock, emit, concurrency, owner } = d;
+  const summary: TickSummary = { claimed: 0, delivered: 0, retrying: 0, exhausted: 0, skipped: 0, leaseLost: 0 };
+  const now = clock.now();
+  let due: WebhookDelivery[];
+  try {
+    due = await options.store.claimDue({ now, limit: concurrency, owner, leaseUntil: now + d.leaseMs });
+  } catch (error) {
+    emit({ type: 'error', stage: 'claim', error });
+    return summary;
+  }
+  summary.claimed = due.length;
+  const steps = await Promise.all(due.map((delivery) => attempt(d, delivery)));
+  for (const step of steps) summary[step] += 1;
+  return summary;
 }
