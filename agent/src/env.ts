@@ -1,6 +1,6 @@
 /**
- * The agent process's one read of the environment. The whisper.cpp and ffmpeg locations
- * (WHISPER_CPP_DIR, FFMPEG_PATH, ...) are read by the resolvers of the packages that run them.
+ * The agent process's one read of the environment. The media tools' locations (WHISPER_CPP_DIR,
+ * FFMPEG_PATH, ESPEAK_NG_PATH, ...) are read by @captionfarm/process/tools.
  */
 export interface AgentEnv {
   /** CAPTIONFARM_LOG=silent|info|debug, like the control plane; default info. */

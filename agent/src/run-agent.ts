@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@captionfarm/log';
 import { nvencAvailable } from '@captionfarm/renderer';
-import { createTranscriber, findInstalledModels, locateModel, readWhisperBuildInfo, resolveWhisperBinDir } from '@captionfarm/transcriber';
+import { createTranscriber, findInstalledModels, locateModel, readWhisperBuildInfo } from '@captionfarm/transcriber';
+import { whisperBinDir } from '@captionfarm/process/tools';
 import { createAgent, type Agent } from './agent.ts';
 import type { AgentOptions } from './command.ts';
 import { CliError, UsageError } from '@captionfarm/process/command-line';
@@ -27,7 +28,7 @@ export function defaultWhisperModel(): string {
 /** The whisper.cpp build this machine has (scripts/build-whisper records CUDA or not). */
 export function whisperBuild(): WhisperBuild {
   try {
-    const binDir = resolveWhisperBinDir();
+    const binDir = whisperBinDir();
     const info = readWhisperBuildInfo(binDir);
     return { binDir, cuda: info?.cuda === true, detail: info ? `whisper.cpp ${info.whisperCpp}, ${info.cpu}, ${binDir}` : binDir };
   } catch {

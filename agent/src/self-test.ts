@@ -9,9 +9,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { getBuiltinTemplate } from '@captionfarm/captions';
 import type { LeasedJob } from '@captionfarm/contracts';
-import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
+import { nvencStatus } from '@captionfarm/renderer';
 import { createSafeFetch } from '@captionfarm/net';
 import { runToEnd } from '@captionfarm/process';
+import { espeakPath, ffmpegPaths } from '@captionfarm/process/tools';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
@@ -55,7 +56,7 @@ export async function speechSource(dir: string): Promise<{ args: string[]; what:
   }
   try {
     const wav = path.join(dir, 'speech.wav');
-    await runToEnd('espeak-ng', { args: ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.'] });
+    await runToEnd(espeakPath(), { args: ['-w', wav, 'This is the captionfarm self test. Every stage of one job is timed against the length of the video.'] });
     return { args: ['-stream_loop', '-1', '-i', wav], what: 'espeak-ng speech' };
   } catch {
     return { args: ['-f', 'lavfi', '-i', 'sine=f=440:r=16000'], what: 'a 440 Hz tone (no speech source found: transcription timing covers only the VAD pass)' };

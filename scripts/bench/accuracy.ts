@@ -39,13 +39,13 @@ import {
   onsetErrorsMs,
   parseAlignedWords,
   percentile,
-  resolveWhisperBinDir,
   scoreErrors,
   testModelPath,
   toWords,
   type ReferenceOnset,
 } from '../../packages/transcriber/src/index.ts';
 import { runToEnd } from '@captionfarm/process';
+import { whisperBinDir } from '@captionfarm/process/tools';
 import { CLIPS, makeClip, sharedEnClip } from '../../packages/transcriber/test/clips.ts';
 
 const { values } = parseArgs({
@@ -135,7 +135,7 @@ interface Output {
   seconds: number;
   language: string;
 }
-const binDir = resolveWhisperBinDir();
+const binDir = whisperBinDir();
 
 /** whisper-cli on one clip: its full JSON's tokens, read by the toWords our transcriber uses. */
 async function whisperCli(clip: BenchClip): Promise<Output> {

@@ -24,7 +24,7 @@ import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { childCpuSeconds, liveChildCpuSeconds } from './cpu.ts';
 import { parseArgs } from 'node:util';
 import { detectHardware, planHardware, testClipArgs } from '@captionfarm/agent';
-import { resolveWhisperBinDir } from '@captionfarm/transcriber';
+import { whisperBinDir } from '@captionfarm/process/tools';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { verifyWebhook } from '@captionfarm/sdk';
 import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testModelPath, type Farm } from '../../agent/test/e2e-harness.ts';
@@ -119,7 +119,7 @@ try {
   const expectedWords = Math.floor((referenceWords * seconds) / readingSeconds);
   let captioned = 0;
   const model = testModelPath();
-  const bin = resolveWhisperBinDir();
+  const bin = whisperBinDir();
   // The job runs as the embedded default plans it for this machine (CPU whisper: overlapped stages,
   // whisper on fewer threads beside the render, x264 on every core).
   const plan = planHardware(await detectHardware(), { cudaWhisper: false, nvenc: false });

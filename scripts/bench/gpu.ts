@@ -17,7 +17,8 @@ import { parseArgs } from 'node:util';
 import { runToEnd } from '@captionfarm/process';
 import { wavArgs, whisperCliArgs } from './baseline.ts';
 import { detectHardware, planHardware, speechSource, testClipArgs } from '@captionfarm/agent';
-import { ffmpegPaths, nvencStatus } from '@captionfarm/renderer';
+import { nvencStatus } from '@captionfarm/renderer';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, watchJob } from '../../agent/test/e2e-harness.ts';
 

@@ -19,13 +19,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToEnd } from '@captionfarm/process';
+import { whisperBinDir } from '@captionfarm/process/tools';
 import {
   testModelPath,
   createTranscriber,
   onsetErrorsMs,
   parseReferenceOnsets,
   percentile,
-  resolveWhisperBinDir,
   wordErrorRate,
   type WordTiming,
 } from '../../packages/transcriber/src/index.ts';
@@ -45,7 +45,7 @@ const threads = Number(values.threads);
 const runs = Number(values.runs);
 const beam = Number(values.beam);
 const timing = values.timing as WordTiming;
-const binDir = resolveWhisperBinDir();
+const binDir = whisperBinDir();
 const files = [
   { name: 'jfk.wav', seconds: 11, text: readFileSync(join(values.media, 'jfk.txt'), 'utf8') },
   {

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { runProcess, withHeapMalloc, type ProcessResult } from '@captionfarm/process';
 import { abortError } from './errors.ts';
-import { ffmpegPaths } from './ffmpeg-path.ts';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 
 export interface FfRunOptions {
   bin: 'ffmpeg' | 'ffprobe';

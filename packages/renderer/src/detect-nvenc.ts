@@ -1,5 +1,5 @@
 import { runFf } from './call-ff.ts';
-import { ffmpegPaths } from './ffmpeg-path.ts';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 
 /** Listing the encoder is not enough (Debian's ffmpeg lists h264_nvenc on machines without a GPU): a tiny trial encode decides. */
 const NVENC_TRIAL_ARGS: readonly string[] = [

@@ -1,5 +1,4 @@
 export * from './paint/index.ts';
-export { ffmpegPaths } from './ffmpeg-path.ts';
 export { runFf, type FfResult, type FfRun } from './call-ff.ts';
 export { nvencAvailable, nvencStatus, type NvencStatus } from './detect-nvenc.ts';
 export { QUALITY_LEVELS, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';

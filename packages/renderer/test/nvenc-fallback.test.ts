@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nvencAvailable } from '../src/detect-nvenc.ts';
 import type { RenderError } from '../src/errors.ts';
-import { resolveFfmpegPaths } from '../src/ffmpeg-path.ts';
 import { renderVideo } from '../src/render-video.ts';
 import { blockPainter, ffprobeJson, frameAt, makeVideo, near, tempDir } from './helpers/media.ts';
 
@@ -107,25 +106,5 @@ describe('NVENC', () => {
       quality: 'low',
     });
     expect(result.encoder).toBe('cpu');
-  });
-});
-
-describe('resolveFfmpegPaths', () => {
-  it.each([
-    [{}, { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }],
-    [{ FFMPEG_PATH: '/opt/ff/ffmpeg' }, { ffmpeg: '/opt/ff/ffmpeg', ffprobe: 'ffprobe' }], // no sibling ffprobe there
-    [
-      { FFMPEG_PATH: '/opt/ff/ffmpeg', FFPROBE_PATH: '/x/ffprobe' },
-      { ffmpeg: '/opt/ff/ffmpeg', ffprobe: '/x/ffprobe' },
-    ],
-  ])('%o', (env, expected) => {
-    expect(resolveFfmpegPaths(env)).toEqual(expected);
-  });
-
-  it('uses an ffprobe that sits next to FFMPEG_PATH', async () => {
-    const other = join(dir, 'static-build');
-    await mkdir(other);
-    await writeFile(join(other, 'ffprobe'), '');
-    expect(resolveFfmpegPaths({ FFMPEG_PATH: join(other, 'ffmpeg') }).ffprobe).toBe(join(other, 'ffprobe'));
   });
 });

@@ -4,7 +4,7 @@ import type { Word } from '@captionfarm/contracts';
 import { getBuiltinTemplate, deriveTemplate } from '@captionfarm/captions';
 import { createBandPainter } from '../src/paint/painter.ts';
 import { runToEnd } from '@captionfarm/process';
-import { ffmpegPaths } from '../src/ffmpeg-path.ts';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 import { probeMedia } from '../src/probe-media.ts';
 import { renderVideo, type OutputFrame } from '../src/render-video.ts';
 import { RenderError } from '../src/errors.ts';

@@ -3,7 +3,7 @@ export type { Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResu
 export { TranscriptionError } from './errors.ts';
 export { ffmpegToWavArgs, isWhisperWav, parseWavHeader } from './audio.ts';
 export type { TranscriptionErrorCode } from './errors.ts';
-export { resolveWhisperBinDir, readWhisperBuildInfo, captionfarmCacheDir, cachedBaseModelPath, testModelPath } from './whisper-bin.ts';
+export { readWhisperBuildInfo, cachedBaseModelPath, testModelPath } from './whisper-bin.ts';
 export type { TranscriberEnv, WhisperBuildInfo } from './whisper-bin.ts';
 export {
   modelsPull,

@@ -12,7 +12,8 @@ import { isAbsolute, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TranscriptionError } from './errors.ts';
-import { captionfarmCacheDir, type TranscriberEnv } from './whisper-bin.ts';
+import { captionfarmCacheDir } from '@captionfarm/process/tools';
+import type { TranscriberEnv } from './whisper-bin.ts';
 
 export const DEFAULT_MODEL_BASE_URL = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main';
 

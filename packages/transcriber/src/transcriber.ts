@@ -19,7 +19,8 @@ import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { refineOnsets, wordGroups, type OnsetWindow } from './tts-align.ts';
 import { withHeapMalloc } from '@captionfarm/process';
-import { resolveWhisperBinDir, type TranscriberEnv } from './whisper-bin.ts';
+import { espeakPath as defaultEspeakPath, resolveFfmpegPaths, whisperBinDir } from '@captionfarm/process/tools';
+import type { TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 
 export interface TranscriberOptions {
@@ -27,11 +28,11 @@ export interface TranscriberOptions {
   model: string;
   /** whisper.cpp threads. Default: min(4, cores). */
   threads?: number;
-  /** Directory with whisper-server; default resolveWhisperBinDir(env). */
+  /** Directory with whisper-server; default whisperBinDir(env) (@captionfarm/process/tools). */
   binDir?: string;
   /** Default `${XDG_CACHE_HOME:-~/.cache}/captionfarm/models`. */
   modelsDir?: string;
-  /** Default `FFMPEG_PATH` from env, else `ffmpeg` on PATH. */
+  /** Default `FFMPEG_PATH` from env, else `ffmpeg` on PATH (resolveFfmpegPaths). */
   ffmpegPath?: string;
   /**
    * Word start times: DTW over the alignment heads (default where whisper.cpp has a preset for the
@@ -47,7 +48,7 @@ export interface TranscriberOptions {
   onsets?: 'tts' | 'whisper';
   /** How far (seconds) a TTS-aligned start may move from whisper's; default 0.3 each way. */
   onsetWindow?: OnsetWindow;
-  /** Default `ESPEAK_NG_PATH` from env, else `espeak-ng` on PATH. */
+  /** Default `ESPEAK_NG_PATH` from env, else `espeak-ng` on PATH (@captionfarm/process/tools). */
   espeakPath?: string;
   /**
    * Beam size; 1 = greedy (best of 5). Default 5: en.wav, base, 2 threads: WER 5.3% vs 6.2%,
@@ -80,7 +81,7 @@ export interface TranscriberOptions {
   /** Where dropped chunks are reported; default console.warn. */
   log?: (message: string) => void;
   /** Environment for the defaults above and for the whisper.cpp children; default process.env. */
-  env?: TranscriberEnv & { FFMPEG_PATH?: string | undefined; ESPEAK_NG_PATH?: string | undefined };
+  env?: TranscriberEnv;
 }
 
 export interface TranscribeRequest {
@@ -215,6 +216,15 @@ export function dtwPreset(modelPath: string): string | undefined {
   return `${m[1]!.replace(/-/g, '.')}${m[2] ?? ''}`;
 }
 
+/** whisperBinDir(env), its message thrown as this package's error (transcribe() throws only TranscriptionError). */
+function whisperBuildDir(env: TranscriberEnv): string {
+  try {
+    return whisperBinDir(env);
+  } catch (err) {
+    throw new TranscriptionError('transcription-failed', err instanceof Error ? err.message : String(err));
+  }
+}
+
 const VAD_MODEL_NAME = 'silero-v6.2.3';
 
 function findVadModel(option: string | undefined, modelsDir: string, fallbackDir: string): string {
@@ -227,8 +237,8 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const env = opts.env ?? process.env;
   const threads = opts.threads ?? Math.min(4, availableParallelism());
   const beamSize = opts.beamSize ?? 5;
-  const ffmpegPath = opts.ffmpegPath ?? env.FFMPEG_PATH ?? 'ffmpeg';
-  const espeakPath = opts.espeakPath ?? env.ESPEAK_NG_PATH ?? 'espeak-ng';
+  const ffmpegPath = opts.ffmpegPath ?? resolveFfmpegPaths(env).ffmpeg;
+  const espeakPath = opts.espeakPath ?? defaultEspeakPath(env);
   const onsets = opts.onsets ?? 'tts';
   let espeakMissing = false;
   const modelsDir = opts.modelsDir ?? defaultModelsDir(env);
@@ -243,7 +253,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   // whose cores are shared with other work: set OMP_WAIT_POLICY=passive.
   // whisper-server and the VAD: glibc's malloc tuned for large blocks (withHeapMalloc).
   const childEnv = withHeapMalloc({ ...env });
-  const getBinDir = () => (binDir ??= resolveWhisperBinDir(env));
+  const getBinDir = () => (binDir ??= whisperBuildDir(env));
   const log = opts.log ?? ((message: string) => console.warn(message));
   const languageVoteBelow = opts.languageVoteBelow ?? 0.5;
   const baseBudget = opts.budget ?? { fixedSeconds: 10, perAudioSecond: 5 };

@@ -1,8 +1,9 @@
 /** Shared by the transcriber tests: where binaries, models and media are (missing ones fail the suite). */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveWhisperBinDir, testModelPath } from '../src/index.ts';
+import { testModelPath } from '../src/index.ts';
 import { runToEnd } from '@captionfarm/process';
+import { whisperBinDir as findWhisperBinDir } from '@captionfarm/process/tools';
 
 export const MEDIA = new URL('../../../../shared/media/', import.meta.url).pathname;
 const SHARED_MODELS = new URL('../../../../shared/models/', import.meta.url).pathname;
@@ -15,7 +16,7 @@ export const EMPTY_TINY = join(SHARED_MODELS, 'for-tests-ggml-tiny.bin');
  */
 export function whisperBinDir(): string {
   try {
-    return resolveWhisperBinDir();
+    return findWhisperBinDir();
   } catch (err) {
     throw new Error(`the transcriber tests need whisper.cpp: ${(err as Error).message}`, { cause: err });
   }

@@ -3,19 +3,11 @@
  * model (loads like a real one, transcribes to nothing): lifecycle, errors, crash isolation,
  * abort. Accuracy with real weights is in accuracy.e2e.test.ts.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTranscriber,
-  dtwPreset,
-  readWhisperBuildInfo,
-  resolveWhisperBinDir,
-  TranscriptionError,
-  WHISPER_LANGUAGES,
-  type Transcriber,
-} from '../src/index.ts';
+import { createTranscriber, dtwPreset, readWhisperBuildInfo, TranscriptionError, WHISPER_LANGUAGES, type Transcriber } from '../src/index.ts';
 import { inferenceFields, startWhisperServer, whisperServerArgs } from '../src/whisper-server.ts';
 import { parseSpeechSegments, vadArgs } from '../src/vad.ts';
 import { runProcess, runToEnd } from '@captionfarm/process';
@@ -312,23 +304,32 @@ describe('createTranscriber with whisper.cpp (weightless fixture model)', { time
   });
 });
 
-describe('resolveWhisperBinDir / readWhisperBuildInfo', () => {
-  it('prefers WHISPER_CPP_DIR (the directory or its bin/), then the cache, and says what to run', () => {
+describe('readWhisperBuildInfo / a missing build', () => {
+  it('reads what scripts/build-whisper recorded next to a bin directory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'transcriber-bin-'));
     try {
       const bin = join(dir, 'build', 'bin');
       mkdirSync(bin, { recursive: true });
-      for (const b of ['whisper-server', 'whisper-cli']) writeFileSync(join(bin, b), '');
       writeFileSync(join(dir, 'build', 'build-info.json'), JSON.stringify({ whisperCpp: '1.9.1', cuda: false, cpu: 'portable' }));
-      expect(resolveWhisperBinDir({ WHISPER_CPP_DIR: join(dir, 'build') })).toBe(bin);
-      expect(resolveWhisperBinDir({ WHISPER_CPP_DIR: bin })).toBe(bin);
       expect(readWhisperBuildInfo(bin)).toMatchObject({ whisperCpp: '1.9.1', cuda: false });
       expect(readWhisperBuildInfo(dir)).toBeNull();
-      expect(() => resolveWhisperBinDir({ WHISPER_CPP_DIR: dir })).toThrow(/has no whisper-server/);
-      mkdirSync(join(dir, 'cache', 'captionfarm', 'whisper', 'abc'), { recursive: true });
-      symlinkSync(join(dir, 'build'), join(dir, 'cache', 'captionfarm', 'whisper', 'current'));
-      expect(resolveWhisperBinDir({ XDG_CACHE_HOME: join(dir, 'cache') })).toBe(join(dir, 'cache', 'captionfarm', 'whisper', 'current', 'bin'));
-      expect(() => resolveWhisperBinDir({ XDG_CACHE_HOME: join(dir, 'nothing') })).toThrow(/run "bash scripts\/build-whisper"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails transcribe() with transcription-failed and what to run when whisper.cpp is not built', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'transcriber-bin-'));
+    try {
+      for (const env of [{ WHISPER_CPP_DIR: dir }, { XDG_CACHE_HOME: join(dir, 'nothing') }]) {
+        const t = createTranscriber({ model: EMPTY_TINY, vadModel: false, env });
+        await expect(t.transcribe({ audioPath: join(MEDIA, 'jfk.wav') })).rejects.toMatchObject({
+          name: 'TranscriptionError',
+          code: 'transcription-failed',
+          message: expect.stringMatching(/has no whisper-server|run "bash scripts\/build-whisper"/),
+        });
+        await t.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

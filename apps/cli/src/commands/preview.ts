@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { getBuiltinTemplate, parseTemplate } from '@captionfarm/captions';
 import { renderTemplatePreview, sampleWords } from '@captionfarm/control-plane';
-import { ffmpegPaths, probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
+import { probeMedia, renderPreviewFrame } from '@captionfarm/renderer';
 import { createTranscriber } from '@captionfarm/transcriber';
 import { runToEnd } from '@captionfarm/process';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 import { readFile } from 'node:fs/promises';
 import { defaultWhisperModel } from '@captionfarm/agent';
 import { CliError, UsageError } from '../output.ts';

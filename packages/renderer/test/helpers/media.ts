@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SKRSContext2D } from '@napi-rs/canvas';
 import { execa } from 'execa';
-import { ffmpegPaths } from '../../src/ffmpeg-path.ts';
+import { ffmpegPaths } from '@captionfarm/process/tools';
 import type { BandPainter } from '../../src/paint/types.ts';
 
 // The tests' tools through execa, like the product's (its output as text, with the final newline).
