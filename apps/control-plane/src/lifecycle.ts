@@ -22,19 +22,19 @@ export function createBaseUrl(publicUrl: string | undefined): BaseUrl {
 }
 
 export interface Lifecycle {
-  /** Listens, then starts `afterListen` in order; resolves to the base URL. */
+  /** Listens, then runs `afterListen` in order; resolves to the base URL. */
   listen(port: number, host: string): Promise<string>;
-  /** `beforeClose` (all at once), the server (its connections cut), then `afterClose` in order. */
+  /** Closes `beforeClose` (one after the other, without waiting), the server (its connections cut), then `afterClose` in order. */
   close(): Promise<void>;
 }
 
-/** Listen and close of the HTTP server and what runs beside it, each in a stated order. */
+/** Listen and close of the HTTP server and of what runs beside it, each in a stated order. */
 export function createLifecycle(d: {
   server: Server;
   baseUrl: BaseUrl;
   afterListen: ReadonlyArray<() => unknown>;
-  beforeClose: ReadonlyArray<() => void>;
-  afterClose: ReadonlyArray<() => Promise<unknown>>;
+  beforeClose: ReadonlyArray<{ close(): void }>;
+  afterClose: ReadonlyArray<{ close(): Promise<unknown> }>;
 }): Lifecycle {
   const { server } = d;
   return {
@@ -51,10 +51,10 @@ export function createLifecycle(d: {
       return d.baseUrl.get();
     },
     async close() {
-      for (const stop of d.beforeClose) stop();
+      for (const part of d.beforeClose) part.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      for (const stop of d.afterClose) await stop();
+      for (const part of d.afterClose) await part.close();
     },
   };
 }

@@ -153,38 +153,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   wireJobEvents(jobs.events, { hub, metrics, logger, log, webhooks, uploads, admission });
 
   const previews = createPreviewPool({ threads: config.previewThreads });
-  const { app, hot, serveMetrics } = createHttpApp({
-    config,
-    db,
-    now,
-    log,
-    logger,
-    metrics,
+  const shared = { config, db, now, log, logger, metrics, authFailures, clientAddress };
+  const services = { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork };
+  const http = createHttpApp({
+    ...shared,
     adminToken,
     baseUrl: baseUrl.get,
-    authFailures,
-    clientAddress,
-    services: { accounts, jobs, uploads, templates, previews, transcripts, fonts, transcriptWork, webhooks, users, agents },
+    services: { ...services, transcripts },
     dashboardDir: opts.dashboardDir,
     signInLimits: opts.signInLimits,
   });
-
-  const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot, app });
-
-  const agentEndpoint = attachAgents({
-    config,
-    link: agentLink,
-    agents,
-    server,
-    graceMs: timings.disconnectGraceMs,
-    db,
-    metrics,
-    logger,
-    log,
-    authFailures,
-    clientAddress,
-  });
-  const metricsServer = createMetricsServer(config.metricsListen, serveMetrics);
+  const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot: http.hot, app: http.app });
+  const agentEndpoint = attachAgents({ ...shared, link: agentLink, agents, server, graceMs: timings.disconnectGraceMs });
+  const metricsServer = createMetricsServer(config.metricsListen, http.serveMetrics);
   // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
   await objects.removeKilledParts();
   const sweeps = createSweeps({
@@ -205,16 +186,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     baseUrl,
     afterListen: [() => sweeps.start(), () => metricsServer.listen(), () => webhooks.start()],
-    beforeClose: [() => sweeps.stop(), () => agentEndpoint.close()],
-    afterClose: [
-      () => metricsServer.close(),
-      () => webhooks.close(),
-      () => previews.close(),
-      () => passwords.close(),
-      () => transcriptWork.close(),
-      () => agentLink.bus.close(),
-      () => db.destroy(),
-    ],
+    beforeClose: [sweeps, agentEndpoint],
+    afterClose: [metricsServer, webhooks, previews, passwords, transcriptWork, agentLink.bus, { close: () => db.destroy() }],
   });
 
   return {
@@ -228,7 +201,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork },
+    services,
     listen: (port = config.port, host = config.host) => lifecycle.listen(port, host),
     sweep: () => sweeps.sweep(),
     close: () => lifecycle.close(),

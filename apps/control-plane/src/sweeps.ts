@@ -5,7 +5,8 @@ export interface Sweeps {
   sweep(): Promise<void>;
   /** A pass every `intervalSeconds`, failures logged (the timer does not hold the process). */
   start(): void;
-  stop(): void;
+  /** Stops the timer (a pass under way goes on). */
+  close(): void;
 }
 
 export function createSweeps(d: {
@@ -26,7 +27,7 @@ export function createSweeps(d: {
       }, d.intervalSeconds * 1000);
       timer.unref();
     },
-    stop() {
+    close() {
       if (timer) clearInterval(timer);
     },
   };
