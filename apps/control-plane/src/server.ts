@@ -1,12 +1,7 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { createAgentHub } from './agents/hub.ts';
-import { createLocalBus, createPostgresBus } from './cluster-bus.ts';
-import { createAgentPresence } from './agents/presence.ts';
-import { createAgentSockets } from './agents/sockets.ts';
-import { attachAgentSocketServer } from './agents/socket-server.ts';
-import { createAgentRouter } from './agents/router.ts';
-import { createAgentsService, DEFAULT_AGENT_TIMINGS, type AgentTimings } from './agents/service.ts';
+import { createAgentsService, type AgentTimings } from './agents/service.ts';
+import { agentTimingsOf, attachAgents, createAgentLink } from './agents/wiring.ts';
 import type { Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import type { ControlPlaneConfig } from './config.ts';
@@ -129,17 +124,9 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // Large transcripts are parsed, validated and exported on a thread of their own (transcript-work.ts).
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
-  // Agent events reach agents connected to any control plane of the farm (cluster-bus.ts).
-  const bus = config.databaseUrl ? createPostgresBus({ db, url: config.databaseUrl, log }) : createLocalBus();
-  const onlineNodes = new Set<string>();
-  const hub = createAgentHub({ bus, onlineNodes: () => onlineNodes });
-  const timings: AgentTimings = {
-    ...DEFAULT_AGENT_TIMINGS,
-    leaseMs: config.leaseSeconds * 1000,
-    deadlineBaseMs: config.deadlineBaseSeconds * 1000,
-    disconnectGraceMs: config.agentGraceSeconds * 1000,
-    ...opts.agentTimings,
-  };
+  const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
+  const { hub } = agentLink;
+  const timings = agentTimingsOf(config, opts.agentTimings);
   const agents = createAgentsService({
     db,
     store,
@@ -151,36 +138,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     leasedFonts: (accountId, template) => fonts.leasedFonts(accountId, fontIdsOf(template)),
     onMinutesFreed: (accountId) => void admission.admit(accountId).catch((err: unknown) => log('admission failed', err)),
   });
-  const presence = createAgentPresence({
-    graceMs: timings.disconnectGraceMs,
-    onGone: (nodeId) => {
-      onlineNodes.delete(nodeId);
-      agents.nodeGone(nodeId).catch((err: unknown) => log(`requeueing the jobs of gone node ${nodeId} failed`, err));
-    },
-  });
   const metrics = createMetrics({ db, now });
-  const agentRouter = createAgentRouter({
-    agents,
-    hub,
-    presence,
-    onCompleted: (input) => {
-      const phaseSeconds = input.phaseSeconds;
-      void Promise.all([
-        db.selectFrom('agent_nodes').select('name').where('id', '=', input.nodeId).executeTakeFirst(),
-        db.selectFrom('jobs').select(['quoted_seconds', 'account_id']).where('id', '=', input.jobId).executeTakeFirst(),
-      ]).then(
-        ([node, job]) => {
-          if (phaseSeconds) metrics.jobCompleted({ node: node?.name ?? input.nodeId, phaseSeconds, mediaSeconds: job?.quoted_seconds ?? null });
-          // The end-of-job line has no node (the lease is cleared by then): this one ties the job to it.
-          logger.info({ jobId: input.jobId, accountId: job?.account_id, nodeId: input.nodeId, node: node?.name, phaseSeconds }, 'job completed by agent');
-        },
-        (err: unknown) => log('metrics: job completion lookup failed', err),
-      );
-    },
-    onTranscribed: (input) => {
-      if (input.checks) metrics.recognitionChecks(input.checks);
-    },
-  });
   const webhooks = createWebhooks({
     db,
     config,
@@ -195,42 +153,19 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   wireJobEvents(jobs.events, { hub, metrics, logger, log, webhooks, uploads, admission });
 
   const previews = createPreviewPool({ threads: config.previewThreads });
-  const { app, hot, serveMetrics } = createHttpApp({
-    config,
-    db,
-    now,
-    log,
-    logger,
-    metrics,
+  const shared = { config, db, now, log, logger, metrics, authFailures, clientAddress };
+  const services = { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork };
+  const http = createHttpApp({
+    ...shared,
     adminToken,
     baseUrl: baseUrl.get,
-    authFailures,
-    clientAddress,
-    services: { accounts, jobs, uploads, templates, previews, transcripts, fonts, transcriptWork, webhooks, users, agents },
+    services: { ...services, transcripts },
     dashboardDir: opts.dashboardDir,
     signInLimits: opts.signInLimits,
   });
-
-  const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot, app });
-
-  agents.onRegistered = (nodeId: string) => onlineNodes.add(nodeId);
-  // A revoked token's sockets close on every control plane (agents/sockets.ts).
-  const agentSockets = createAgentSockets({ bus, revokedAmong: agents.revokedAmong, log });
-  agents.onTokenRevoked = (tokenId: string) => agentSockets.revoked(tokenId);
-  const agentSocketServer = attachAgentSocketServer({
-    server,
-    router: agentRouter,
-    authenticate: (token) => agents.authenticate(token),
-    presence,
-    sockets: agentSockets,
-    authFailures,
-    clientAddress,
-    maxConnections: config.maxAgentConnections,
-    authSeconds: config.agentAuthSeconds,
-    log,
-  });
-
-  const metricsServer = createMetricsServer(config.metricsListen, serveMetrics);
+  const server = createHttpServer({ headersTimeoutSeconds: config.headersTimeoutSeconds, store: objects.handle, hot: http.hot, app: http.app });
+  const agentEndpoint = attachAgents({ ...shared, link: agentLink, agents, server, graceMs: timings.disconnectGraceMs });
+  const metricsServer = createMetricsServer(config.metricsListen, http.serveMetrics);
   // Part files of PUTs that a killed process left behind; none of this process is in flight yet.
   await objects.removeKilledParts();
   const sweeps = createSweeps({
@@ -251,16 +186,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     baseUrl,
     afterListen: [() => sweeps.start(), () => metricsServer.listen(), () => webhooks.start()],
-    beforeClose: [() => sweeps.stop(), () => presence.close(), () => agentSocketServer.close()],
-    afterClose: [
-      () => metricsServer.close(),
-      () => webhooks.close(),
-      () => previews.close(),
-      () => passwords.close(),
-      () => transcriptWork.close(),
-      () => bus.close(),
-      () => db.destroy(),
-    ],
+    beforeClose: [sweeps, agentEndpoint],
+    afterClose: [metricsServer, webhooks, previews, passwords, transcriptWork, agentLink.bus, { close: () => db.destroy() }],
   });
 
   return {
@@ -274,7 +201,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     server,
     metrics,
     logger,
-    services: { accounts, jobs, uploads, templates, agents, webhooks, previews, users, fonts, passwords, transcriptWork },
+    services,
     listen: (port = config.port, host = config.host) => lifecycle.listen(port, host),
     sweep: () => sweeps.sweep(),
     close: () => lifecycle.close(),
