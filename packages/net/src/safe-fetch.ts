@@ -160,113 +160,135 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     bodyTimeout: cfg.bodyTimeoutMs,
   });
 
-  const call = async (input: string | URL, init: SafeFetchInit = {}): Promise<Response> => {
-    const check = validatePublicHttpsUrlSyntax(input, policy);
-    if (!check.ok) throw new SafeFetchError(check.code, check.reason);
-    const { maxBytes = cfg.defaultMaxBytes, timeoutMs = cfg.defaultTimeoutMs, signal, ...rest } = init;
-    if (!(maxBytes > 0)) throw new TypeError('maxBytes must be a positive number or Infinity');
-    if (!(timeoutMs > 0)) throw new TypeError('timeoutMs must be a positive number or Infinity');
-    if (signal?.aborted) {
-      throw new SafeFetchError('aborted', 'The request was cancelled.', { cause: signal.reason });
-    }
-
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = Number.isFinite(timeoutMs)
-      ? setTimeout(() => {
-          timedOut = true;
-          controller.abort(new SafeFetchError('timeout', `No complete response within ${timeoutMs} ms.`));
-        }, timeoutMs)
-      : undefined;
-    timer?.unref();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const mapError = (err: unknown): SafeFetchError => {
-      if (err instanceof SafeFetchError) return err;
-      if (timedOut) return new SafeFetchError('timeout', `No complete response within ${timeoutMs} ms.`, { cause: err });
-      if (signal?.aborted) return new SafeFetchError('aborted', 'The request was cancelled.', { cause: signal.reason });
-      return toSafeFetchError(err);
-    };
-
-    let res: Response;
-    try {
-      res = await undiciFetch(check.url.href, {
-        ...rest,
-        redirect: 'manual',
-        dispatcher: agent,
-        signal: controller.signal,
-      });
-    } catch (err) {
-      cleanup();
-      throw mapError(err);
-    }
-
-    const tooLarge = (): SafeFetchError => new SafeFetchError('too_large', `The response body exceeds the ${maxBytes}-byte limit.`);
-    const declared = res.headers.get('content-length');
-    if (declared !== null && Number(declared) > maxBytes) {
-      const err = tooLarge();
-      controller.abort(err);
-      cleanup();
-      throw err;
-    }
-    const source = res.body;
-    if (source === null) {
-      cleanup();
-      return res;
-    }
-    const reader = source.getReader();
-    let received = 0;
-    const body = new ReadableStream<Uint8Array>(
-      {
-        async pull(ctrl) {
-          try {
-            const chunk = await reader.read();
-            if (chunk.done) {
-              cleanup();
-              ctrl.close();
-              return;
-            }
-            received += chunk.value.byteLength;
-            if (received > maxBytes) {
-              const err = tooLarge();
-              controller.abort(err); // closes the connection: the rest is never downloaded
-              cleanup();
-              ctrl.error(err);
-              return;
-            }
-            ctrl.enqueue(chunk.value);
-          } catch (err) {
-            cleanup();
-            ctrl.error(mapError(err));
-          }
-        },
-        async cancel(reason) {
-          cleanup();
-          await reader.cancel(reason);
-        },
-      },
-      { highWaterMark: 0 },
-    );
-    // As the Response's body: the DOM lib (a browser project type-checking this file, the dashboard's
-    // tests) types its BodyInit stream as Uint8Array<ArrayBuffer>, Node's as any Uint8Array.
-    const wrapped = new Response(body as unknown as ConstructorParameters<typeof Response>[0], {
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-    });
-    Object.defineProperty(wrapped, 'url', { value: res.url });
-    return wrapped;
-  };
+  const s: FetchState = { policy, cfg, agent };
+  const call = (input: string | URL, init: SafeFetchInit = {}): Promise<Response> => fetchOnce(s, input, init);
 
   return Object.assign(call, {
     validateUrl: (url: string | URL) => validatePublicHttpsUrl(url, { ...policy, lookup }),
     close: () => agent.close(),
     allowsLoopbackForTests: policy.allowLoopbackForTests === true,
   });
+}
+
+/** What every call of one safeFetch instance shares. */
+interface FetchState {
+  readonly policy: AddressPolicy;
+  readonly cfg: typeof DEFAULTS;
+  readonly agent: Agent;
+}
+
+/** One call of a safeFetch instance: the URL checked, the request sent with a deadline, the body capped as it is read. */
+async function fetchOnce(s: FetchState, input: string | URL, init: SafeFetchInit): Promise<Response> {
+  const check = validatePublicHttpsUrlSyntax(input, s.policy);
+  if (!check.ok) throw new SafeFetchError(check.code, check.reason);
+  const { maxBytes = s.cfg.defaultMaxBytes, timeoutMs = s.cfg.defaultTimeoutMs, signal, ...rest } = init;
+  if (!(maxBytes > 0)) throw new TypeError('maxBytes must be a positive number or Infinity');
+  if (!(timeoutMs > 0)) throw new TypeError('timeoutMs must be a positive number or Infinity');
+  if (signal?.aborted) {
+    throw new SafeFetchError('aborted', 'The request was cancelled.', { cause: signal.reason });
+  }
+
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = Number.isFinite(timeoutMs)
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort(new SafeFetchError('timeout', `No complete response within ${timeoutMs} ms.`));
+      }, timeoutMs)
+    : undefined;
+  timer?.unref();
+  const onAbort = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const cleanup = (): void => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  };
+  const mapError = (err: unknown): SafeFetchError => {
+    if (err instanceof SafeFetchError) return err;
+    if (timedOut) return new SafeFetchError('timeout', `No complete response within ${timeoutMs} ms.`, { cause: err });
+    if (signal?.aborted) return new SafeFetchError('aborted', 'The request was cancelled.', { cause: signal.reason });
+    return toSafeFetchError(err);
+  };
+
+  let res: Response;
+  try {
+    res = await undiciFetch(check.url.href, {
+      ...rest,
+      redirect: 'manual',
+      dispatcher: s.agent,
+      signal: controller.signal,
+    });
+  } catch (err) {
+    cleanup();
+    throw mapError(err);
+  }
+  return cappedBody(res, { maxBytes, controller, cleanup, mapError });
+}
+
+/**
+ * `res` with a body that fails with `too_large` past `maxBytes` (declared or received), aborting
+ * the request through `controller`; `cleanup` runs once the body is read, failed or cancelled.
+ */
+function cappedBody(
+  res: Response,
+  o: { maxBytes: number; controller: AbortController; cleanup: () => void; mapError: (err: unknown) => SafeFetchError },
+): Response {
+  const { maxBytes, controller, cleanup, mapError } = o;
+  const tooLarge = (): SafeFetchError => new SafeFetchError('too_large', `The response body exceeds the ${maxBytes}-byte limit.`);
+  const declared = res.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) {
+    const err = tooLarge();
+    controller.abort(err);
+    cleanup();
+    throw err;
+  }
+  const source = res.body;
+  if (source === null) {
+    cleanup();
+    return res;
+  }
+  const reader = source.getReader();
+  let received = 0;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(ctrl) {
+        try {
+          const chunk = await reader.read();
+          if (chunk.done) {
+            cleanup();
+            ctrl.close();
+            return;
+          }
+          received += chunk.value.byteLength;
+          if (received > maxBytes) {
+            const err = tooLarge();
+            controller.abort(err); // closes the connection: the rest is never downloaded
+            cleanup();
+            ctrl.error(err);
+            return;
+          }
+          ctrl.enqueue(chunk.value);
+        } catch (err) {
+          cleanup();
+          ctrl.error(mapError(err));
+        }
+      },
+      async cancel(reason) {
+        cleanup();
+        await reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  // As the Response's body: the DOM lib (a browser project type-checking this file, the dashboard's
+  // tests) types its BodyInit stream as Uint8Array<ArrayBuffer>, Node's as any Uint8Array.
+  const wrapped = new Response(body as unknown as ConstructorParameters<typeof Response>[0], {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+  Object.defineProperty(wrapped, 'url', { value: res.url });
+  return wrapped;
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {
