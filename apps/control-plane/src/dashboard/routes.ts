@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { ApiError, JobStatusSchema, PLANS, issuesToDetails } from '@captionfarm/contracts';
+import { ApiError, JobStatusSchema, PLANS, issuesToDetails, type PlanId } from '@captionfarm/contracts';
 import { minutesBalance, type Db } from '@captionfarm/db';
 import { callerOf, type rateLimit } from '../http/middleware.ts';
 import type { ClientAddress } from '../http/client-address.ts';
@@ -68,16 +68,39 @@ const PreviewBody = z.strictObject({
  * state-changing request passes the CSRF check.
  */
 export function dashboardApi(deps: DashboardApiDeps): Router {
-  const { db, users, accounts, jobs, templates, webhooks, previews, now } = deps;
-  const limiter = createSignInLimiter({ now, ...deps.signInLimits });
   const r = Router();
   r.use((_req, res, next) => {
     // JSON answers about one user are never cached by the browser or a proxy.
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  r.use(loadSession(users), csrfProtection(deps.publicUrl, deps.allowedHosts));
+  r.use(loadSession(deps.users), csrfProtection(deps.publicUrl, deps.allowedHosts));
+  sessionRoutes(r, deps);
 
+  // --- operator console -------------------------------------------------------------------
+  const admin = Router();
+  admin.use(requireAdmin());
+  admin.use(deps.adminRoutes());
+  r.use('/admin', admin);
+
+  // --- account pages ----------------------------------------------------------------------
+  const member = Router();
+  member.use(requireMember(async (accountId) => (await deps.accounts.get(accountId)).plan));
+  member.get('/overview', async (_req, res) => {
+    res.json(await accountOverview(deps.db, callerOf(res), deps.now()));
+  });
+  keyRoutes(member, deps.accounts);
+  jobRoutes(member, deps);
+  templateRoutes(member, deps);
+  member.use('/v1', deps.rateLimit.count, deps.publicRoutes(), deps.rateLimit.countOnError);
+  r.use(member);
+  return r;
+}
+
+/** Session, sign-in and sign-out, and the invite pages; failed sign-ins and unusable invites count against the address. */
+function sessionRoutes(r: Router, deps: DashboardApiDeps): void {
+  const { users, accounts } = deps;
+  const limiter = createSignInLimiter({ now: deps.now, ...deps.signInLimits });
   const cookieToken = (req: Request) => parseCookies(req.headers.cookie)[SESSION_COOKIE];
 
   r.get('/session', async (req, res) => {
@@ -156,57 +179,49 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
       res.json({ user: toUserView(user), csrfToken: s.csrfToken });
     }),
   );
+}
 
-  // --- operator console -------------------------------------------------------------------
-  const admin = Router();
-  admin.use(requireAdmin());
-  admin.use(deps.adminRoutes());
-  r.use('/admin', admin);
-
-  // --- account pages ----------------------------------------------------------------------
-  const member = Router();
-  member.use(requireMember(async (accountId) => (await accounts.get(accountId)).plan));
-
-  member.get('/overview', async (_req, res) => {
-    const { accountId, plan } = callerOf(res);
-    const t = now();
-    const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
-    const ledger = await db
-      .selectFrom('minutes_ledger')
-      .select(['kind', 'minutes', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('created_at', '>=', monthStart)
-      .orderBy('id')
-      .execute();
-    // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
-    // monthly top-up are not use.
-    const days = new Map<string, number>();
-    for (const l of ledger) {
-      if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
-      const day = l.created_at.slice(0, 10);
-      days.set(day, (days.get(day) ?? 0) - l.minutes);
-    }
-    const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
-    const usage = Array.from({ length: daysInMonth }, (_, i) => {
-      const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
-      return { day, minutes: Math.max(0, days.get(day) ?? 0) };
-    });
-    const counts = await db
-      .selectFrom('jobs')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('account_id', '=', accountId)
-      .groupBy('status')
-      .execute();
-    const overview: DashboardOverview = {
-      plan: PLANS[plan],
-      balance: await minutesBalance(db, accountId),
-      usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
-      usage,
-      jobsByStatus: countsByStatus(counts),
-    };
-    res.json(overview);
+/** The overview page: the plan, the balance, this UTC month's use per day and the jobs by status. */
+async function accountOverview(db: Db, caller: { accountId: string; plan: PlanId }, t: Date): Promise<DashboardOverview> {
+  const { accountId, plan } = caller;
+  const monthStart = `${t.toISOString().slice(0, 7)}-01T00:00:00.000Z`;
+  const ledger = await db
+    .selectFrom('minutes_ledger')
+    .select(['kind', 'minutes', 'created_at'])
+    .where('account_id', '=', accountId)
+    .where('created_at', '>=', monthStart)
+    .orderBy('id')
+    .execute();
+  // Use per UTC day: what jobs took (reserve, true-up, settle) net of refunds; grants and the
+  // monthly top-up are not use.
+  const days = new Map<string, number>();
+  for (const l of ledger) {
+    if (l.kind === 'grant' || l.kind === 'monthly_reset') continue;
+    const day = l.created_at.slice(0, 10);
+    days.set(day, (days.get(day) ?? 0) - l.minutes);
+  }
+  const daysInMonth = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 0)).getUTCDate();
+  const usage = Array.from({ length: daysInMonth }, (_, i) => {
+    const day = `${t.toISOString().slice(0, 7)}-${String(i + 1).padStart(2, '0')}`;
+    return { day, minutes: Math.max(0, days.get(day) ?? 0) };
   });
+  const counts = await db
+    .selectFrom('jobs')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('account_id', '=', accountId)
+    .groupBy('status')
+    .execute();
+  return {
+    plan: PLANS[plan],
+    balance: await minutesBalance(db, accountId),
+    usedThisMonth: usage.reduce((a, d) => a + d.minutes, 0),
+    usage,
+    jobsByStatus: countsByStatus(counts),
+  };
+}
 
+/** API keys and the webhook signing secret of the member's account. */
+function keyRoutes(member: Router, accounts: AccountsService): void {
   member.get('/keys', async (_req, res) => {
     res.json({ keys: await accounts.listKeys(callerOf(res).accountId) });
   });
@@ -223,6 +238,11 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
   member.post('/webhook-secret/rotate', async (_req, res) => {
     res.json(await accounts.rotateWebhookSecret(callerOf(res).accountId));
   });
+}
+
+/** The job list (with a status filter) and a webhook redelivery. */
+function jobRoutes(member: Router, deps: Pick<DashboardApiDeps, 'jobs' | 'webhooks'>): void {
+  const { jobs, webhooks } = deps;
   member.get('/jobs', async (req, res) => {
     const q = parse(ListQuery, req.query);
     const { status, ...page } = q;
@@ -236,6 +256,11 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     webhooks.wake();
     res.json(view);
   });
+}
+
+/** A custom template's update and the editor's live preview of a template not saved yet. */
+function templateRoutes(member: Router, deps: Pick<DashboardApiDeps, 'templates' | 'previews' | 'fonts'>): void {
+  const { templates, previews } = deps;
   member.put('/templates/:id', async (req, res) => {
     res.json(await templates.update(callerOf(res).accountId, String(req.params.id), req.body));
   });
@@ -261,7 +286,4 @@ export function dashboardApi(deps: DashboardApiDeps): Router {
     );
     res.type('image/png').send(png);
   });
-  member.use('/v1', deps.rateLimit.count, deps.publicRoutes(), deps.rateLimit.countOnError);
-  r.use(member);
-  return r;
 }
