@@ -1,6 +1,4 @@
 import {
-  PLANS,
-  billableMinutes,
   contentTypeForExtension,
   type AgentCompleteInput,
   type AgentFailInput,
@@ -8,23 +6,12 @@ import {
   type AgentProgressInput,
   type AgentTranscribedInput,
 } from '@captionfarm/contracts';
-import {
-  appendLedger,
-  jobHeldMinutes,
-  lockAccount,
-  markOutputKey,
-  minutesBalance,
-  quoteIngestedJob,
-  reportProgress,
-  setJobDeadline,
-  type Db,
-  type Job,
-} from '@captionfarm/db';
+import { markOutputKey, reportProgress, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../jobs/ended-outputs.ts';
 import { finishJob, type Ending } from '../jobs/finish.ts';
-import { deadlineAt, minutesExhausted, minutesText, sourceTooLong } from '../jobs/decisions.ts';
-import { givenTranscriptOutOfRange, saveRecognizedTranscript } from '../services/transcripts.ts';
+import { ingestJob } from '../jobs/ingest.ts';
+import { saveRecognizedTranscript } from '../services/transcripts.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
 /** Who writes: the node (checked against the token by the router) and the lease it holds. */
@@ -42,7 +29,7 @@ export function createAgentReports(deps: {
   onEnded: (job: Job) => void;
   onMinutesFreed?: (accountId: string) => void;
 }) {
-  const { db, store, timings, now } = deps;
+  const { db, store, now } = deps;
 
   async function end(job: Job, ending: Ending, guard?: { leaseId: string }): Promise<Job | null> {
     const ended = await db.transaction().execute((trx) => finishJob(trx, job, ending, now(), guard));
@@ -64,53 +51,15 @@ export function createAgentReports(deps: {
       return (await owned(input)).check;
     },
 
-    /**
-     * After ingest: quotedSeconds, the plan's duration, the resolution against the source, and
-     * the minutes trued up to the measured duration (more if the balance allows, else the job fails).
-     */
+    /** After ingest (jobs/ingest.ts): the job goes on, or fails with what the measured source decided. */
     async ingested(input: AgentIngestedInput & { nodeId: string }): Promise<LeaseCheck> {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check;
-      const account = await db.selectFrom('accounts').select('plan').where('id', '=', job.account_id).executeTakeFirstOrThrow();
-      const plan = PLANS[account.plan];
-      const seconds = Math.ceil(input.durationSeconds);
-      await quoteIngestedJob(db, { jobId: job.id, leaseId: input.leaseId, quotedSeconds: seconds, now: now().toISOString() });
-      const fail = async (failureCode: AgentFailInput['failureCode'], failureReason: string): Promise<LeaseCheck> => {
-        const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
-        await end(fresh, { status: 'failed', failureCode, failureReason }, { leaseId: input.leaseId });
-        return { ok: false, reason: 'job-ended' };
-      };
-      const tooLong = sourceTooLong(plan.id, input.durationSeconds);
-      if (tooLong) return fail(tooLong.failureCode, tooLong.failureReason);
-      if (job.req_width !== null && job.req_height !== null && (job.req_width > input.width || job.req_height > input.height)) {
-        return fail(
-          'output-larger-than-source',
-          `The requested ${job.req_width}x${job.req_height} is larger than the ${input.width}x${input.height} source; videos are never upscaled.`,
-        );
-      }
-      const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
-      if (outOfRange) return fail('transcript-out-of-range', outOfRange);
-      const needed = billableMinutes(input.durationSeconds);
-      // The balance when the account cannot cover the difference, else null (trued up).
-      const short = await db.transaction().execute(async (trx) => {
-        await lockAccount(trx, job.account_id);
-        const held = await jobHeldMinutes(trx, job.id);
-        if (needed === held) return null;
-        if (needed > held) {
-          const balance = await minutesBalance(trx, job.account_id);
-          if (balance < needed - held) return { balance: balance + held };
-        }
-        await appendLedger(trx, { accountId: job.account_id, jobId: job.id, kind: 'true_up', minutes: held - needed, note: `${seconds} s`, now: now() });
-        return null;
-      });
-      if (short) {
-        const exhausted = minutesExhausted(minutesText(needed), short.balance);
-        return fail(exhausted.failureCode, exhausted.failureReason);
-      }
-      deps.onMinutesFreed?.(job.account_id);
-      const deadline = deadlineAt(Date.parse(job.started_at ?? now().toISOString()), timings, input.durationSeconds);
-      await setJobDeadline(db, { jobId: job.id, leaseId: input.leaseId, deadlineAt: deadline });
-      return { ok: true };
+      const failure = await ingestJob(deps, job, input);
+      if (!failure) return { ok: true };
+      const fresh = await db.selectFrom('jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+      await end(fresh, failure, { leaseId: input.leaseId });
+      return { ok: false, reason: 'job-ended' };
     },
 
     /** The recognized words, kept before rendering and served once the job succeeds. */

@@ -31,6 +31,19 @@ export function probeEnding(plan: PlanId, probe: Awaited<ReturnType<UploadProbe>
   return sourceTooLong(plan, probe.durationSeconds);
 }
 
+/** A requested resolution larger than the source fails `output-larger-than-source` (videos are never upscaled); null when it fits or none was asked. */
+export function outputLargerThanSource(
+  job: { req_width: number | null; req_height: number | null },
+  source: { width: number; height: number },
+): Extract<Ending, { status: 'failed' }> | null {
+  if (job.req_width === null || job.req_height === null || (job.req_width <= source.width && job.req_height <= source.height)) return null;
+  return {
+    status: 'failed',
+    failureCode: 'output-larger-than-source',
+    failureReason: `The requested ${job.req_width}x${job.req_height} is larger than the ${source.width}x${source.height} source; videos are never upscaled.`,
+  };
+}
+
 /** A job the account's minutes cannot cover fails `automation-minutes-exhausted`. `needs`: "3 minutes", "at least 1 minute". */
 export function minutesExhausted(needs: string, balance: number): Extract<Ending, { status: 'failed' }> {
   return {
