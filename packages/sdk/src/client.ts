@@ -171,6 +171,27 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
     userAgent,
   });
 
+  // The methods call each other through `client`, the object returned.
+  const client = { baseUrl: options.baseUrl.replace(/\/+$/, '') } as CaptionfarmClient;
+  const c: ClientContext = { http, fetchImpl, client };
+  const methods = { ...jobMethods(c), ...templateMethods(c), ...fontMethods(c) } satisfies Omit<CaptionfarmClient, 'baseUrl'>;
+  return Object.assign(client, methods);
+}
+
+type Transport = ReturnType<typeof createTransport>;
+type TemplateMethod = 'listTemplates' | 'getTemplate' | 'previewTemplate' | 'getJobStyle';
+type FontMethod = 'createFontUpload' | 'completeFont' | 'uploadFont' | 'listFonts' | 'getFont' | 'deleteFont';
+
+/** What the methods of one client share: its transport, its fetch, and the client itself. */
+interface ClientContext {
+  readonly http: Transport;
+  readonly fetchImpl: typeof fetch;
+  readonly client: CaptionfarmClient;
+}
+
+/** Uploads, jobs, their transcripts and outputs. */
+function jobMethods(c: ClientContext): Omit<CaptionfarmClient, 'baseUrl' | TemplateMethod | FontMethod> {
+  const { http, fetchImpl, client } = c;
   const getJob = (id: string, opts: CallOptions & { maxRetries?: number } = {}) =>
     http.request({
       method: 'GET',
@@ -191,8 +212,7 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       idempotent: true,
     })) as JobPage;
 
-  const client: CaptionfarmClient = {
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+  return {
     createUpload: (req, opts = {}) =>
       http.request({ method: 'POST', path: '/v1/automation-jobs/uploads', body: req, schema: ClientUploadSchema, signal: opts.signal, idempotent: false }),
     putUpload: (upload, body, opts) => putUpload(fetchImpl, upload, body, opts),
@@ -249,6 +269,13 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       return new TextDecoder().decode(res.bytes);
     }) as CaptionfarmClient['getTranscript'],
     downloadOutput: (job, filePath, opts) => downloadOutput(fetchImpl, job, filePath, opts),
+  };
+}
+
+/** Templates, their previews, and a job's style. */
+function templateMethods(c: ClientContext): Pick<CaptionfarmClient, TemplateMethod> {
+  const { http } = c;
+  return {
     listTemplates: async (opts = {}) =>
       (
         await http.request({
@@ -273,6 +300,13 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       }),
     getJobStyle: (id, opts = {}) =>
       http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/style`, schema: ClientJobStyleSchema, signal: opts.signal, idempotent: true }),
+  };
+}
+
+/** Uploaded fonts. */
+function fontMethods(c: ClientContext): Pick<CaptionfarmClient, FontMethod> {
+  const { http, fetchImpl, client } = c;
+  return {
     createFontUpload: (req, opts = {}) =>
       http.request({ method: 'POST', path: '/v1/fonts', body: req, schema: FontUploadRecordSchema.loose(), signal: opts.signal, idempotent: false }),
     completeFont: (id, opts = {}) =>
@@ -297,5 +331,4 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
       await http.request({ method: 'DELETE', path: `/v1/fonts/${enc(id)}`, schema: z.undefined(), signal: opts.signal, idempotent: true });
     },
   };
-  return client;
 }
