@@ -86,8 +86,7 @@ export interface ControlPlane {
 }
 
 export async function createControlPlane(config: Readonly<ControlPlaneConfig>, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  const now = opts.now ?? (() => new Date());
-  const { secrets, adminToken, db, logger, log } = await openControlPlaneBase(config, opts);
+  const { now, secrets, adminToken, db, logger, log } = await openControlPlaneBase(config, opts);
   const authFailures = createAuthFailureLimiter({ perMinute: config.authFailuresPerMinute, now, log });
   const clientAddress = createClientAddress(parseTrustedProxies(config.trustedProxies));
 
@@ -103,12 +102,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const users = createUsersService({ db, now, passwords });
   const templates = createTemplatesService({ db, catalog: opts.catalog ?? defaultTemplateCatalog(), now, requireFonts });
   const checkPublicUrl = opts.checkPublicUrl ?? createUrlPolicy(config, opts.lookup);
-  const admission = createAdmission({
-    db,
-    now,
-    onReserved: (jobId) => jobs.events.emit('queued', jobId),
-    onEnded: (job) => jobs.events.emit('ended', job),
-  });
+  const admission = createAdmission({ db, now, onReserved: (jobId) => jobs.events.emit('queued', jobId), onEnded: (job) => jobs.events.emit('ended', job) });
   const jobs = createJobsService({
     db,
     store,
@@ -125,12 +119,11 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
   const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
-  const { hub } = agentLink;
   const timings = agentTimingsOf(config, opts.agentTimings);
   const agents = createAgentsService({
     db,
     store,
-    hub,
+    hub: agentLink.hub,
     jobs,
     now,
     timings,
@@ -150,7 +143,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     timings: opts.webhookTimings,
     onAttempt: (e) => metrics.webhookAttempt({ outcome: e.result.outcome, state: e.state, applied: e.applied }),
   });
-  wireJobEvents(jobs.events, { hub, metrics, logger, log, webhooks, uploads, admission });
+  wireJobEvents(jobs.events, { hub: agentLink.hub, metrics, logger, log, webhooks, uploads, admission });
 
   const previews = createPreviewPool({ threads: config.previewThreads });
   const shared = { config, db, now, log, logger, metrics, authFailures, clientAddress };

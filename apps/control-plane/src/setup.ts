@@ -6,6 +6,8 @@ import type { ControlPlaneConfig } from './config.ts';
 import { loadOrCreateSecrets, type Secrets } from './secrets.ts';
 
 export interface ControlPlaneBase {
+  /** The clock: the given one (tests compress time), else the system's. */
+  now: () => Date;
   secrets: Secrets;
   /** config.adminToken, else the one in the data folder's secrets. */
   adminToken: string;
@@ -16,13 +18,13 @@ export interface ControlPlaneBase {
 }
 
 /**
- * What everything else stands on: the data folder (created when missing) and its secrets, the
+ * What everything else stands on: the clock, the data folder (created when missing) and its secrets, the
  * database (PostgreSQL when configured, else SQLite in the data folder) and the logs (the given
  * logger and log function replace the defaults).
  */
 export async function openControlPlaneBase(
   config: Readonly<ControlPlaneConfig>,
-  opts: { logger?: Logger | undefined; log?: ((msg: string, extra?: unknown) => void) | undefined },
+  opts: { now?: (() => Date) | undefined; logger?: Logger | undefined; log?: ((msg: string, extra?: unknown) => void) | undefined },
 ): Promise<ControlPlaneBase> {
   mkdirSync(config.dataDir, { recursive: true });
   const secrets = loadOrCreateSecrets(config.dataDir);
@@ -38,5 +40,5 @@ export async function openControlPlaneBase(
       else if (extra !== undefined) logger.info({ detail: extra }, msg);
       else logger.info(msg);
     });
-  return { secrets, adminToken, db, logger, log };
+  return { now: opts.now ?? (() => new Date()), secrets, adminToken, db, logger, log };
 }
