@@ -11,6 +11,7 @@ import { whisperBinDir } from '@captionfarm/process/tools';
 import { createAgent, type Agent } from './agent.ts';
 import type { AgentOptions } from './command.ts';
 import { CliError, UsageError } from '@captionfarm/process/command-line';
+import { onShutdown } from '@captionfarm/process/shutdown';
 import { readAgentEnv } from './env.ts';
 import { chooseModel, detectHardware, planHardware } from './hardware.ts';
 import { selfTest, type WhisperBuild } from './self-test.ts';
@@ -127,7 +128,6 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
     log,
   });
   log(`node ${agent.nodeId} connected to ${url}`);
-  let signals = 0;
   let aborted = false;
   let closing: Promise<void> | undefined;
   // One way out for both signals. Aborting the jobs also ends the first signal's drain (it awaits
@@ -140,19 +140,18 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
       () => process.exit(1),
     );
   };
-  const onSignal = (sig: string) => {
-    signals++;
-    if (signals === 1) {
+  onShutdown({
+    signals: ['SIGTERM', 'SIGINT'],
+    first: (sig) => {
       log(`${sig}: draining (finishing ${agent.activeJobIds().length} job(s), taking no new ones); send it again to abort them`);
       agent.drain().then(exit, () => process.exit(1));
-    } else {
+    },
+    second: (sig) => {
       aborted = true;
       log(`${sig}: aborting current jobs; they go back to the queue`);
       agent.abortAll().then(exit, () => process.exit(1));
-    }
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+    },
+  });
 }
 
 function positive(v: string, name: string): number {

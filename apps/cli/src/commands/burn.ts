@@ -12,6 +12,7 @@ import {
   type TransferProgress,
 } from '@captionfarm/sdk';
 import { TranscriptInputSchema, issuesToDetails, type Replacement } from '@captionfarm/contracts';
+import { onShutdown } from '@captionfarm/process/shutdown';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError } from '../output.ts';
 import { checkReplacements, vocabularyTerms, type BurnPlan } from './burn-args.ts';
@@ -236,27 +237,23 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
   const client = apiClient(env);
   const screen = createScreen(process.stdout);
   const ac = new AbortController();
-  let firstInterrupt = 0;
-  const onSigint = () => {
-    // The first Ctrl-C cancels cleanly; another one leaves at once. Run through `npm run`, one
-    // Ctrl-C arrives more than once within milliseconds: the terminal signals the whole process
-    // group and npm forwards it. Repeats within 500 ms count as that one.
-    const now = Date.now();
-    if (firstInterrupt === 0) {
-      firstInterrupt = now;
-      ac.abort(new Interrupted());
-    } else if (now - firstInterrupt > 500) {
+  // The first Ctrl-C cancels cleanly; another one leaves at once. Repeats within 500 ms count as
+  // that one (through `npm run`, one Ctrl-C arrives more than once).
+  const stopListening = onShutdown({
+    signals: ['SIGINT'],
+    repeatsWithinMs: 500,
+    first: () => ac.abort(new Interrupted()),
+    second: () => {
       screen.line('interrupted again: leaving without waiting for the cancel');
       process.exit(130);
-    }
-  };
-  process.on('SIGINT', onSigint);
+    },
+  });
   try {
     await burn({ plan, size, client, screen, signal: ac.signal, cwd: env.cwd });
   } catch (err) {
     throw toCliError(err, env);
   } finally {
-    process.off('SIGINT', onSigint);
+    stopListening();
   }
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createControlPlane, loadConfig, SECRETS_FILE, type ControlPlane } from '@captionfarm/control-plane';
 import { startAgent } from '@captionfarm/agent';
+import { onShutdown } from '@captionfarm/process/shutdown';
 
 const EMBEDDED_TOKEN_FILE = 'embedded-agent.token';
 
@@ -42,20 +43,19 @@ export async function serveCommand(): Promise<void> {
     });
     process.stderr.write(`  embedded agent: node ${agent.agent.nodeId}\n`);
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    process.stderr.write(`${signal}: shutting down\n`);
-    (async () => {
-      await agent?.agent.abortAll();
-      await agent?.close();
-      await cp.close();
-    })().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  // SIGINT or SIGTERM stops the farm (exit 0, or 1 when closing failed); another one exits 1 at once.
+  onShutdown({
+    first: (signal) => {
+      process.stderr.write(`${signal}: shutting down\n`);
+      (async () => {
+        await agent?.agent.abortAll();
+        await agent?.close();
+        await cp.close();
+      })().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    },
+    second: () => process.exit(1),
+  });
 }
