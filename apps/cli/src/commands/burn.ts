@@ -257,63 +257,97 @@ export async function burnCommand(plan: BurnPlan, env: CliEnv): Promise<void> {
   }
 }
 
-async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient; screen: Screen; signal: AbortSignal; cwd: string }): Promise<void> {
-  const { plan, client, screen, signal } = o;
-  const barWidth = () => Math.max(10, Math.min(30, (process.stdout.columns || 80) - 56));
+/** What the stages of one burn share. */
+interface BurnRun {
+  plan: BurnPlan;
+  size: number;
+  client: CaptionfarmClient;
+  screen: Screen;
+  signal: AbortSignal;
+  cwd: string;
+}
 
-  // 1. Upload a local file (the presigned PUT), with a bytes bar.
-  let source: { uploadId: string } | { videoUrl: string };
-  if (plan.input.kind === 'file') {
-    const name = path.basename(plan.input.path);
-    screen.line(`uploading ${name} (${formatBytes(o.size)})`);
-    const t0 = Date.now();
-    let quarter = 0;
-    const onProgress = (p: TransferProgress) => {
-      screen.live(transferLine('upload', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes);
-      const q = p.totalBytes ? Math.floor((p.bytes / p.totalBytes) * 4) : 0;
-      if (!screen.tty && q > quarter && q < 4) {
-        quarter = q;
-        screen.line(`upload ${q * 25}% (${formatBytes(p.bytes)})`);
-      }
-    };
-    try {
-      const upload = await client.uploadFile(plan.input.path, { signal, onProgress });
-      source = { uploadId: upload.uploadId };
-    } catch (err) {
-      if (signal.aborted) throw new CliError('interrupted during the upload: no job was created', 130);
-      throw err;
-    }
-    screen.line(
-      screen.tty
-        ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth())
-        : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`,
-    );
-  } else {
-    source = { videoUrl: plan.input.url };
-  }
+const barWidth = () => Math.max(10, Math.min(30, (process.stdout.columns || 80) - 56));
 
-  // Your font: uploaded and checked by the service (a damaged one is refused with invalid_font),
-  // then named by the style.
-  if (plan.font) {
-    let fontId: string;
-    if (plan.font.kind === 'file') {
-      const font = await client.uploadFont(plan.font.path, { signal });
-      screen.line(`font ${[font.family, font.subfamily].filter(Boolean).join(' ')} uploaded as ${font.id}`);
-      fontId = font.id;
-    } else {
-      fontId = plan.font.id;
-    }
-    const style = plan.request.style ?? {};
-    const font = typeof style.font === 'object' && style.font !== null ? style.font : {};
-    plan.request.style = { ...style, font: { ...font, fontId } };
-  }
+async function burn(o: BurnRun): Promise<void> {
+  const { plan, client, screen } = o;
+  const source = await uploadSource(o);
+  if (plan.font) await attachFont(o, plan.font);
 
   // 2. Create the job. Never aborted midway: a create whose answer is lost would leave a job
   //    (and its reserved minutes) behind that this command could not cancel.
   const created = await client.createJob({ ...plan.request, ...source });
   screen.line(`job ${created.id}: template ${created.templateId}, ${created.format}, ${created.quality} quality`);
 
-  // 3. Wait, showing the phase (and render percent with ETA) until the job ends.
+  const job = await watchJob(o, created);
+  const total = formatDuration((Date.now() - Date.parse(created.createdAt)) / 1000);
+  if (job.status === 'failed') {
+    screen.line(`✗ failed after ${total}`);
+    const retry = isRetryableFailure(job.failureCode) ? ' (retryable: running the same burn again may succeed)' : '';
+    throw new CliError(`job ${job.id} failed: ${job.failureCode ?? 'unknown'}: ${job.failureReason ?? 'no reason given'}${retry}`, 1);
+  }
+  if (job.status === 'cancelled') {
+    screen.line('✗ cancelled');
+    throw new CliError(`job ${job.id} was cancelled (not by this command: captionfarm jobs cancel, or another API client)`, 1);
+  }
+  screen.line(`✓ succeeded in ${total}`);
+  await download(o, job);
+}
+
+/** 1. Upload a local file (the presigned PUT), with a bytes bar; a URL is the source as given. */
+async function uploadSource(o: BurnRun): Promise<{ uploadId: string } | { videoUrl: string }> {
+  const { plan, client, screen, signal } = o;
+  if (plan.input.kind !== 'file') return { videoUrl: plan.input.url };
+  const name = path.basename(plan.input.path);
+  screen.line(`uploading ${name} (${formatBytes(o.size)})`);
+  const t0 = Date.now();
+  let quarter = 0;
+  const onProgress = (p: TransferProgress) => {
+    screen.live(transferLine('upload', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes);
+    const q = p.totalBytes ? Math.floor((p.bytes / p.totalBytes) * 4) : 0;
+    if (!screen.tty && q > quarter && q < 4) {
+      quarter = q;
+      screen.line(`upload ${q * 25}% (${formatBytes(p.bytes)})`);
+    }
+  };
+  let source: { uploadId: string };
+  try {
+    const upload = await client.uploadFile(plan.input.path, { signal, onProgress });
+    source = { uploadId: upload.uploadId };
+  } catch (err) {
+    if (signal.aborted) throw new CliError('interrupted during the upload: no job was created', 130);
+    throw err;
+  }
+  screen.line(
+    screen.tty
+      ? transferLine('upload', { bytes: o.size, totalBytes: o.size }, Date.now() - t0, barWidth())
+      : `uploaded ${formatBytes(o.size)} in ${formatDuration((Date.now() - t0) / 1000)}`,
+  );
+  return source;
+}
+
+/**
+ * Your font: uploaded and checked by the service (a damaged one is refused with invalid_font),
+ * then named by the style.
+ */
+async function attachFont(o: BurnRun, given: NonNullable<BurnPlan['font']>): Promise<void> {
+  const { plan, client, screen, signal } = o;
+  let fontId: string;
+  if (given.kind === 'file') {
+    const font = await client.uploadFont(given.path, { signal });
+    screen.line(`font ${[font.family, font.subfamily].filter(Boolean).join(' ')} uploaded as ${font.id}`);
+    fontId = font.id;
+  } else {
+    fontId = given.id;
+  }
+  const style = plan.request.style ?? {};
+  const font = typeof style.font === 'object' && style.font !== null ? style.font : {};
+  plan.request.style = { ...style, font: { ...font, fontId } };
+}
+
+/** 3. Wait, showing the phase (and render percent with ETA) until the job ends; Ctrl-C cancels it. */
+async function watchJob(o: BurnRun, created: Job): Promise<Job> {
+  const { client, screen, signal } = o;
   let current: Job = created;
   let phaseStart = Date.now();
   let firstRender: { atMs: number; percent: number } | undefined;
@@ -349,29 +383,19 @@ async function burn(o: { plan: BurnPlan; size: number; client: CaptionfarmClient
     draw(true);
   };
   const ticker = screen.tty ? setInterval(() => draw(), 500) : undefined;
-  let job: Job;
   try {
-    job = await client.waitForJob(created.id, { signal, onUpdate, poll: { initialDelayMs: 1000, maxDelayMs: 4000 } });
+    return await client.waitForJob(created.id, { signal, onUpdate, poll: { initialDelayMs: 1000, maxDelayMs: 4000 } });
   } catch (err) {
     if (signal.aborted) return cancelAfterInterrupt(client, screen, created.id);
     throw err;
   } finally {
     clearInterval(ticker);
   }
-  const total = formatDuration((Date.now() - Date.parse(created.createdAt)) / 1000);
+}
 
-  if (job.status === 'failed') {
-    screen.line(`✗ failed after ${total}`);
-    const retry = isRetryableFailure(job.failureCode) ? ' (retryable: running the same burn again may succeed)' : '';
-    throw new CliError(`job ${job.id} failed: ${job.failureCode ?? 'unknown'}: ${job.failureReason ?? 'no reason given'}${retry}`, 1);
-  }
-  if (job.status === 'cancelled') {
-    screen.line('✗ cancelled');
-    throw new CliError(`job ${job.id} was cancelled (not by this command: captionfarm jobs cancel, or another API client)`, 1);
-  }
-  screen.line(`✓ succeeded in ${total}`);
-
-  // 4. Download the output, with a bytes bar.
+/** 4. Download the output, with a bytes bar, and the subtitles asked for. */
+async function download(o: BurnRun, job: Job): Promise<void> {
+  const { plan, client, screen, signal } = o;
   const t0 = Date.now();
   try {
     const res = await client.downloadOutput(job, plan.output, {
