@@ -1,8 +1,8 @@
 import type { FailureCode } from '@captionfarm/contracts';
-import { failJobsWhere, forgetOutputs, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
+import { forgetOutputs, requeueExpiredLeases, type Db, type FailSweep, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs } from '../jobs/ended-outputs.ts';
-import { recordEnding } from '../jobs/finish.ts';
+import { finishSwept } from '../jobs/finish.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { AgentHub } from './hub.ts';
 import type { AgentNodes } from './nodes.ts';
@@ -37,15 +37,7 @@ export function createAgentSweeper(deps: {
   const { db, store, hub, timings, now } = deps;
 
   async function failAll(sweep: FailSweep, failureCode: FailureCode, failureReason: string): Promise<Job[]> {
-    const t = now();
-    const ended = await db.transaction().execute(async (trx) => {
-      const rows = await failJobsWhere(trx, { sweep, now: t.toISOString(), failureCode, failureReason });
-      // Each refund takes its account's lock (appendLedger): in account order, so two sweeps ending
-      // jobs of the same accounts (two control planes on PostgreSQL) cannot wait for each other.
-      const byAccount = [...rows].sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : 0));
-      for (const job of byAccount) await recordEnding(trx, job, 'failed', t);
-      return rows;
-    });
+    const ended = await finishSwept(db, { sweep, failureCode, failureReason }, now());
     for (const job of ended) deps.onEnded(job);
     return ended;
   }

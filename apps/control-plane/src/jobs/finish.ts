@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { appendLedger, endJob, jobHeldMinutes, type Database, type Job, type JobEnding } from '@captionfarm/db';
+import type { FailureCode } from '@captionfarm/contracts';
+import { appendLedger, endJob, failJobsWhere, jobHeldMinutes, type Database, type Db, type FailSweep, type Job, type JobEnding } from '@captionfarm/db';
 import type { Transaction } from 'kysely';
 import { toJobRecord } from './record.ts';
 
@@ -20,11 +21,27 @@ export async function finishJob(trx: Transaction<Database>, job: Pick<Job, 'id'>
 }
 
 /**
+ * Ends every job a sweep matches (agents/sweeper.ts: leases lost too often, deadlines passed) with
+ * one failure, in one transaction with each one's refund and webhook row. Returns the ended rows
+ * (`lease_owner` kept: the node that held a timed-out job is told to stop).
+ */
+export async function finishSwept(db: Db, a: { sweep: FailSweep; failureCode: FailureCode; failureReason: string }, now: Date): Promise<Job[]> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await failJobsWhere(trx, { ...a, now: now.toISOString() });
+    // Each refund takes its account's lock (appendLedger): in account order, so two sweeps ending
+    // jobs of the same accounts (two control planes on PostgreSQL) cannot wait for each other.
+    const byAccount = [...rows].sort((x, y) => (x.account_id < y.account_id ? -1 : x.account_id > y.account_id ? 1 : 0));
+    for (const job of byAccount) await recordEnding(trx, job, 'failed', now);
+    return rows;
+  });
+}
+
+/**
  * What every ended job writes beside its row, in the transaction that ended it: the refund of what
  * it holds (cancelled/failed) or the settle (succeeded), and its webhook delivery row (the outbox).
- * Also used by the set-based sweepers, which end many rows in one UPDATE.
+ * Also for the set-based sweeps, which end many rows in one UPDATE (finishSwept).
  */
-export async function recordEnding(trx: Transaction<Database>, ended: Job, status: Ending['status'], now: Date): Promise<void> {
+async function recordEnding(trx: Transaction<Database>, ended: Job, status: Ending['status'], now: Date): Promise<void> {
   const t = now.toISOString();
   const held = await jobHeldMinutes(trx, ended.id);
   if (status === 'succeeded') {
