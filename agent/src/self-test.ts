@@ -148,6 +148,10 @@ function selfTestJob(sourceUrl: string, sizeBytes: number): LeasedJob {
     maxInputSeconds: 600,
     frameBudget: 1080 * 1920,
     maxSourceBytes: 2 ** 31,
+    edit: null,
+    hookTitle: null,
+    profanity: 'off',
+    profanityWords: [],
   };
 }
 

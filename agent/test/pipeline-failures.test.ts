@@ -130,6 +130,10 @@ async function runJob(o: {
     maxInputSeconds: 600,
     frameBudget: 1080 * 1920,
     maxSourceBytes: 2 ** 31,
+    edit: null,
+    hookTitle: null,
+    profanity: 'off',
+    profanityWords: [],
     ...o.job,
   };
   try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EditPlanSchema, EditRequestSchema, HookTitleSchema, PROFANITY_MODES, PROFANITY_WORDS_MAX } from './edit.ts';
 import { FailureCodeSchema, FormatSchema, QualitySchema, ResolutionSchema } from './job.ts';
 import { REPLACEMENTS_MAX, VOCABULARY_MAX_TERMS } from './recognition.ts';
 import { TRANSCRIPT_MAX_WORDS } from './transcript.ts';
@@ -70,6 +71,20 @@ export const LeasedJobSchema = z.strictObject({
     .array(z.strictObject({ from: z.string(), to: z.string() }))
     .max(REPLACEMENTS_MAX)
     .default([]),
+  /** Issue 42: the edit asked for (null: none); a lease from a control plane from before omits it. */
+  edit: z
+    .strictObject({
+      silences: EditRequestSchema.shape.silences,
+      fillers: EditRequestSchema.shape.fillers,
+      zoom: EditRequestSchema.shape.zoom,
+      keep: z.array(z.strictObject({ start: z.number(), end: z.number() })).nullable(),
+    })
+    .nullable()
+    .default(null),
+  hookTitle: HookTitleSchema.nullable().default(null),
+  profanity: z.enum(PROFANITY_MODES).default('off'),
+  /** The account's own profane words, added to the language's list (resolved at creation). */
+  profanityWords: z.array(z.string()).max(PROFANITY_WORDS_MAX).default([]),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -130,6 +145,8 @@ export const AgentTranscribedInputSchema = z.strictObject({
     .max(TRANSCRIPT_MAX_WORDS),
   /** What the agent's recognition checks retried and left out (for /metrics); agents from before omit it. */
   checks: RecognitionChecksSchema.optional(),
+  /** Issue 42: the edit the agent will render (keep-ranges, cuts, zooms, bleeps); absent when the job has none. */
+  edit: EditPlanSchema.optional(),
 });
 export const AgentFailInputSchema = z.strictObject({
   ...leaseRef,

@@ -12,3 +12,4 @@ export * from './agent.ts';
 export * from './fonts.ts';
 export * from './languages.ts';
 export * from './agent-protocol.ts';
+export * from './edit.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EditRequestSchema, HookTitleSchema, ProfanitySchema } from './edit.ts';
 import { LanguageSchema, WHISPER_LANGUAGES } from './languages.ts';
 import { ReplacementsSchema, VocabularySchema } from './recognition.ts';
 import { TranscriptInputSchema } from './transcript.ts';
@@ -35,6 +36,10 @@ export const FAILURE_CODES = [
   // Added under the spec's versioning rule (new failure codes may be added): a transcript given at
   // creation has a word past the end of the source, measured at ingest. Not retryable.
   'transcript-out-of-range',
+  // Issue 42: the job's own edit.keep has a range past the end of the source (measured at ingest).
+  'edit-out-of-range',
+  // Issue 42: the edit cut everything (no word and no kept range left to render).
+  'edit-left-nothing',
 ] as const;
 export const FailureCodeSchema = z.enum(FAILURE_CODES);
 export type FailureCode = z.infer<typeof FailureCodeSchema>;
@@ -157,8 +162,20 @@ export const CreateJobRequestSchema = z
     vocabulary: VocabularySchema.optional(),
     /** Fixes applied to the recognized words; replaces the template's own `replacements` (not merged). */
     replacements: ReplacementsSchema.optional(),
+    /** Issue 42: silences and fillers cut, punch-in zoom, or the job's own keep-ranges. */
+    edit: EditRequestSchema.optional(),
+    /** Issue 42: a headline over the first seconds. */
+    hookTitle: HookTitleSchema.optional(),
+    /** Issue 42: profane words masked in the captions and exports, or also bleeped. */
+    profanity: ProfanitySchema.default('off'),
   })
   .superRefine((body, ctx) => {
+    if (body.overlay && body.edit) {
+      ctx.addIssue({ code: 'custom', path: ['edit'], message: 'an overlay is laid over the untouched source: it cannot cut or zoom it (drop edit, or render a burned video)' });
+    }
+    if (body.overlay && body.profanity === 'bleep') {
+      ctx.addIssue({ code: 'custom', path: ['profanity'], message: 'an overlay has no audio to bleep: use "mask"' });
+    }
     if (body.format === 'mov' && !body.overlay) {
       ctx.addIssue({ code: 'custom', path: ['format'], message: '"mov" (ProRes 4444) is only an overlay output: send overlay: true, or use mp4 or webm' });
     }

@@ -27,7 +27,17 @@ const seconds = z
   .max(24 * 3600);
 
 /** One word of a transcript, in seconds from the start of the source. */
-export const TranscriptWordSchema = z.strictObject({ text: wordText, start: seconds, end: seconds });
+export const TranscriptWordSchema = z
+  .strictObject({
+    text: wordText,
+    start: seconds,
+    end: seconds,
+    // An edited job's export gives each word's output time too (issue 42): accepted and ignored,
+    // so that the export can be sent back unchanged after a fix.
+    outputStart: z.number().nonnegative().nullable().optional(),
+    outputEnd: z.number().nonnegative().nullable().optional(),
+  })
+  .transform(({ text, start, end }) => ({ text, start, end }));
 export type TranscriptWord = z.infer<typeof TranscriptWordSchema>;
 
 /** Starts never go back, and every word lasts: reported at the offending word, at most `limit` times. */
@@ -74,7 +84,16 @@ export type TranscriptInput = z.input<typeof TranscriptInputSchema>;
 export const TranscriptRecordSchema = z.strictObject({
   language: z.string().length(2).nullable(),
   languageProbability: z.number().min(0).max(1).nullable(),
-  words: z.array(z.strictObject({ text: z.string(), start: z.number().nonnegative(), end: z.number().nonnegative() })),
+  words: z.array(
+    z.strictObject({
+      text: z.string(),
+      start: z.number().nonnegative(),
+      end: z.number().nonnegative(),
+      /** An edited job's words (issue 42): the word's time in the output video, null when a cut removed it. */
+      outputStart: z.number().nonnegative().nullable().optional(),
+      outputEnd: z.number().nonnegative().nullable().optional(),
+    }),
+  ),
 });
 export type TranscriptRecord = z.infer<typeof TranscriptRecordSchema>;
 

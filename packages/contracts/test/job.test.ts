@@ -12,7 +12,7 @@ const issues = (body: unknown) => {
 
 describe('CreateJobRequestSchema', () => {
   it('fills the documented defaults: mp4, high quality, no overlay', () => {
-    expect(CreateJobRequestSchema.parse(base)).toEqual({ ...base, format: 'mp4', quality: 'high', overlay: false });
+    expect(CreateJobRequestSchema.parse(base)).toEqual({ ...base, format: 'mp4', quality: 'high', overlay: false, profanity: 'off' });
   });
 
   it('wants exactly one source: videoUrl or uploadId', () => {

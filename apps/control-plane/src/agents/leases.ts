@@ -50,6 +50,10 @@ export function createAgentLeases(deps: {
       maxSourceBytes: PLANS[plan].maxUploadBytes,
       transcript: await givenTranscript(db, job.id),
       ...recognitionWords(job),
+      edit: null,
+      hookTitle: null,
+      profanity: 'off',
+      profanityWords: [],
     };
   }
 
