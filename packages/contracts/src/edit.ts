@@ -34,7 +34,9 @@ const seconds = z
   .max(24 * 3600);
 
 /** A span of time in seconds, end after start. */
-export const TimeRangeSchema = z.strictObject({ start: seconds, end: seconds }).refine((r) => r.end > r.start, { message: 'end must be greater than start', path: ['end'] });
+export const TimeRangeSchema = z
+  .strictObject({ start: seconds, end: seconds })
+  .refine((r) => r.end > r.start, { message: 'end must be greater than start', path: ['end'] });
 export type TimeRange = z.infer<typeof TimeRangeSchema>;
 
 /** Ranges in source seconds: ascending, not overlapping, each at least EDIT_MIN_RANGE_SECONDS. */
@@ -52,7 +54,11 @@ export const KeepRangesSchema = z
       }
       const prev = ranges[i - 1];
       if (prev && r.start < prev.end) {
-        ctx.addIssue({ code: 'custom', path: [i, 'start'], message: `ranges must be ascending and not overlap: ${r.start} is before the previous range's end ${prev.end}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'start'],
+          message: `ranges must be ascending and not overlap: ${r.start} is before the previous range's end ${prev.end}`,
+        });
         reported++;
       }
     }
@@ -154,7 +160,12 @@ export type EditPlan = z.infer<typeof EditPlanSchema>;
 /** GET /v1/automation-jobs/:id/edit: the job's options as resolved, and the plan its agent rendered. */
 export const JobEditSchema = z.strictObject({
   jobId: z.uuid(),
-  edit: z.strictObject({ silences: z.enum(SILENCE_PACES), fillers: z.enum(FILLER_MODES), zoom: z.enum(ZOOM_MODES), keep: z.array(z.strictObject({ start: z.number(), end: z.number() })).nullable() }),
+  edit: z.strictObject({
+    silences: z.enum(SILENCE_PACES),
+    fillers: z.enum(FILLER_MODES),
+    zoom: z.enum(ZOOM_MODES),
+    keep: z.array(z.strictObject({ start: z.number(), end: z.number() })).nullable(),
+  }),
   hookTitle: z.strictObject({ text: z.string(), seconds: z.number() }).nullable(),
   profanity: z.enum(PROFANITY_MODES),
   plan: EditPlanSchema,

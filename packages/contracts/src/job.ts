@@ -171,7 +171,11 @@ export const CreateJobRequestSchema = z
   })
   .superRefine((body, ctx) => {
     if (body.overlay && body.edit) {
-      ctx.addIssue({ code: 'custom', path: ['edit'], message: 'an overlay is laid over the untouched source: it cannot cut or zoom it (drop edit, or render a burned video)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['edit'],
+        message: 'an overlay is laid over the untouched source: it cannot cut or zoom it (drop edit, or render a burned video)',
+      });
     }
     if (body.overlay && body.profanity === 'bleep') {
       ctx.addIssue({ code: 'custom', path: ['profanity'], message: 'an overlay has no audio to bleep: use "mask"' });
