@@ -12,6 +12,8 @@ export const API_ERROR_STATUS = {
   conflict: 409,
   /** GET .../transcript of a job that has not succeeded (yet, or ever). */
   transcript_not_available: 409,
+  /** GET .../edit of a job that has not succeeded (yet, or ever), or that had no edit, hook title or profanity. */
+  edit_not_available: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

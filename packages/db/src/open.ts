@@ -13,6 +13,7 @@ import * as waitingJobs from './migrations/0013-waiting-jobs.ts';
 import * as fonts from './migrations/0016-fonts.ts';
 import * as ledgerBalance from './migrations/0017-ledger-balance.ts';
 import * as recognitionWords from './migrations/0019-recognition-words.ts';
+import * as edit from './migrations/0020-edit.ts';
 import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0017-ledger-balance': ledgerBalance,
   '0018-create-pages': createPages,
   '0019-recognition-words': recognitionWords,
+  '0020-edit': edit,
 };
 
 /** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */

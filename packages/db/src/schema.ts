@@ -1,4 +1,4 @@
-import type { FailureCode, FontFormat, FontStatus, Format, JobPhase, JobStatus, PlanId, Quality } from '@captionfarm/contracts';
+import type { FailureCode, FontFormat, FontStatus, Format, JobPhase, JobStatus, PlanId, ProfanityMode, Quality } from '@captionfarm/contracts';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -32,6 +32,8 @@ export interface AccountsTable {
   webhook_secret_prev: string | null;
   webhook_secret_prev_expires_at: Iso | null;
   created_at: Iso;
+  /** JSON string[]: the account's own profane words (PUT /v1/profanity-words), or null (0020). Optional on insert. */
+  profanity_words_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -97,6 +99,14 @@ export interface JobsTable {
   vocabulary_json: ColumnType<string | null, string | null | undefined, string | null>;
   /** JSON {from, to}[]: replacements applied to the recognized words (the job's own, else its template's), or null (0019). Optional on insert. */
   replacements_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {silences, fillers, zoom, keep}: the edit asked for, defaults filled (LeasedJob['edit']), or null: none (0020). Optional on insert. */
+  edit_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON HookTitle (text, seconds, style), or null (0020). Optional on insert. */
+  hook_title_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How profane words are treated (0020; 'off' by default). */
+  profanity: ColumnType<ProfanityMode, ProfanityMode | undefined, ProfanityMode>;
+  /** JSON string[]: the account's own profane words at creation, when profanity is not 'off'; else null (0020). Optional on insert. */
+  profanity_words_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UploadsTable {
@@ -281,6 +291,8 @@ export interface JobTranscriptsTable {
   words: string;
   created_at: Iso;
   updated_at: Iso;
+  /** JSON EditPlan: the edit the agent rendered, sent with its words; null: none (0020). Optional on insert. */
+  edit_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface Database {

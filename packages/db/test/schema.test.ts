@@ -26,6 +26,7 @@ const EXPECTED: SchemaSpec = {
     webhook_secret_prev: 'text null',
     webhook_secret_prev_expires_at: 'text null',
     created_at: 'text',
+    profanity_words_json: 'text null',
   },
   api_keys: {
     id: 'text',
@@ -79,6 +80,10 @@ const EXPECTED: SchemaSpec = {
     reserved_at: 'text null',
     vocabulary_json: 'text null',
     replacements_json: 'text null',
+    edit_json: 'text null',
+    hook_title_json: 'text null',
+    profanity: 'text default',
+    profanity_words_json: 'text null',
   },
   uploads: {
     id: 'text',
@@ -218,6 +223,7 @@ const EXPECTED: SchemaSpec = {
     words: 'text',
     created_at: 'text',
     updated_at: 'text',
+    edit_json: 'text null',
   },
   rate_windows: {
     account_id: 'text',
