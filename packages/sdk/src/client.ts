@@ -14,6 +14,7 @@ import {
   type TranscriptRecord,
   type UploadRecord,
 } from '@captionfarm/contracts';
+import { ClientJobEditSchema, ClientProfanityWordsSchema, type JobEdit } from './edit.ts';
 import { CaptionfarmError, InvalidResponseError } from './errors.ts';
 import { createTransport, SDK_VERSION, type BinaryOrJson } from './http.ts';
 import {
@@ -152,6 +153,17 @@ export interface CaptionfarmClient {
   getFont(id: string, opts?: CallOptions): Promise<FontRecord>;
   /** Jobs already created with the font keep rendering with it only if they were leased before. */
   deleteFont(id: string, opts?: CallOptions): Promise<void>;
+  /**
+   * GET /v1/automation-jobs/:id/edit: the edit a succeeded job rendered (its options, the
+   * keep-ranges and every cut with its reason, the zooms and bleeps). Before it succeeded, or for a
+   * job with no edit, hook title or profanity: 409 `edit_not_available`. To fix a cut, send the
+   * plan's `keep` (changed) as `edit.keep` of a new job.
+   */
+  getJobEdit(id: string, opts?: CallOptions): Promise<JobEdit>;
+  /** GET /v1/profanity-words: the account's own profane words, masked (or bleeped) on top of the language's list. */
+  getProfanityWords(opts?: CallOptions): Promise<string[]>;
+  /** PUT /v1/profanity-words: replaces the account's own words (at most 500); jobs created from now on use them. */
+  setProfanityWords(words: string[], opts?: CallOptions): Promise<string[]>;
 }
 
 const enc = encodeURIComponent;
@@ -174,13 +186,14 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
   // The methods call each other through `client`, the object returned.
   const client = { baseUrl: options.baseUrl.replace(/\/+$/, '') } as CaptionfarmClient;
   const c: ClientContext = { http, fetchImpl, client };
-  const methods = { ...jobMethods(c), ...templateMethods(c), ...fontMethods(c) } satisfies Omit<CaptionfarmClient, 'baseUrl'>;
+  const methods = { ...jobMethods(c), ...templateMethods(c), ...fontMethods(c), ...editMethods(c) } satisfies Omit<CaptionfarmClient, 'baseUrl'>;
   return Object.assign(client, methods);
 }
 
 type Transport = ReturnType<typeof createTransport>;
 type TemplateMethod = 'listTemplates' | 'getTemplate' | 'previewTemplate' | 'getJobStyle';
 type FontMethod = 'createFontUpload' | 'completeFont' | 'uploadFont' | 'listFonts' | 'getFont' | 'deleteFont';
+type EditMethod = 'getJobEdit' | 'getProfanityWords' | 'setProfanityWords';
 
 /** What the methods of one client share: its transport, its fetch, and the client itself. */
 interface ClientContext {
@@ -190,7 +203,7 @@ interface ClientContext {
 }
 
 /** Uploads, jobs, their transcripts and outputs. */
-function jobMethods(c: ClientContext): Omit<CaptionfarmClient, 'baseUrl' | TemplateMethod | FontMethod> {
+function jobMethods(c: ClientContext): Omit<CaptionfarmClient, 'baseUrl' | TemplateMethod | FontMethod | EditMethod> {
   const { http, fetchImpl, client } = c;
   const getJob = (id: string, opts: CallOptions & { maxRetries?: number } = {}) =>
     http.request({
@@ -330,5 +343,28 @@ function fontMethods(c: ClientContext): Pick<CaptionfarmClient, FontMethod> {
     async deleteFont(id, opts = {}) {
       await http.request({ method: 'DELETE', path: `/v1/fonts/${enc(id)}`, schema: z.undefined(), signal: opts.signal, idempotent: true });
     },
+  };
+}
+
+/** Issue 42: a job's edit, and the account's own profane words. */
+function editMethods(c: ClientContext): Pick<CaptionfarmClient, EditMethod> {
+  const { http } = c;
+  return {
+    getJobEdit: (id, opts = {}) =>
+      http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/edit`, schema: ClientJobEditSchema, signal: opts.signal, idempotent: true }),
+    getProfanityWords: async (opts = {}) =>
+      (await http.request({ method: 'GET', path: '/v1/profanity-words', schema: ClientProfanityWordsSchema, signal: opts.signal, idempotent: true })).words,
+    // A PUT replaces the list: sending it twice leaves the same list, so it is retried like a GET.
+    setProfanityWords: async (words, opts = {}) =>
+      (
+        await http.request({
+          method: 'PUT',
+          path: '/v1/profanity-words',
+          body: { words },
+          schema: ClientProfanityWordsSchema,
+          signal: opts.signal,
+          idempotent: true,
+        })
+      ).words,
   };
 }

@@ -19,14 +19,14 @@ export interface TransportOptions {
 }
 
 export interface RequestArgs<T> {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
   schema: z.ZodType<T>;
   signal?: AbortSignal | undefined;
   /**
-   * Safe to send twice: GETs and the (idempotent) cancel. Only these are retried after a network
+   * Safe to send twice: GETs, PUTs and the (idempotent) cancel. Only these are retried after a network
    * error or a 5xx, where the first attempt may have been carried out. A 429 `rate_limited` or a
    * 503 was refused before any work, so every request retries those after Retry-After.
    */

@@ -36,6 +36,7 @@ export {
   type TemplateDetail,
   type TemplateSummary,
 } from './job.ts';
+export type { JobEdit } from './edit.ts';
 export type { DownloadOptions, PutUploadOptions, TransferProgress, UploadBody } from './transfer.ts';
 export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
 export {
@@ -48,7 +49,22 @@ export {
 } from './webhooks.ts';
 export {
   FAILURE_CODES,
+  CUT_REASONS,
+  FILLER_MODES,
+  PROFANITY_MODES,
+  SILENCE_PACES,
+  ZOOM_MODES,
+  toOutputTime,
+  wordOnOutput,
   type ApiErrorCode,
+  type CutReason,
+  type EditPlan,
+  type EditRequest,
+  type FillerMode,
+  type HookTitle,
+  type ProfanityMode,
+  type SilencePace,
+  type ZoomMode,
   type CreateFontRequest,
   type CreateUploadRequest,
   type FontRecord,
