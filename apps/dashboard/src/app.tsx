@@ -9,6 +9,7 @@ import { InvitePage } from './pages/invite.tsx';
 import { OverviewPage } from './pages/overview.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { WebhookSecretPage } from './pages/webhook-secret.tsx';
+import { ProfanityWordsPage } from './pages/profanity-words.tsx';
 import { JobsPage } from './pages/jobs.tsx';
 import { JobPage } from './pages/job.tsx';
 import { NewJobPage } from './pages/new-job.tsx';
@@ -45,6 +46,7 @@ export function App() {
             <Route path="/jobs/:id" element={<JobPage />} />
             <Route path="/keys" element={<KeysPage />} />
             <Route path="/webhooks" element={<WebhookSecretPage />} />
+            <Route path="/profanity" element={<ProfanityWordsPage />} />
             <Route path="/templates" element={<TemplatesPage />} />
             <Route path="/templates/new" element={<TemplateEditorPage />} />
             <Route path="/templates/:id/edit" element={<TemplateEditorPage />} />
@@ -112,6 +114,7 @@ function Shell(props: { session: DashboardSession; children: React.ReactNode }) 
               {link('/jobs', 'Jobs')}
               {link('/jobs/new', 'New job')}
               {link('/templates', 'Templates')}
+              {link('/profanity', 'Profanity words')}
               {link('/keys', 'API keys')}
               {link('/webhooks', 'Webhook secret')}
             </>

@@ -3,6 +3,7 @@ import { Link, useParams } from 'react-router';
 import { api, type JobRecord, type WebhookDeliveryView } from '../api.ts';
 import { ago, duration, when } from '../format.ts';
 import { Card, Empty, ErrorState, FormError, Loading, PageHeader, Progress, StatusBadge } from '../ui.tsx';
+import { EditPanel, RenderAgainButton } from './job-edit.tsx';
 
 const PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded'] as const;
 
@@ -71,6 +72,7 @@ export function JobPage() {
           {j.phase === 'rendering' && j.percent !== null && <Progress value={j.percent} label="Render progress" />}
         </Card>
         {j.status === 'succeeded' && j.downloadUrl && <Output job={j} />}
+        {j.status === 'succeeded' && <EditPanel job={j} />}
         {j.status === 'failed' && (
           <Card title="Why it failed" className="span-3">
             <p>
@@ -145,6 +147,7 @@ function Output({ job }: { job: JobRecord }) {
         <a className="btn" href={`/app/api/v1/automation-jobs/${job.id}/transcript?format=vtt`} download>
           Transcript (VTT)
         </a>
+        <RenderAgainButton job={job} />
       </div>
       <TranscriptText jobId={job.id} />
     </Card>

@@ -3,10 +3,11 @@
 import type { UploadRecord } from '@captionfarm/contracts';
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from 'react-router';
+import { useLocation, useNavigate } from 'react-router';
 import { api, putWithProgress, type JobRecord } from '../api.ts';
 import { parseKeywords } from '../fonts.tsx';
 import { parseReplacements, parseVocabulary } from '../recognition.ts';
+import { readRenderAgain, type RenderAgain } from '../render-again.ts';
 
 /** The form's fields as the user typed them (numbers and lists still text). */
 interface NewJobFields {
@@ -26,6 +27,15 @@ interface NewJobFields {
   keywords: string;
   vocabulary: string;
   replacements: string;
+  // Issue 42: the edit for shorts.
+  silences: string;
+  fillers: string;
+  zoom: boolean;
+  hookText: string;
+  hookSeconds: string;
+  profanity: string;
+  /** A job rendered again: its words go back as the transcript, with its keep-ranges when it has them. */
+  from: RenderAgain | null;
 }
 
 const START: NewJobFields = {
@@ -45,7 +55,54 @@ const START: NewJobFields = {
   keywords: '',
   vocabulary: '',
   replacements: '',
+  silences: 'off',
+  fillers: 'off',
+  zoom: false,
+  hookText: '',
+  hookSeconds: '3',
+  profanity: 'off',
+  from: null,
 };
+
+/** The form as a job left it (job page: "Render again"): its look and its edit; the video is chosen again. */
+function fieldsFrom(from: RenderAgain | null): NewJobFields {
+  if (!from) return START;
+  return {
+    ...START,
+    templateId: from.templateId,
+    // A ProRes job was an overlay; the form offers mov only then.
+    format: from.format,
+    overlay: from.format === 'mov',
+    quality: from.quality,
+    silences: from.silences,
+    fillers: from.fillers,
+    zoom: from.zoom,
+    hookText: from.hookTitle?.text ?? '',
+    hookSeconds: String(from.hookTitle?.seconds ?? 3),
+    profanity: from.profanity,
+    from,
+  };
+}
+
+/** Issue 42's options, each only when it is not the default; a job rendered again sends its words back. */
+function editOptions(f: NewJobFields): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  const edit: Record<string, unknown> = {};
+  // Keep-ranges give the cut themselves: the API refuses them beside a silence pace or fillers.
+  if (f.from?.keep) edit.keep = f.from.keep;
+  else {
+    if (f.silences !== 'off') edit.silences = f.silences;
+    if (f.fillers !== 'off') edit.fillers = f.fillers;
+  }
+  if (f.zoom) edit.zoom = 'emphasis';
+  if (Object.keys(edit).length > 0) options.edit = edit;
+  if (f.hookText.trim() !== '') {
+    options.hookTitle = f.hookSeconds.trim() === '' ? { text: f.hookText } : { text: f.hookText, seconds: Number(f.hookSeconds) };
+  }
+  if (f.profanity !== 'off') options.profanity = f.profanity;
+  if (f.from) options.transcript = f.from.transcript;
+  return options;
+}
 
 /** The job's options from the fields: only what the user set. Throws on a replacement line it cannot read. */
 function jobOptions(f: NewJobFields): Record<string, unknown> {
@@ -67,7 +124,7 @@ function jobOptions(f: NewJobFields): Record<string, unknown> {
   if (fixes.problems.length > 0) throw new Error(fixes.problems[0]);
   if (terms.values.length > 0) options.vocabulary = terms.values;
   if (fixes.values.length > 0) options.replacements = fixes.values;
-  return options;
+  return { ...options, ...editOptions(f) };
 }
 
 /** Uploads the file (or takes the URL) and creates the job; `onProgress` gets the upload's percent. */
@@ -87,7 +144,8 @@ async function createJob(f: NewJobFields, onProgress: (percent: number) => void)
 export function useNewJobForm() {
   const navigate = useNavigate();
   const qc = useQueryClient();
-  const [fields, setFields] = useState<NewJobFields>(START);
+  const location = useLocation();
+  const [fields, setFields] = useState<NewJobFields>(() => fieldsFrom(readRenderAgain(location.state)));
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
