@@ -1,4 +1,5 @@
 export * from './paint/index.ts';
+export { paintHookTitle, type HookTitleImage, type HookTitleOptions } from './paint/hook-title.ts';
 export { runFf, type FfResult, type FfRun } from './call-ff.ts';
 export { nvencAvailable, nvencStatus, type NvencStatus } from './detect-nvenc.ts';
 export { QUALITY_LEVELS, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
