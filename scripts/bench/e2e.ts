@@ -15,6 +15,9 @@
  *                                                 off (alternating); --one-core-each gives whisper one
  *                                                 thread and x264 one, a stand-in on a CPU-only machine
  *                                                 for recognition and encoding on different hardware
+ *   npm run bench:e2e -- --edit   the whole job with edit {silences: fast, zoom: emphasis} against the
+ *                                                 same job without (alternating): the wall ratio, and the
+ *                                                 difference stage by stage (issue 42)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     slots: { type: 'boolean', default: false },
     overlap: { type: 'boolean', default: false },
     'one-core-each': { type: 'boolean', default: false },
+    edit: { type: 'boolean', default: false },
   },
 });
 const runs = Number(values.runs);
@@ -67,9 +71,12 @@ async function benchClient(farm: Farm, bytes: Buffer) {
   return {
     api,
     /** Resolves once the job is created; `ended` is its record from the webhook (rejects after `timeoutMs`). */
-    async submit(timeoutMs: number): Promise<{ ended: Promise<{ id: string; status: string; failureReason: string | null }> }> {
+    async submit(
+      timeoutMs: number,
+      extra: Record<string, unknown> = {},
+    ): Promise<{ ended: Promise<{ id: string; status: string; failureReason: string | null }> }> {
       const hook = `/job-${++jobs}`;
-      await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke', webhookUrl: `https://127.0.0.1:${receiver.port}${hook}` });
+      await submitUpload(api, bytes, { language: 'en', templateId: 'karaoke', webhookUrl: `https://127.0.0.1:${receiver.port}${hook}`, ...extra });
       const deadline = Date.now() + timeoutMs;
       // The receiver keeps every request, so the delivery is found even if it came before this wait.
       const ended = (async () => {
@@ -202,6 +209,11 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
+  if (values.edit) {
+    await benchEdit(bytes, planned);
+    await rm(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
   // whisper-cli gets the job's whisper threads, the plain re-encode x264's own thread count, as a
   // person would run it.
   console.log(
@@ -291,4 +303,63 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
   console.log(`  load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`);
 } finally {
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * --edit (issue 42): the same job with edit {silences: fast, zoom: emphasis} against it without,
+ * alternating which goes first, each on a fresh farm planned as the embedded default. An edited job
+ * renders once every word is known (its cuts decide the output timeline), so it gives up the
+ * overlapped render; it renders only the kept part, and zooms by per-frame scale and crop.
+ */
+async function benchEdit(bytes: Buffer, planned: Parameters<Farm['startAgent']>[0]): Promise<void> {
+  const EDIT = { edit: { silences: 'fast', zoom: 'emphasis' } };
+  const job = (edited: boolean) =>
+    withBenchFarm(bytes, planned, async (farm, client) => {
+      const [t, job] = await time(async () => (await client.submit(1_800_000, edited ? EDIT : {})).ended);
+      if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
+      const plan = edited ? (await client.api('GET', `/v1/automation-jobs/${job.id}/edit`)).body.plan : null;
+      return {
+        t,
+        stages: await jobStageSeconds(farm),
+        outputSeconds: plan ? (plan.outputSeconds as number) : seconds,
+        zooms: plan ? (plan.zooms.length as number) : 0,
+      };
+    });
+  type Row = Awaited<ReturnType<typeof job>>;
+  const rows: { plain: Row; edited: Row }[] = [];
+  const loads: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    loads.push(loadavg()[0]!);
+    // Alternate which goes first, so a change in the machine's load does not always favour one side.
+    let plain: Row;
+    let edited: Row;
+    if (i % 2 === 0) {
+      plain = await job(false);
+      edited = await job(true);
+    } else {
+      edited = await job(true);
+      plain = await job(false);
+    }
+    loads.push(loadavg()[0]!);
+    rows.push({ plain, edited });
+    const show = (r: Row) => `${r.t.toFixed(1)} s (${JOB_STAGES.map((k) => `${k} ${r.stages[k].toFixed(1)}`).join(', ')})`;
+    console.log(
+      `run ${i + 1}: plain ${show(plain)}; edited ${show(edited)}, output ${edited.outputSeconds.toFixed(1)} s with ${edited.zooms} zooms; ` +
+        `ratio ${(edited.t / plain.t).toFixed(3)}`,
+    );
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  const ratios = rows.map((r) => r.edited.t / r.plain.t).sort((x, y) => x - y);
+  console.log(
+    `\nbench:e2e --edit  ${seconds} s 1080x1920 job, edit {silences: fast, zoom: emphasis} / none: wall ` +
+      `${median(ratios).toFixed(3)} median, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs; ` +
+      `load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`,
+  );
+  // Where the extra time goes: each stage's edited minus plain seconds, median over the runs.
+  const delta = (k: (typeof JOB_STAGES)[number]) => median(rows.map((r) => r.edited.stages[k] - r.plain.stages[k]));
+  console.log(
+    `  stage seconds, edited - plain (median): ${JOB_STAGES.map((k) => `${k} ${delta(k) >= 0 ? '+' : ''}${delta(k).toFixed(1)}`).join(', ')}; ` +
+      `wall ${median(rows.map((r) => r.edited.t - r.plain.t)).toFixed(1)} s; output ${median(rows.map((r) => r.edited.outputSeconds)).toFixed(1)} of ${seconds} s ` +
+      `(with overlap on, a plain job's "render" is what is left of it once the words are final; an edited job renders after them)`,
+  );
 }
