@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBurnArgs } from '../src/commands/burn-args.ts';
 import {
+  editSummary,
   etaSeconds,
   formatBytes,
   formatDuration,
@@ -207,6 +208,63 @@ describe('parseBurnArgs', () => {
     expect((err as CliError).message).toContain('Exit codes: 0 saved');
   });
 
+  it('the shorts options: only those given are sent, as the API spells them', () => {
+    expect(
+      parseBurnArgs(
+        ['a.mp4', '-t', 'k', '--silences', 'fast', '--fillers', 'safe', '--zoom', '--hook', 'Three tips', '--hook-seconds', '2.5', '--profanity', 'bleep'],
+        cwd,
+      )?.request,
+    ).toEqual({
+      templateId: 'k',
+      format: 'mp4',
+      edit: { silences: 'fast', fillers: 'safe', zoom: 'emphasis' },
+      hookTitle: { text: 'Three tips', seconds: 2.5 },
+      profanity: 'bleep',
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--keep', '0-4.2, 5.1-12,12.5-20'], cwd)?.request.edit).toEqual({
+      keep: [
+        { start: 0, end: 4.2 },
+        { start: 5.1, end: 12 },
+        { start: 12.5, end: 20 },
+      ],
+    });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--zoom', '--hook', 'Hi'], cwd)?.request).toEqual({
+      templateId: 'k',
+      format: 'mp4',
+      edit: { zoom: 'emphasis' },
+      hookTitle: { text: 'Hi' },
+    });
+    // An overlay may mask words (the captions), not cut, zoom or bleep.
+    expect(parseBurnArgs(['a.mp4', '-t', 'k', '--overlay', '--profanity', 'mask'], cwd)?.request).toMatchObject({ overlay: true, profanity: 'mask' });
+    expect(parseBurnArgs(['a.mp4', '-t', 'k'], cwd)?.request).toEqual({ templateId: 'k', format: 'mp4' });
+  });
+
+  it.each([
+    [['--silences', 'slow'], '--silences must be off, natural, fast or extra-fast, not "slow"'],
+    [['--fillers', 'all'], '--fillers must be off, safe or aggressive, not "all"'],
+    [['--profanity', 'beep'], '--profanity must be off, mask or bleep, not "beep"'],
+    [['--keep', '0-4,later'], '--keep takes source seconds as START-END ranges separated by commas, e.g. 0-4.2,5.1-12; "later" is not one'],
+    [['--keep', '0-4,3-8'], "--keep is not a valid cut:\n  range 2.start: ranges must be ascending and not overlap: 3 is before the previous range's end 4"],
+    [['--keep', '4-2'], '--keep is not a valid cut:\n  range 1.end: end must be greater than start'],
+    [['--keep', '0-4', '--fillers', 'safe'], '--keep gives the cut itself: drop --silences and --fillers (or set them to off)'],
+    [['--zoom', '--overlay'], '--overlay lays the captions over the untouched source: it cannot cut or zoom (drop --silences, --fillers, --zoom and --keep)'],
+    [['--overlay', '--profanity', 'bleep'], 'an --overlay has no audio to bleep: use --profanity mask'],
+    [['--hook-seconds', '2'], '--hook-seconds needs --hook "the headline"'],
+    [['--hook', 'Hi', '--hook-seconds', 'two'], '--hook-seconds must be a number of seconds, not "two"'],
+    [['--hook', 'Hi', '--hook-seconds', '12'], '--hook is not a valid hook title:\n  --hook-seconds: Too big: expected number to be <=10'],
+    [['--hook', 'x'.repeat(121)], '--hook is not a valid hook title:\n  --hook: '],
+  ])('shorts usage error for %j, before any upload (exit 2)', (args, message) => {
+    let err: unknown;
+    try {
+      parseBurnArgs(['a.mp4', '-t', 'k', ...args], cwd);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(2);
+    expect((err as CliError).message.split('\n\ncaptionfarm burn')[0]).toContain(message);
+  });
+
   it('unknown options are parse errors (exit 2, with the usage)', () => {
     expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(
       expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^unknown option '--colour'\n\ncaptionfarm burn INPUT --template ID/) }),
@@ -251,6 +309,38 @@ describe('readTranscript (--transcript-in)', () => {
 
   it('a missing file', async () => {
     await expect(readTranscript('/nonexistent/words.json')).rejects.toThrow(/cannot read --transcript-in \/nonexistent\/words\.json: ENOENT/);
+  });
+});
+
+describe('editSummary: the cut list after an edited burn', () => {
+  const base = {
+    jobId: '6f1d1c4e-8a55-4a55-9c1e-1d2b3c4d5e6f',
+    edit: { silences: 'fast', fillers: 'safe', zoom: 'off', keep: null },
+    hookTitle: null,
+    profanity: 'off',
+  };
+  const plan = { sourceSeconds: 12.6, outputSeconds: 9.24, keep: [], zooms: [], bleeps: [] };
+  it('counts the cuts by reason, the seconds removed and the output length', () => {
+    const cuts = [
+      { start: 1, end: 2, reason: 'silence', text: null },
+      { start: 3, end: 3.4, reason: 'filler', text: 'um' },
+      { start: 5, end: 6, reason: 'silence', text: null },
+      { start: 7, end: 7.3, reason: 'repeat', text: 'the' },
+    ];
+    expect(editSummary({ ...base, plan: { ...plan, cuts } })).toEqual(['4 cuts (2 silence, 1 filler, 1 repeat): 3.4 s removed, 12.6 s -> 9.2 s']);
+  });
+  it('one cut, no cut; zooms, bleeps and the hook title when there are any', () => {
+    expect(editSummary({ ...base, plan: { ...plan, cuts: [{ start: 1, end: 4.36, reason: 'client', text: null }] } })[0]).toBe(
+      '1 cut (1 client): 3.4 s removed, 12.6 s -> 9.2 s',
+    );
+    const range = { start: 1, end: 1.5 };
+    expect(
+      editSummary({
+        ...base,
+        hookTitle: { text: 'Three tips', seconds: 3 },
+        plan: { ...plan, outputSeconds: 12.6, cuts: [], zooms: [{ ...range, scale: 1.1 }], bleeps: [range, range] },
+      }),
+    ).toEqual(['no cuts: 12.6 s long', '1 punch-in zoom', '2 words bleeped', 'hook title "Three tips" for the first 3.0 s']);
   });
 });
 

@@ -1,7 +1,17 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CaptionStyle, CreateJobRequest } from '@captionfarm/sdk';
-import { issuesToDetails, ReplacementsSchema, VocabularySchema, type Replacement } from '@captionfarm/contracts';
+import {
+  EditRequestSchema,
+  FILLER_MODES,
+  HookTitleSchema,
+  issuesToDetails,
+  PROFANITY_MODES,
+  ReplacementsSchema,
+  SILENCE_PACES,
+  VocabularySchema,
+  type Replacement,
+} from '@captionfarm/contracts';
 import { CliError, UsageError } from '../output.ts';
 import { configureTree, usageText } from '@captionfarm/process/command-line';
 
@@ -56,6 +66,17 @@ export function defineBurn(cmd: Command): Command {
       '--transcript-in <file>',
       'burn these words instead of recognizing speech: JSON {"words":[{"text","start","end"}],"language"?} in seconds, ' +
         'e.g. from captionfarm jobs transcript ID > words.json, with a word fixed',
+    )
+    .option('--silences <pace>', 'cut pauses: off, natural (over 0.8 s shortened to 0.3 s), fast (over 0.4 s to 0.15 s) or extra-fast (over 0.2 s to 0.08 s)')
+    .option('--fillers <mode>', 'cut fillers: off, safe (um, uh, immediate repeats) or aggressive (also "like", "you know")')
+    .option('--zoom', 'punch in (1.06-1.15x, eased) while emphasised words are spoken; the captions are never zoomed')
+    .option('--hook <text>', 'a headline over the first seconds (up to 120 characters)')
+    .option('--hook-seconds <n>', 'how long the --hook headline shows, 0.5 to 10 (default 3)')
+    .option('--profanity <mode>', "off, mask (f*** in the captions and subtitles) or bleep (masked, and a tone over the word's audio)")
+    .option(
+      '--keep <ranges>',
+      'your own cut: the source seconds to keep, e.g. 0-4.2,5.1-12 (ascending; from captionfarm jobs edit ID with a cut fixed); ' +
+        'replaces --silences and --fillers',
     );
 }
 
@@ -76,6 +97,13 @@ export interface BurnOptions {
   overlay?: boolean;
   vocabulary?: string;
   replacements?: string;
+  silences?: string;
+  fillers?: string;
+  zoom?: boolean;
+  hook?: string;
+  hookSeconds?: string;
+  profanity?: string;
+  keep?: string;
 }
 
 export interface BurnPlan {
@@ -192,6 +220,7 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
     request.language = values.language.toLowerCase();
   }
   if (values.webhookUrl !== undefined) request.webhookUrl = values.webhookUrl;
+  Object.assign(request, shortsRequest(values, overlay));
 
   const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
   if (input.kind === 'file' && output === input.path) throw new UsageError('-o must not be the input file');
@@ -212,6 +241,64 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   if (values.font !== undefined)
     plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
   return plan;
+}
+
+const oneOf = (flag: string, value: string, allowed: readonly string[]) => {
+  if (!allowed.includes(value)) throw new UsageError(`${flag} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}, not "${value}"`);
+  return value;
+};
+
+/** "0-4.2,5.1-12" -> [{ start: 0, end: 4.2 }, { start: 5.1, end: 12 }]; the order is checked by the schema. */
+export function parseKeepRanges(value: string): { start: number; end: number }[] {
+  return value.split(',').map((part) => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    if (!m) throw new UsageError(`--keep takes source seconds as START-END ranges separated by commas, e.g. 0-4.2,5.1-12; "${part}" is not one`);
+    return { start: Number(m[1]), end: Number(m[2]) };
+  });
+}
+
+/**
+ * The shorts options of issue 42 (--silences, --fillers, --zoom, --keep, --hook, --hook-seconds,
+ * --profanity) as request fields, checked as the service checks them: only the fields given.
+ */
+function shortsRequest(values: BurnOptions, overlay: boolean): Pick<BurnPlan['request'], 'edit' | 'hookTitle' | 'profanity'> {
+  const out: Pick<BurnPlan['request'], 'edit' | 'hookTitle' | 'profanity'> = {};
+  const edit: NonNullable<BurnPlan['request']['edit']> = {};
+  if (values.silences !== undefined) edit.silences = oneOf('--silences', values.silences, SILENCE_PACES) as typeof edit.silences;
+  if (values.fillers !== undefined) edit.fillers = oneOf('--fillers', values.fillers, FILLER_MODES) as typeof edit.fillers;
+  if (values.zoom) edit.zoom = 'emphasis';
+  if (values.keep !== undefined) {
+    if ((edit.silences ?? 'off') !== 'off' || (edit.fillers ?? 'off') !== 'off')
+      throw new UsageError('--keep gives the cut itself: drop --silences and --fillers (or set them to off)');
+    edit.keep = parseKeepRanges(values.keep);
+  }
+  if (Object.keys(edit).length > 0) {
+    if (overlay)
+      throw new UsageError('--overlay lays the captions over the untouched source: it cannot cut or zoom (drop --silences, --fillers, --zoom and --keep)');
+    const parsed = EditRequestSchema.safeParse(edit);
+    if (!parsed.success)
+      throw new UsageError(`--keep is not a valid cut:${problems(parsed.error.issues, (p) => p.replace(/^keep\.(\d+)/, (_, i) => `range ${Number(i) + 1}`))}`);
+    out.edit = edit;
+  }
+  if (values.hookSeconds !== undefined && values.hook === undefined) throw new UsageError('--hook-seconds needs --hook "the headline"');
+  if (values.hook !== undefined) {
+    const hook: NonNullable<BurnPlan['request']['hookTitle']> = { text: values.hook };
+    if (values.hookSeconds !== undefined) {
+      if (!/^\d+(\.\d+)?$/.test(values.hookSeconds.trim())) throw new UsageError(`--hook-seconds must be a number of seconds, not "${values.hookSeconds}"`);
+      hook.seconds = Number(values.hookSeconds);
+    }
+    const parsed = HookTitleSchema.safeParse(hook);
+    if (!parsed.success)
+      throw new UsageError(
+        `--hook is not a valid hook title:${problems(parsed.error.issues, (p) => (p === 'text' ? '--hook' : p === 'seconds' ? '--hook-seconds' : p))}`,
+      );
+    out.hookTitle = hook;
+  }
+  if (values.profanity !== undefined) {
+    out.profanity = oneOf('--profanity', values.profanity, PROFANITY_MODES) as NonNullable<typeof out.profanity>;
+    if (overlay && out.profanity === 'bleep') throw new UsageError('an --overlay has no audio to bleep: use --profanity mask');
+  }
+  return out;
 }
 
 /**
@@ -256,11 +343,11 @@ export function vocabularyTerms(text: string, what: string, fromFile: boolean): 
   throw new UsageError(`${what} is not a valid vocabulary:${problems(parsed.error.issues)}`);
 }
 
-function problems(issues: Parameters<typeof issuesToDetails>[0]): string {
+function problems(issues: Parameters<typeof issuesToDetails>[0], name: (path: string) => string = (p) => p.replace(/^(\d+)/, '[$1]')): string {
   const details = issuesToDetails(issues);
   const lines = details
     .slice(0, 10)
-    .map((d) => `\n  ${d.path === '' ? '(list)' : d.path.replace(/^(\d+)/, '[$1]')}: ${d.message}`)
+    .map((d) => `\n  ${d.path === '' ? '(list)' : name(d.path)}: ${d.message}`)
     .join('');
   return `${lines}${details.length > 10 ? `\n  ... and ${details.length - 10} more` : ''}`;
 }

@@ -9,6 +9,7 @@ import {
   type CaptionfarmClient,
   type CreateJobRequest,
   type Job,
+  type JobEdit,
   type TransferProgress,
 } from '@captionfarm/sdk';
 import { TranscriptInputSchema, issuesToDetails, type Replacement } from '@captionfarm/contracts';
@@ -97,6 +98,31 @@ export function phaseLine(o: { phase: string; percent: number | null; phaseElaps
 export function renderEta(first: { atMs: number; percent: number } | undefined, nowMs: number, percent: number): number | null {
   if (!first || percent <= first.percent) return null;
   return etaSeconds({ done: percent - first.percent, total: 100 - first.percent, elapsedMs: nowMs - first.atMs });
+}
+
+/** "12.6 s", "0.4 s". */
+const secs = (n: number) => `${(Math.round(n * 10) / 10).toFixed(1)} s`;
+
+/**
+ * What an edited job did, from GET .../edit: the cuts by reason, the seconds removed and the
+ * output's length, then the punch-ins, bleeps and hook title when there are any.
+ */
+export function editSummary(edit: JobEdit): string[] {
+  const { plan } = edit;
+  const byReason = new Map<string, number>();
+  for (const c of plan.cuts) byReason.set(c.reason, (byReason.get(c.reason) ?? 0) + 1);
+  const reasons = [...byReason].map(([reason, n]) => `${n} ${reason}`).join(', ');
+  const n = plan.cuts.length;
+  const lines = [
+    n === 0
+      ? `no cuts: ${secs(plan.outputSeconds)} long`
+      : `${n} cut${n === 1 ? '' : 's'} (${reasons}): ${secs(Math.max(0, plan.sourceSeconds - plan.outputSeconds))} removed, ` +
+        `${secs(plan.sourceSeconds)} -> ${secs(plan.outputSeconds)}`,
+  ];
+  if (plan.zooms.length > 0) lines.push(`${plan.zooms.length} punch-in zoom${plan.zooms.length === 1 ? '' : 's'}`);
+  if (plan.bleeps.length > 0) lines.push(`${plan.bleeps.length} word${plan.bleeps.length === 1 ? '' : 's'} bleeped`);
+  if (edit.hookTitle) lines.push(`hook title "${edit.hookTitle.text}" for the first ${secs(edit.hookTitle.seconds)}`);
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,7 +317,26 @@ async function burn(o: BurnRun): Promise<void> {
     throw new CliError(`job ${job.id} was cancelled (not by this command: captionfarm jobs cancel, or another API client)`, 1);
   }
   screen.line(`✓ succeeded in ${total}`);
-  await download(o, job);
+  const edit = await showEdit(o, job);
+  await download(o, job, edit?.plan.outputSeconds);
+}
+
+/**
+ * An edited job's cut list (GET .../edit), when the burn asked for an edit, a hook title or
+ * profanity; a service that cannot show it is said, not fatal: the video is there to download.
+ */
+async function showEdit(o: BurnRun, job: Job): Promise<JobEdit | null> {
+  const { request } = o.plan;
+  if (!request.edit && !request.hookTitle && (request.profanity ?? 'off') === 'off') return null;
+  try {
+    const edit = await o.client.getJobEdit(job.id, { signal: o.signal });
+    for (const line of editSummary(edit)) o.screen.line(`edit: ${line}`);
+    return edit;
+  } catch (err) {
+    if (o.signal.aborted) throw err;
+    o.screen.line(`edit: the cut list is not available (${describeError(err)})`);
+    return null;
+  }
 }
 
 /** 1. Upload a local file (the presigned PUT), with a bytes bar; a URL is the source as given. */
@@ -393,8 +438,11 @@ async function watchJob(o: BurnRun, created: Job): Promise<Job> {
   }
 }
 
-/** 4. Download the output, with a bytes bar, and the subtitles asked for. */
-async function download(o: BurnRun, job: Job): Promise<void> {
+/**
+ * 4. Download the output, with a bytes bar, and the subtitles asked for. `outputSeconds`: an edited
+ * job's length (its quotedSeconds stay the source's, which is what it was charged for).
+ */
+async function download(o: BurnRun, job: Job, outputSeconds?: number): Promise<void> {
   const { plan, client, screen, signal } = o;
   const t0 = Date.now();
   try {
@@ -403,8 +451,9 @@ async function download(o: BurnRun, job: Job): Promise<void> {
       onProgress: (p) => screen.live(transferLine('download', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes),
     });
     const res2 = job.resolution ? `, ${job.resolution.width}x${job.resolution.height}` : '';
-    const secs = job.quotedSeconds !== null ? `, ${formatDuration(job.quotedSeconds)} long` : '';
-    screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${res2}${secs})`);
+    const seconds = outputSeconds ?? job.quotedSeconds;
+    const long = seconds !== null ? `, ${formatDuration(seconds)} long` : '';
+    screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${res2}${long})`);
     for (const format of ['srt', 'vtt'] as const) {
       const file = plan.subtitles[format];
       if (!file) continue;
