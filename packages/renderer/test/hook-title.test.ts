@@ -92,12 +92,23 @@ describe('paintHookTitle', () => {
     }
   }
 
-  it('moves off a band in the top half that reaches down to where the title would go', () => {
+  it('moves off a tall band to the side of it with room, and says so when the band leaves none', () => {
     const frame = { width: 1080, height: 1920 };
-    const band = { x: 60, y: 100, width: 960, height: 900 };
-    const t = paintHookTitle({ hook: hook('Watch till the end'), template: tpl('karaoke'), ...frame, band });
-    expect(overlaps(t, band)).toBe(false);
-    expect(t.y + t.height).toBeLessThanOrEqual(frame.height * 0.8);
+    const template = tpl('karaoke');
+    // In the top half, reaching down past the middle: the title goes under it, still above the bottom 20%.
+    const high = { x: 60, y: 100, width: 960, height: 1000 };
+    const t1 = paintHookTitle({ hook: hook('Watch till the end'), template, ...frame, band: high });
+    expect(overlaps(t1, high)).toBe(false);
+    expect(t1.y).toBeGreaterThanOrEqual(high.y + high.height);
+    expect(t1.y + t1.height).toBeLessThanOrEqual(frame.height * 0.8);
+    // In the bottom half, reaching up over the top safe area: the title goes above it.
+    const low = { x: 60, y: 300, width: 960, height: 1400 };
+    const t2 = paintHookTitle({ hook: hook('Watch till the end'), template, ...frame, band: low });
+    expect(overlaps(t2, low)).toBe(false);
+    expect(t2.y + t2.height).toBeLessThanOrEqual(low.y);
+    expect(() => paintHookTitle({ hook: hook('Watch till the end'), template, ...frame, band: { x: 0, y: 0, ...frame } })).toThrow(
+      /No room for the hook title outside the caption band/,
+    );
   });
 
   it('wraps a long title on at most 3 lines within 86% of the width, shrinking the font', async () => {
