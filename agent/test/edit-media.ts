@@ -14,12 +14,12 @@ import { runToEnd } from '@captionfarm/process';
 /** The rate every analysis runs at (the rate whisper hears). */
 export const RATE = 16_000;
 /** The sync beep's and the bleep's frequency. */
-export const TONE_HZ = 1000;
+const TONE_HZ = 1000;
 
 /** One item of a clip's script: a spoken piece, or a silence in place of the gap between pieces. */
 export type ScriptItem = { say: string; kind?: PieceKind } | { pause: number };
 /** `word`: a reference word that an edit must keep; `filler` and `repeat`: pieces that `fillers: safe` cuts. */
-export type PieceKind = 'word' | 'filler' | 'repeat' | 'profane';
+type PieceKind = 'word' | 'filler' | 'repeat' | 'profane';
 
 export interface Piece {
   text: string;
@@ -109,6 +109,8 @@ export interface EditClipOptions {
   tailSeconds?: number;
   /** A white frame and a 40 ms 1 kHz beep at the frame start nearest the middle of piece `syncPiece` (an index into the pieces). */
   syncPiece?: number;
+  /** RMS of a faint white noise under the whole track, as a room has (default 0.001, -60 dBFS; 0 for digital silence). */
+  noise?: number;
   /** The picture: default a moving test pattern in grey, dimmed so that luma stays under about 120 (captions and titles are brighter). */
   video?: (seconds: number) => string;
 }
@@ -141,6 +143,16 @@ async function layPieces(dir: string, o: EditClipOptions): Promise<{ pieces: Pie
   return { pieces, pauses, length: cursor + (o.tailSeconds ?? 0.6) };
 }
 
+/** Adds white noise of RMS `rms` (uniform, from a fixed seed: the same clip every run). */
+function addNoise(track: Float32Array, rms: number): void {
+  let seed = 42;
+  const amplitude = rms * Math.sqrt(3);
+  for (let i = 0; i < track.length; i++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    track[i] = track[i]! + amplitude * ((seed / 2 ** 32) * 2 - 1);
+  }
+}
+
 /** Adds a 40 ms beep at `time` (seconds) into `track`, 2 ms raised-cosine ramps, peak 0.5. */
 function mixBeep(track: Float32Array, time: number): number {
   const n = Math.round(0.04 * RATE);
@@ -165,6 +177,7 @@ export async function makeEditClip(dir: string, name: string, o: EditClipOptions
   const seconds = Math.ceil(length * fps) / fps;
   const track = new Float32Array(Math.round(seconds * RATE));
   for (const p of pieces) track.set(p.samples, Math.round(p.start * RATE));
+  addNoise(track, o.noise ?? 0.001);
   let sync: EditClip['sync'] = null;
   if (o.syncPiece !== undefined) {
     const p = pieces[o.syncPiece]!;
@@ -271,7 +284,7 @@ export function stepQuantile(pcm: Float32Array, q: number): number {
  * The share of a window's energy at `hz` (Goertzel): about 1 for a pure tone filling the window,
  * near 0 for speech or silence. Windows of 10 ms hold a whole number of 1 kHz periods.
  */
-export function toneShare(pcm: Float32Array, rate: number, start: number, n: number, hz = TONE_HZ): number {
+function toneShare(pcm: Float32Array, rate: number, start: number, n: number, hz = TONE_HZ): number {
   const k = 2 * Math.cos((2 * Math.PI * hz) / rate);
   let s1 = 0;
   let s2 = 0;
