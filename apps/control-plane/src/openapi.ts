@@ -7,6 +7,7 @@ import {
   FontListSchema,
   FontRecordSchema,
   FontUploadRecordSchema,
+  JobEditSchema,
   JobStyleSchema,
   MAX_FONTS_PER_ACCOUNT,
   MAX_FONT_BYTES,
@@ -14,6 +15,9 @@ import {
   ErrorBodySchema,
   JobListSchema,
   JobRecordSchema,
+  PROFANITY_WORD_MAX_CHARS,
+  PROFANITY_WORDS_MAX,
+  ProfanityWordsSchema,
   TRANSCRIPT_CONTENT_TYPES,
   TranscriptRecordSchema,
   UploadRecordSchema,
@@ -84,6 +88,7 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
       ...jobOutputPaths(),
       ...fontPaths(),
       ...deliveryPaths(),
+      ...profanityPaths(),
       ...templatePaths(),
       ...uploadPaths(),
     },
@@ -109,6 +114,8 @@ function components(): Record<string, unknown> {
       UploadRecord: schema(UploadRecordSchema),
       ErrorBody: schema(ErrorBodySchema),
       TranscriptRecord: schema(TranscriptRecordSchema),
+      JobEdit: schema(JobEditSchema),
+      ProfanityWords: schema(ProfanityWordsSchema, 'input'),
     },
   };
 }
@@ -119,6 +126,12 @@ function jobPaths(): Record<string, unknown> {
     '/v1/automation-jobs': {
       post: {
         operationId: 'createJob',
+        description:
+          'Creates a job (202, queued; minutes are reserved on the source duration, also for an edited job whose output is ' +
+          'shorter). Issue 42: edit (silences, fillers, zoom, or your own keep-ranges), hookTitle and profanity make a short ' +
+          'in the same job; GET /v1/automation-jobs/{id}/edit shows what was cut. An edit.keep range past the end of the ' +
+          'source fails the job after ingest with failureCode edit-out-of-range; an edit that leaves nothing to render fails ' +
+          'it with edit-left-nothing (neither retryable).',
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
         responses: {
           '202': json('JobRecord', 'Job created (queued)'),
@@ -126,7 +139,9 @@ function jobPaths(): Record<string, unknown> {
             'invalid_request: a request that could never succeed (schema, both or neither of videoUrl/uploadId, ' +
               'unknown templateId, a non-public videoUrl/webhookUrl, a language the recognizer does not know, a ' +
               'resolution that is odd, under 64 px a side or wider than 4:1, over 100 vocabulary terms or 200 ' +
-              'replacements, a term or from/to over 50 characters or not one line, the same from twice)',
+              'replacements, a term or from/to over 50 characters or not one line, the same from twice; an edit value outside ' +
+              'its set, edit.keep not ascending, overlapping or with silences/fillers, a hookTitle over 120 characters or ' +
+              '10 seconds; an overlay with an edit or with profanity "bleep")',
           ),
           '404': errorResponse('not_found (unknown uploadId)'),
           '409': errorResponse('upload_not_completed | upload_already_used'),
@@ -178,7 +193,10 @@ function jobOutputPaths(): Record<string, unknown> {
           'The words a succeeded job burned (recognized, or given at creation), in seconds, or as subtitles: ' +
           'SRT or WebVTT, at most 42 display columns a line (east-asian wide characters count 2) and 2 lines a ' +
           'cue, right-to-left text in logical order. Available once the job has succeeded: before that, and ' +
-          'for failed or cancelled jobs, 409 transcript_not_available.',
+          'for failed or cancelled jobs, 409 transcript_not_available. An edited job (edit, hookTitle or profanity): each ' +
+          'JSON word has outputStart/outputEnd, its time in the output video (null when a cut removed it), profane words ' +
+          'are masked (f***), and SRT/WebVTT are on the output timeline. The JSON can be sent back as a transcript ' +
+          'unchanged (the output times are ignored).',
         parameters: [idParam, { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'], default: 'json' } }],
         responses: {
           '200': {
@@ -193,6 +211,26 @@ function jobOutputPaths(): Record<string, unknown> {
           '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
           '409': errorResponse(
             'transcript_not_available: the job has not succeeded (queued, running, failed or cancelled); poll the job and retry once it succeeded',
+          ),
+          ...common,
+        },
+      },
+    },
+    '/v1/automation-jobs/{id}/edit': {
+      get: {
+        operationId: 'getJobEdit',
+        description:
+          "Issue 42: the edit a succeeded job rendered: its options as resolved (edit, hookTitle, profanity) and its agent's " +
+          'plan: keep (source seconds, frame-aligned, ascending; the output is their concatenation, outputSeconds their summed ' +
+          'length), every cut with its reason (silence, filler, repeat, voiced-gap, client) and the words it removed, the zooms ' +
+          'and bleeps in output seconds. To fix a cut, create the job again with plan.keep changed as edit.keep. Billing stays ' +
+          "on the source duration (the job's quotedSeconds).",
+        parameters: [idParam],
+        responses: {
+          '200': json('JobEdit', "The job's edit and plan"),
+          '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
+          '409': errorResponse(
+            'edit_not_available: the job has not succeeded (poll it and retry once it has), or it was created without edit, hookTitle or profanity',
           ),
           ...common,
         },
@@ -279,6 +317,30 @@ function deliveryPaths(): Record<string, unknown> {
         operationId: 'listWebhookDeliveries',
         parameters: [idParam],
         responses: { '200': { description: "The job's webhook deliveries and their attempts" }, '404': errorResponse('not_found'), ...common },
+      },
+    },
+  };
+}
+
+/** Issue 42: the account's own profane words, on top of the language's list. */
+function profanityPaths(): Record<string, unknown> {
+  const words = json('ProfanityWords', "The account's own words");
+  return {
+    '/v1/profanity-words': {
+      get: {
+        operationId: 'getProfanityWords',
+        description:
+          "The account's own profane words, masked (profanity: mask) or bleeped (bleep) on top of the LDNOOBW list of the " +
+          "job's language (npm naughty-words, CC-BY-4.0). Empty until set.",
+        responses: { '200': words, ...common },
+      },
+      put: {
+        operationId: 'setProfanityWords',
+        description:
+          `Replaces the account's words (at most ${PROFANITY_WORDS_MAX}, each 1..${PROFANITY_WORD_MAX_CHARS} characters, one line; ` +
+          '[] removes them all). A job takes the words the account has when it is created: a PUT changes no job already created.',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ProfanityWords' } } } },
+        responses: { '200': json('ProfanityWords', 'The words saved'), '400': errorResponse('invalid_request (details: the path of each problem)'), ...common },
       },
     },
   };
