@@ -1,0 +1,265 @@
+// The automatic cut: which words are fillers or repeats, and which stretches of the source go
+// (silences shortened to the pace's kept length, fillers with the silence after them, short
+// voiced sounds between words). Pure; the result is raw cut pieces in source seconds, before
+// frame alignment.
+import type { CutReason, FillerMode, SilencePace } from '@captionfarm/contracts';
+import { discourseOf, hesitationsOf, isLegitDouble } from './fillers.ts';
+import { mergeSpans, type Span } from './ranges.ts';
+import { endsSentence, wordKey } from './words.ts';
+
+export interface EditWord {
+  text: string;
+  start: number;
+  end: number;
+}
+
+export interface CutPiece extends Span {
+  reason: CutReason;
+}
+
+/** A pace: gaps longer than `threshold` are shortened to `kept` seconds (half after the word before, half before the word after). */
+interface Pace {
+  threshold: number;
+  kept: number;
+  silencesOn: boolean;
+}
+
+/**
+ * Measured on espeak-ng and real talking-head clips: natural speech pauses 0.3-0.7 s between
+ * phrases, so `natural` only shortens what a listener hears as a hesitation (> 0.8 s); `fast`
+ * leaves the rhythm of sentences; `extra-fast` leaves breaths only. With silences off, the
+ * silence after a cut filler is shortened to 0.08 s so that the cut leaves no hole.
+ */
+export const PACES: Record<SilencePace, Pace> = {
+  off: { threshold: Number.POSITIVE_INFINITY, kept: 0.08, silencesOn: false },
+  natural: { threshold: 0.8, kept: 0.3, silencesOn: true },
+  fast: { threshold: 0.4, kept: 0.15, silencesOn: true },
+  'extra-fast': { threshold: 0.2, kept: 0.08, silencesOn: true },
+};
+
+/** Repeats count only when the second starts within this many seconds of the first's end. */
+const REPEAT_WITHIN = 1;
+/** A voiced blob between words is cut (reason voiced-gap) when it lasts 0.15-0.8 s and stays this far from every word. */
+const BLOB_MIN = 0.15;
+const BLOB_MAX = 0.8;
+const BLOB_MARGIN = 0.05;
+/** How far a kept word grows into a voiced region overlapping its edge (whisper's word times are 50-150 ms off). */
+const MAX_EXTEND = 0.25;
+const EPS = 1e-9;
+
+/** Per word: why `fillers` cuts it (filler or repeat), or null when it is kept. */
+export function fillerReasons(words: readonly EditWord[], language: string | null, mode: FillerMode): (CutReason | null)[] {
+  const reasons: (CutReason | null)[] = words.map(() => null);
+  if (mode === 'off') return reasons;
+  const keys = words.map((w) => wordKey(w.text));
+  const hesitations = hesitationsOf(language);
+  keys.forEach((k, i) => {
+    if (hesitations.has(k)) reasons[i] = 'filler';
+  });
+  if (mode === 'aggressive') {
+    for (const phrase of discourseOf(language)) {
+      for (let i = 0; i + phrase.length <= keys.length; i++) {
+        if (phrase.every((p, j) => keys[i + j] === p && reasons[i + j] === null)) for (let j = 0; j < phrase.length; j++) reasons[i + j] = 'filler';
+      }
+    }
+  }
+  markRepeats(words, keys, reasons, language);
+  return reasons;
+}
+
+/**
+ * Immediate repeats among the words still kept: "I I think" cuts the first "I", "I think I think"
+ * the first pair; the second must start within REPEAT_WITHIN of the first's end, the first must
+ * not end a sentence ("No. No way" stays), and grammatical doubles ("that that") stay.
+ */
+function markRepeats(words: readonly EditWord[], keys: readonly string[], reasons: (CutReason | null)[], language: string | null): void {
+  const seq = keys.flatMap((k, i) => (reasons[i] === null && k !== '' ? [i] : []));
+  const same = (a: number, b: number) => keys[a] === keys[b];
+  const close = (endOf: number, startOf: number) => words[startOf]!.start - words[endOf]!.end <= REPEAT_WITHIN;
+  const open = (i: number) => !endsSentence(words[i]!.text);
+  let i = 0;
+  while (i + 1 < seq.length) {
+    const [a, b, c, d] = [seq[i]!, seq[i + 1]!, seq[i + 2], seq[i + 3]];
+    if (c !== undefined && d !== undefined && same(a, c) && same(b, d) && !same(a, b) && close(b, c) && open(b)) {
+      reasons[a] = 'repeat';
+      reasons[b] = 'repeat';
+      i += 2;
+    } else if (same(a, b) && close(a, b) && open(a) && !isLegitDouble(keys[a]!, language)) {
+      reasons[a] = 'repeat';
+      i += 1;
+    } else i += 1;
+  }
+}
+
+interface AutoInput {
+  words: readonly EditWord[];
+  reasons: readonly (CutReason | null)[];
+  voiced: readonly Span[];
+  sourceSeconds: number;
+  pace: Pace;
+  /** Cut voiced blobs between words (fillers safe or aggressive). */
+  voicedGaps: boolean;
+}
+
+/** The raw cut pieces of an automatic edit (silences and fillers), ascending, in source seconds. */
+export function autoCuts(input: AutoInput): CutPiece[] {
+  const { words, reasons, sourceSeconds, pace } = input;
+  const kept = words.flatMap((w, i) => (reasons[i] === null ? [w] : []));
+  if (kept.length === 0) return [];
+  const voiced = mergeSpans(input.voiced);
+  const items = cutItems(input, voiced);
+  const anchors = mergeSpans(kept.map((w) => extendWord(w, voiced, items)));
+  const pieces: CutPiece[] = [];
+  let next = 0;
+  for (let g = 0; g <= anchors.length; g++) {
+    const gs = g === 0 ? 0 : anchors[g - 1]!.end;
+    const ge = g === anchors.length ? sourceSeconds : anchors[g]!.start;
+    const inGap: CutPiece[] = [];
+    while (next < items.length && items[next]!.start < ge - EPS) {
+      if (items[next]!.start >= gs - EPS) inGap.push(items[next]!);
+      next++;
+    }
+    pieces.push(...gapCuts({ gs, ge, hasPrev: g > 0, hasNext: g < anchors.length }, inGap, pace));
+  }
+  return pieces;
+}
+
+/** What must go whatever the pace: the cut words (clipped off any kept word they overlap) and the voiced blobs between words. */
+function cutItems(input: AutoInput, voiced: readonly Span[]): CutPiece[] {
+  const { words, reasons } = input;
+  const items: CutPiece[] = [];
+  const nextKeptStart: number[] = [];
+  for (let i = words.length - 1, start = Number.POSITIVE_INFINITY; i >= 0; i--) {
+    nextKeptStart[i] = start;
+    if (reasons[i] === null) start = words[i]!.start;
+  }
+  let keptEnd = Number.NEGATIVE_INFINITY;
+  words.forEach((w, i) => {
+    const reason = reasons[i];
+    if (reason === null || reason === undefined) {
+      keptEnd = Math.max(keptEnd, w.end);
+      return;
+    }
+    // A cut word grows into its own voiced sound (not one it shares with a kept word), as a kept word does.
+    const atStart = voicedAround(voiced, w.start);
+    const atEnd = voicedAround(voiced, w.end);
+    const grownStart = atStart && atStart.start > keptEnd ? Math.max(atStart.start, w.start - MAX_EXTEND) : w.start;
+    const grownEnd = atEnd && atEnd.end < nextKeptStart[i]! ? Math.min(atEnd.end, w.end + MAX_EXTEND) : w.end;
+    const start = Math.max(grownStart, keptEnd);
+    const end = Math.min(grownEnd, nextKeptStart[i]!);
+    if (end > start + EPS) items.push({ start, end, reason });
+  });
+  if (input.voicedGaps) items.push(...voicedGapItems(words, voiced));
+  items.sort((a, b) => a.start - b.start);
+  const merged: CutPiece[] = [];
+  for (const it of items) {
+    const last = merged.at(-1);
+    if (last && it.start < last.end) last.end = Math.max(last.end, it.end);
+    else merged.push({ ...it });
+  }
+  return merged;
+}
+
+/** Voiced blobs of BLOB_MIN..BLOB_MAX s lying wholly between two words, BLOB_MARGIN clear of both: an "um" whisper dropped. */
+function voicedGapItems(words: readonly EditWord[], voiced: readonly Span[]): CutPiece[] {
+  const out: CutPiece[] = [];
+  const maxEnd: number[] = [];
+  for (const [i, w] of words.entries()) maxEnd.push(Math.max(w.end, maxEnd[i - 1] ?? Number.NEGATIVE_INFINITY));
+  for (const v of voiced) {
+    const length = v.end - v.start;
+    if (length < BLOB_MIN - EPS || length > BLOB_MAX + EPS) continue;
+    const i = lastStartingBy(words, v.start);
+    const after = words[i + 1];
+    if (i < 0 || !after) continue;
+    if (v.start >= maxEnd[i]! + BLOB_MARGIN - EPS && v.end <= after.start - BLOB_MARGIN + EPS) out.push({ start: v.start, end: v.end, reason: 'voiced-gap' });
+  }
+  return out;
+}
+
+/** The index of the last element for which `before` holds (it holds for a prefix of the array), or -1. */
+function lastWhere<T>(items: readonly T[], before: (item: T) => boolean): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (before(items[mid]!)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** The index of the last word starting at or before t, or -1. */
+function lastStartingBy(words: readonly EditWord[], t: number): number {
+  return lastWhere(words, (w) => w.start <= t);
+}
+
+/** The voiced region (merged, ascending) strictly around t, if any. */
+function voicedAround(voiced: readonly Span[], t: number): Span | undefined {
+  const v = voiced[lastWhere(voiced, (r) => r.start < t)];
+  return v && v.end > t ? v : undefined;
+}
+
+/** A kept word grown into the voiced regions overlapping its edges, at most MAX_EXTEND each way and never into a cut item (items ascending, disjoint). */
+function extendWord(w: EditWord, voiced: readonly Span[], items: readonly CutPiece[]): Span {
+  const before = items[lastWhere(items, (it) => it.end <= w.start + EPS)];
+  const after = items[lastWhere(items, (it) => it.start < w.end - EPS) + 1];
+  const atStart = voicedAround(voiced, w.start);
+  const atEnd = voicedAround(voiced, w.end);
+  return {
+    start: atStart ? Math.max(atStart.start, w.start - MAX_EXTEND, before?.end ?? 0, 0) : w.start,
+    end: atEnd ? Math.min(atEnd.end, w.end + MAX_EXTEND, after?.start ?? Number.POSITIVE_INFINITY) : w.end,
+  };
+}
+
+interface Gap {
+  gs: number;
+  ge: number;
+  /** A kept word before the gap (else it is the lead-in), after it (else the tail). */
+  hasPrev: boolean;
+  hasNext: boolean;
+}
+
+/**
+ * The cuts in one gap between kept words. Without cut items: a gap over the threshold keeps
+ * `kept`/2 after the word before and `kept`/2 before the word after (the lead-in keeps only the
+ * latter, the tail the former). With cut items (fillers, repeats, voiced blobs): the silence
+ * before the first item follows the silence rule; the items and everything after them go, down to
+ * what keeps the gap's kept silence at the pace's length (at least half of it before the next word).
+ */
+function gapCuts(gap: Gap, items: readonly CutPiece[], pace: Pace): CutPiece[] {
+  const { gs, ge, hasPrev, hasNext } = gap;
+  const { threshold, kept, silencesOn } = pace;
+  const half = kept / 2;
+  if (ge - gs <= EPS) return [];
+  const first = items[0];
+  const last = items.at(-1);
+  if (!first || !last) {
+    if (!silencesOn || ge - gs <= threshold || (!hasPrev && !hasNext)) return [];
+    const start = hasPrev ? gs + half : gs;
+    const end = hasNext ? ge - half : ge;
+    return end > start + EPS ? [{ start, end, reason: 'silence' }] : [];
+  }
+  const s0 = first.start - gs;
+  const a = !silencesOn || s0 <= threshold ? s0 : hasPrev ? half : 0;
+  const b = hasNext ? Math.min(ge - last.end, Math.max(kept - a, half)) : 0;
+  const cutEnd = ge - b;
+  const pieces: CutPiece[] = [];
+  let pos = gs + a;
+  if (a < s0 - EPS) {
+    pieces.push({ start: pos, end: first.start, reason: 'silence' });
+    pos = first.start;
+  }
+  for (const it of items) {
+    if (silencesOn && it.start - pos > threshold) {
+      pieces.push({ start: pos, end: it.start, reason: 'silence' });
+      pos = it.start;
+    }
+    pieces.push({ start: pos, end: Math.max(pos, it.end), reason: it.reason });
+    pos = Math.max(pos, it.end);
+  }
+  if (cutEnd > pos + EPS) {
+    if (silencesOn && cutEnd - pos > threshold) pieces.push({ start: pos, end: cutEnd, reason: 'silence' });
+    else pieces[pieces.length - 1]!.end = cutEnd;
+  }
+  return pieces;
+}

@@ -1,0 +1,204 @@
+// planEdit: a job's edit options and its words -> the EditPlan the agent renders and reports.
+import { type CutReason, EDIT_MAX_RANGES, type EditPlan, type LeasedJob, type ProfanityMode } from '@captionfarm/contracts';
+import { autoCuts, type CutPiece, type EditWord, fillerReasons, PACES } from './cuts.ts';
+import { EditFailure } from './failure.ts';
+import { maskWord, profanityMatcher } from './profanity.ts';
+import { alignKeep, complement, mergeSpans, outputMapper, roundMs, type Span } from './ranges.ts';
+import { planZooms } from './zoom.ts';
+
+export interface PlanEditInput {
+  /** Source seconds, starts ascending, end > start (already fitted to the source). */
+  words: readonly EditWord[];
+  sourceSeconds: number;
+  /** The source's average frame rate: keep-ranges are aligned to its frame grid (start floored, end ceiled to k/fps), so audio and video cuts agree. */
+  fps: number;
+  language: string | null;
+  /** LeasedJob['edit']: null means no cut and no zoom (profanity may still apply). */
+  edit: LeasedJob['edit'];
+  profanity: ProfanityMode;
+  /** The account's own words, added to the language's list. */
+  profanityWords: readonly string[];
+  /** Regions of the audio with voice energy (voicedRegions), source seconds; optional. */
+  voiced?: readonly { start: number; end: number }[];
+  /** Template keywords (emphasis) for zoom; optional. */
+  keywords?: readonly string[];
+}
+
+export interface PlannedEdit {
+  /** Validates against EditPlanSchema. */
+  plan: EditPlan;
+  /** Words to burn: masked text, words entirely cut dropped, times on the OUTPUT timeline (wordOnOutput from contracts). */
+  words: EditWord[];
+  /** Words to report for the transcript export: SOURCE times, masked text, every word (cut ones too). */
+  sourceWords: EditWord[];
+}
+
+interface Decision {
+  /** Keep-ranges before frame alignment, or null: the whole source, untouched. */
+  keep: Span[] | null;
+  pieces: CutPiece[];
+  /** Per word: cut by the planner as a filler or repeat. */
+  reasons: (CutReason | null)[];
+}
+
+/**
+ * The edit of one job: keep-ranges (source seconds, frame-aligned), every cut with its reason and
+ * the words it removed, the zooms and bleeps (output seconds), the words to burn on the output
+ * timeline and the words to export on the source timeline, masked. Pure: the dashboard runs it to
+ * preview a cut list. Throws EditFailure('edit-out-of-range') for a job's own range past the end
+ * of the source, EditFailure('edit-left-nothing') when nothing (or no word) would be left.
+ */
+export function planEdit(input: PlanEditInput): PlannedEdit {
+  const { words, sourceSeconds, fps } = input;
+  if (!(fps > 0) || !Number.isFinite(fps)) throw new RangeError(`planEdit: fps must be a positive number (got ${fps})`);
+  if (!(sourceSeconds >= 0) || !Number.isFinite(sourceSeconds)) throw new RangeError(`planEdit: sourceSeconds must be >= 0 (got ${sourceSeconds})`);
+  const profane = input.profanity === 'off' ? () => false : profanityMatcher(input.language, input.profanityWords);
+  const masked = words.map((w) => profane(w.text));
+  const texts = words.map((w, i) => (masked[i] ? maskWord(w.text) : w.text));
+  const decision = decide(input);
+  const keep = decision.keep === null ? [{ start: 0, end: roundMs(sourceSeconds) }] : alignKeep(decision.keep, fps, sourceSeconds);
+  if (decision.keep !== null && keep.length === 0) throw new EditFailure('edit-left-nothing', 'the edit keeps no part of the source: keep at least one range');
+  const onOutput = outputMapper(keep);
+  const burned: { index: number; start: number; end: number }[] = [];
+  words.forEach((w, index) => {
+    if (decision.reasons[index] !== null) return;
+    const out = onOutput(w.start, w.end);
+    if (out && out.end - out.start >= Math.min(w.end - w.start, 1 / fps) - 1e-6) burned.push({ index, ...out });
+  });
+  if (words.length > 0 && burned.length === 0) {
+    throw new EditFailure('edit-left-nothing', 'the edit cuts every word of the transcript: keep a range with speech, or turn fillers off');
+  }
+  const outputSeconds = roundMs(keep.reduce((sum, r) => sum + (r.end - r.start), 0));
+  const kept = new Set(burned.map((b) => b.index));
+  const cuts = decision.keep === null ? [] : finalCuts(keep, decision.pieces, roundMs(sourceSeconds), { words, texts, kept });
+  const zooms =
+    input.edit?.zoom === 'emphasis'
+      ? planZooms(
+          burned.map((b) => ({ text: words[b.index]!.text, start: b.start, end: b.end })),
+          input.keywords ?? [],
+          outputSeconds,
+        )
+      : [];
+  const bleeps = input.profanity === 'bleep' ? bleepSpans(onOutput, words, masked) : [];
+  return {
+    plan: { sourceSeconds: roundMs(sourceSeconds), outputSeconds, keep, cuts, zooms, bleeps },
+    words: burned.map((b) => {
+      const start = roundMs(b.start);
+      return { text: texts[b.index]!, start, end: Math.max(roundMs(b.end), start + 0.001) };
+    }),
+    sourceWords: words.map((w, i) => ({ text: texts[i]!, start: w.start, end: w.end })),
+  };
+}
+
+/** What the options ask for: nothing, the job's own keep-ranges, or the automatic cut. */
+function decide(input: PlanEditInput): Decision {
+  const { edit, words, sourceSeconds, fps } = input;
+  const none: Decision = { keep: null, pieces: [], reasons: words.map(() => null) };
+  if (edit === null) return none;
+  if (edit.keep) {
+    const tooLate = edit.keep.find((r) => r.end > sourceSeconds + 1 / fps + 1e-6);
+    if (tooLate) {
+      throw new EditFailure(
+        'edit-out-of-range',
+        `edit.keep has a range ending at ${tooLate.end} s, past the end of the source (${roundMs(sourceSeconds)} s): fit the ranges to the source`,
+      );
+    }
+    const keep = mergeSpans(edit.keep.map((r) => ({ start: Math.max(0, r.start), end: Math.min(sourceSeconds, r.end) })).filter((r) => r.end > r.start));
+    const pieces = complement(keep, sourceSeconds).map((s): CutPiece => ({ ...s, reason: 'client' }));
+    return { keep, pieces, reasons: none.reasons };
+  }
+  if (edit.silences === 'off' && edit.fillers === 'off') return none;
+  const reasons = fillerReasons(words, input.language, edit.fillers);
+  if (words.length > 0 && reasons.every((r) => r !== null)) {
+    throw new EditFailure('edit-left-nothing', 'every word is a filler or a repeat: nothing would be left (turn fillers off)');
+  }
+  const pieces = autoCuts({
+    words,
+    reasons,
+    voiced: input.voiced ?? [],
+    sourceSeconds,
+    pace: PACES[edit.silences],
+    voicedGaps: edit.fillers !== 'off',
+  });
+  return { keep: complement(pieces, sourceSeconds), pieces, reasons };
+}
+
+interface CutText {
+  words: readonly EditWord[];
+  texts: readonly string[];
+  /** Indices of the words burned (kept): the others are what the cuts removed. */
+  kept: ReadonlySet<number>;
+}
+
+/**
+ * The plan's cuts: the gaps between the aligned keep-ranges, split by the reasons of the raw
+ * pieces they came from (ascending), adjacent pieces of one reason merged, each with the (masked)
+ * words whose middle it removed. Past EDIT_MAX_RANGES + 1 pieces, each gap becomes one piece with
+ * its first reason other than silence.
+ */
+function finalCuts(keep: readonly Span[], raw: readonly CutPiece[], source: number, text: CutText): EditPlan['cuts'] {
+  const perGap: CutPiece[][] = [];
+  let from = 0;
+  for (const gap of complement(keep, source)) {
+    while (from < raw.length && raw[from]!.end <= gap.start) from++;
+    const parts: CutPiece[] = [];
+    for (let j = from; j < raw.length && raw[j]!.start < gap.end; j++) {
+      const p = raw[j]!;
+      if (p.end > gap.start) parts.push({ start: Math.max(gap.start, p.start), end: Math.min(gap.end, p.end), reason: p.reason });
+    }
+    if (parts.length === 0) parts.push({ ...gap, reason: raw[Math.max(0, from - 1)]?.reason ?? 'silence' });
+    perGap.push(tile(gap, parts));
+  }
+  const tooMany = perGap.reduce((n, g) => n + g.length, 0) > EDIT_MAX_RANGES + 1;
+  const out = tooMany
+    ? perGap.map((g) => ({ start: g[0]!.start, end: g.at(-1)!.end, reason: g.find((p) => p.reason !== 'silence')?.reason ?? 'silence' }))
+    : perGap.flat();
+  const removed: string[][] = out.map(() => []);
+  text.words.forEach((w, i) => {
+    if (text.kept.has(i)) return;
+    const mid = (w.start + w.end) / 2;
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (out[m]!.end < mid - 1e-9) lo = m + 1;
+      else hi = m;
+    }
+    if (out[lo] && out[lo]!.start <= mid + 1e-9) removed[lo]!.push(text.texts[i]!);
+  });
+  return out.map((c, i) => ({ start: c.start, end: c.end, reason: c.reason, text: removed[i]!.length ? removed[i]!.join(' ').slice(0, 2000) : null }));
+}
+
+/** A gap's pieces made contiguous from its start to its end (ms boundaries), slivers under 1 ms given to their neighbour, one reason per run. */
+function tile(gap: Span, parts: CutPiece[]): CutPiece[] {
+  parts.forEach((p, i) => {
+    p.start = i === 0 ? gap.start : roundMs(parts[i - 1]!.end);
+    p.end = i === parts.length - 1 ? gap.end : roundMs(p.end);
+  });
+  const out: CutPiece[] = [];
+  for (const p of parts) {
+    const last = out.at(-1);
+    if (last && (last.reason === p.reason || p.end - p.start < 0.001)) last.end = p.end;
+    else if (p.end - p.start >= 0.001 || !last) out.push(p);
+  }
+  const first = out[0];
+  const second = out[1];
+  if (first && second && first.end - first.start < 0.001) {
+    second.start = first.start;
+    out.shift();
+  }
+  return out;
+}
+
+/** The masked words' audio on the output timeline, touching spans joined. */
+function bleepSpans(onOutput: ReturnType<typeof outputMapper>, words: readonly EditWord[], masked: readonly boolean[]): EditPlan['bleeps'] {
+  const spans: Span[] = [];
+  words.forEach((w, i) => {
+    if (!masked[i]) return;
+    const out = onOutput(w.start, w.end);
+    if (out) spans.push(out);
+  });
+  return mergeSpans(spans.map((s) => ({ start: roundMs(s.start), end: roundMs(s.end) })))
+    .filter((s) => s.end > s.start)
+    .map((s) => ({ start: s.start, end: s.end }));
+}
