@@ -23,6 +23,8 @@ import { probeUpload } from './jobs/probe-upload.ts';
 import { wireJobEvents } from './jobs/events.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
+import { createEditsService } from './services/edits.ts';
+import { createProfanityWordsService } from './services/profanity-words.ts';
 import { createTranscriptWork, type TranscriptWork } from './transcript-work.ts';
 import { createUploadsService } from './services/uploads.ts';
 import { createFontsService, fontIdsOf } from './services/fonts.ts';
@@ -118,6 +120,8 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   // Large transcripts are parsed, validated and exported on a thread of their own (transcript-work.ts).
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
+  const edits = createEditsService({ db, jobs });
+  const profanityWords = createProfanityWordsService({ db });
   const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
   const timings = agentTimingsOf(config, opts.agentTimings);
   const agents = createAgentsService({
@@ -152,7 +156,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     ...shared,
     adminToken,
     baseUrl: baseUrl.get,
-    services: { ...services, transcripts },
+    services: { ...services, transcripts, edits, profanityWords },
     dashboardDir: opts.dashboardDir,
     signInLimits: opts.signInLimits,
   });

@@ -1,7 +1,7 @@
-import { toSrt, toVtt } from '@captionfarm/captions';
 import { ApiError } from '@captionfarm/contracts';
 import { Piscina } from 'piscina';
 import { prepareJob, type PreparedJob } from './jobs/body.ts';
+import { exportTranscript, keepOfPlan } from './services/output-timeline.ts';
 import { lowerThisThreadPriority } from './worker-threads.ts';
 
 // Background work, below the main thread's priority (worker-threads.ts).
@@ -9,7 +9,15 @@ lowerThisThreadPriority();
 
 export type TranscriptTask =
   | { kind: 'job-body'; bytes: Uint8Array }
-  | { kind: 'export'; format: 'json' | 'srt' | 'vtt'; wordsJson: string; language: string | null; languageProbability: number | null };
+  | {
+      kind: 'export';
+      format: 'json' | 'srt' | 'vtt';
+      wordsJson: string;
+      language: string | null;
+      languageProbability: number | null;
+      /** The job's edit plan as stored (job_transcripts.edit_json): its keep-ranges place the words on the output timeline; null: not edited. */
+      editJson: string | null;
+    };
 
 /**
  * A job body's verdict, or an export's bytes (an ArrayBuffer, moved: Piscina moves only a value
@@ -31,8 +39,13 @@ function moved(text: string): TranscriptResult {
 export default function transcriptTask(task: TranscriptTask): TranscriptResult {
   if (task.kind === 'export') {
     const words = JSON.parse(task.wordsJson) as { text: string; start: number; end: number }[];
-    if (task.format === 'json') return moved(JSON.stringify({ language: task.language, languageProbability: task.languageProbability, words }));
-    return moved(task.format === 'srt' ? toSrt(words) : toVtt(words));
+    const body = exportTranscript(task.format, {
+      words,
+      language: task.language,
+      languageProbability: task.languageProbability,
+      keep: keepOfPlan(task.editJson),
+    });
+    return moved(typeof body === 'string' ? body : JSON.stringify(body));
   }
   let body: unknown;
   try {

@@ -3,7 +3,7 @@ import { PLANS, PlanIdSchema, type LeasedJob, type PlanId } from '@captionfarm/c
 import { deadlineAt } from '../jobs/decisions.ts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
-import { recognitionWords } from '../jobs/record.ts';
+import { editOfJob, recognitionWords } from '../jobs/record.ts';
 import type { JobsService } from '../jobs/service.ts';
 import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
@@ -50,10 +50,7 @@ export function createAgentLeases(deps: {
       maxSourceBytes: PLANS[plan].maxUploadBytes,
       transcript: await givenTranscript(db, job.id),
       ...recognitionWords(job),
-      edit: null,
-      hookTitle: null,
-      profanity: 'off',
-      profanityWords: [],
+      ...editOfJob(job),
     };
   }
 

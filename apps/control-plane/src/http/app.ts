@@ -19,6 +19,8 @@ import type { FontsService } from '../services/fonts.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
+import type { EditsService } from '../services/edits.ts';
+import type { ProfanityWordsService } from '../services/profanity-words.ts';
 import type { UploadsService } from '../services/uploads.ts';
 import type { TranscriptWork } from '../transcript-work.ts';
 import type { Webhooks } from '../webhooks/index.ts';
@@ -58,6 +60,8 @@ export interface HttpAppDeps {
     templates: TemplatesService;
     previews: PreviewPool;
     transcripts: TranscriptsService;
+    edits: EditsService;
+    profanityWords: ProfanityWordsService;
     fonts: FontsService;
     transcriptWork: TranscriptWork;
     webhooks: Webhooks;
@@ -76,7 +80,7 @@ export interface HttpAppDeps {
  */
 export function createHttpApp(d: HttpAppDeps) {
   const { config, db, now, log, logger, metrics, adminToken, authFailures, clientAddress } = d;
-  const { accounts, jobs, uploads, templates, previews, transcripts, fonts, transcriptWork, webhooks, users, agents } = d.services;
+  const { accounts, jobs, uploads, templates, previews, transcripts, edits, profanityWords, fonts, transcriptWork, webhooks, users, agents } = d.services;
   const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
   const app = express();
   app.disable('x-powered-by');
@@ -113,6 +117,8 @@ export function createHttpApp(d: HttpAppDeps) {
       templates,
       previews,
       transcripts,
+      edits,
+      profanityWords,
       fonts,
       transcriptWork,
       inlineJobBytes: config.maxJsonBytes,

@@ -17,11 +17,13 @@ type CreateDeps = Omit<JobsDeps, 'cursorKey'> & { events: JobsEmitter };
 
 type JobInput = PreparedJob['input'];
 
-/** What a job keeps of its request once it is resolved: the template that renders and the words of recognition. */
+/** What a job keeps of its request once it is resolved: the template that renders, the words of recognition, the account's profane words. */
 interface Resolved {
   renderTemplate: Record<string, unknown>;
   vocabulary: string[];
   replacements: { from: string; to: string }[];
+  /** The account's own profane words (PUT /v1/profanity-words) when the job masks or bleeps; else none. */
+  profanityWords: string[];
 }
 
 /**
@@ -155,7 +157,19 @@ async function resolveRequest(deps: CreateDeps, caller: Caller, input: JobInput)
       { details: [{ path: 'resolution', message: `at most ${plan.frameBudget} pixels (width x height)` }] },
     );
   }
-  return { renderTemplate, vocabulary, replacements };
+  return { renderTemplate, vocabulary, replacements, profanityWords: input.profanity === 'off' ? [] : await accountProfanityWords(deps.db, caller.accountId) };
+}
+
+// Read by a create that masks or bleeps (compiled once, prepared).
+const profanityWordsOf = prepared((db, a: { accountId: string }) => db.selectFrom('accounts').select('profanity_words_json').where('id', '=', a.accountId));
+
+/**
+ * The account's own profane words, resolved into the job at creation (like its template): a later
+ * PUT /v1/profanity-words does not change a queued job.
+ */
+async function accountProfanityWords(db: Db, accountId: string): Promise<string[]> {
+  const [row] = await profanityWordsOf(db, { accountId });
+  return row?.profanity_words_json ? (JSON.parse(row.profanity_words_json) as string[]) : [];
 }
 
 /**
@@ -270,5 +284,11 @@ function newJobRow(a: { id: string; accountId: string; input: JobInput; resolved
     reserved_at: null,
     vocabulary_json: resolved.vocabulary.length > 0 ? JSON.stringify(resolved.vocabulary) : null,
     replacements_json: resolved.replacements.length > 0 ? JSON.stringify(resolved.replacements) : null,
+    edit_json: input.edit
+      ? JSON.stringify({ silences: input.edit.silences, fillers: input.edit.fillers, zoom: input.edit.zoom, keep: input.edit.keep ?? null })
+      : null,
+    hook_title_json: input.hookTitle ? JSON.stringify(input.hookTitle) : null,
+    profanity: input.profanity,
+    profanity_words_json: resolved.profanityWords.length > 0 ? JSON.stringify(resolved.profanityWords) : null,
   };
 }

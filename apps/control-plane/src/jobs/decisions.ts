@@ -44,6 +44,27 @@ export function outputLargerThanSource(
   };
 }
 
+/**
+ * After ingest: the job's own `edit.keep` must lie within the source, like a given transcript
+ * (1 ms of slack for times rounded to the millisecond). A range past the end fails the job with
+ * `edit-out-of-range` (not retryable: the same request would fail again); null when every range
+ * fits, or the job has no ranges of its own.
+ */
+export function editOutOfRange(job: { edit_json: string | null }, durationSeconds: number): Extract<Ending, { status: 'failed' }> | null {
+  if (job.edit_json === null) return null;
+  const keep = (JSON.parse(job.edit_json) as { keep: { start: number; end: number }[] | null }).keep ?? [];
+  const i = keep.findIndex((r) => r.end > durationSeconds + 0.001);
+  if (i === -1) return null;
+  const r = keep[i]!;
+  return {
+    status: 'failed',
+    failureCode: 'edit-out-of-range',
+    failureReason:
+      `Range ${i} (${r.start}..${r.end} s) of edit.keep ends after the end of the ${Math.round(durationSeconds * 1000) / 1000} s video; ` +
+      'fix the ranges and create the job again.',
+  };
+}
+
 /** A job the account's minutes cannot cover fails `automation-minutes-exhausted`. `needs`: "3 minutes", "at least 1 minute". */
 export function minutesExhausted(needs: string, balance: number): Extract<Ending, { status: 'failed' }> {
   return {

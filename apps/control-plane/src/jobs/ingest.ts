@@ -2,15 +2,15 @@ import { PLANS, billableMinutes, type AgentIngestedInput } from '@captionfarm/co
 import { appendLedger, jobHeldMinutes, lockAccount, minutesBalance, quoteIngestedJob, setJobDeadline, type Db, type Job } from '@captionfarm/db';
 import type { AgentTimings } from '../agents/timings.ts';
 import { givenTranscriptOutOfRange } from '../services/transcripts.ts';
-import { deadlineAt, minutesExhausted, minutesText, outputLargerThanSource, sourceTooLong } from './decisions.ts';
+import { deadlineAt, editOutOfRange, minutesExhausted, minutesText, outputLargerThanSource, sourceTooLong } from './decisions.ts';
 import type { Ending } from './finish.ts';
 
 type Failure = Extract<Ending, { status: 'failed' }>;
 
 /**
  * Ingest of a job whose lease holder measured its source (agents/reports.ts checked the lease):
- * quotedSeconds, the plan's duration, the resolution against the source, a given transcript
- * against the duration, and the minutes trued up to the measured duration (more if the balance
+ * quotedSeconds, the plan's duration, the resolution against the source, a given transcript and
+ * the job's own edit.keep against the duration, and the minutes trued up to the measured duration (more if the balance
  * allows). Returns the failure that ends the job, or null when it goes on, its deadline set from
  * the measured duration. Every write is guarded by the lease.
  */
@@ -29,6 +29,8 @@ export async function ingestJob(
   if (larger) return larger;
   const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
   if (outOfRange) return { status: 'failed', failureCode: 'transcript-out-of-range', failureReason: outOfRange };
+  const editOutside = editOutOfRange(job, input.durationSeconds);
+  if (editOutside) return editOutside;
   const needed = billableMinutes(input.durationSeconds);
   const short = await trueUp(db, job, needed, `${seconds} s`, now());
   if (short) return minutesExhausted(minutesText(needed), short.balance);

@@ -1,4 +1,4 @@
-import type { JobRecord, LeasedJob } from '@captionfarm/contracts';
+import type { HookTitle, JobRecord, LeasedJob } from '@captionfarm/contracts';
 import type { Job } from '@captionfarm/db';
 
 /** The one serializer of a job row: GET, list, cancel, create and the webhook payload all use it. */
@@ -29,5 +29,17 @@ export function recognitionWords(job: Pick<Job, 'vocabulary_json' | 'replacement
   return {
     vocabulary: job.vocabulary_json === null ? [] : (JSON.parse(job.vocabulary_json) as string[]),
     replacements: job.replacements_json === null ? [] : (JSON.parse(job.replacements_json) as { from: string; to: string }[]),
+  };
+}
+
+/** A job's edit, hook title and profanity as asked for at creation (the account's words resolved then), as its lease carries them. */
+export function editOfJob(
+  job: Pick<Job, 'edit_json' | 'hook_title_json' | 'profanity' | 'profanity_words_json'>,
+): Pick<LeasedJob, 'edit' | 'hookTitle' | 'profanity' | 'profanityWords'> {
+  return {
+    edit: job.edit_json === null ? null : (JSON.parse(job.edit_json) as LeasedJob['edit']),
+    hookTitle: job.hook_title_json === null ? null : (JSON.parse(job.hook_title_json) as HookTitle),
+    profanity: job.profanity,
+    profanityWords: job.profanity_words_json === null ? [] : (JSON.parse(job.profanity_words_json) as string[]),
   };
 }

@@ -5,6 +5,8 @@ import type { PreviewPool } from '../preview-pool.ts';
 import { callerOf, countInTransactionOf } from '../http/middleware.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { TranscriptWork } from '../transcript-work.ts';
+import type { EditsService } from '../services/edits.ts';
+import type { ProfanityWordsService } from '../services/profanity-words.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { UploadsService } from '../services/uploads.ts';
@@ -52,6 +54,8 @@ export interface PublicRoutesDeps {
   fonts: FontsService;
   previews: PreviewPool;
   transcripts: TranscriptsService;
+  edits: EditsService;
+  profanityWords: ProfanityWordsService;
   /** Where create bodies larger than `inlineJobBytes` are parsed and validated. */
   transcriptWork: Pick<TranscriptWork, 'jobBody'>;
   /** Create bodies up to this size are parsed on the event loop (config.maxJsonBytes: 64 KiB by default). */
@@ -60,7 +64,7 @@ export interface PublicRoutesDeps {
   extend?: (router: Router) => void;
 }
 
-/** The spec's five endpoints, plus templates. Auth, rate limit and body parsing run before. */
+/** The spec's five endpoints, plus templates, fonts, a job's style, transcript and edit, the account's profane words. Auth, rate limit and body parsing run before. */
 export function publicRoutes(deps: PublicRoutesDeps): Router {
   const r = Router();
   r.post('/automation-jobs/uploads', async (req, res) => {
@@ -96,9 +100,19 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
     }
     res.status(200).type(out.contentType).setHeader('Content-Disposition', `inline; filename="${out.fileName}"`).send(out.body);
   });
+  r.get('/automation-jobs/:id/edit', async (req, res) => {
+    res.status(200).json(await deps.edits.get(callerOf(res), String(req.params.id)));
+  });
   r.post('/automation-jobs/:id/cancel', async (req, res) => {
     noBody(req);
     res.status(200).json(await deps.jobs.cancel(callerOf(res), String(req.params.id)));
+  });
+
+  r.get('/profanity-words', async (_req, res) => {
+    res.status(200).json(await deps.profanityWords.get(callerOf(res).accountId));
+  });
+  r.put('/profanity-words', async (req, res) => {
+    res.status(200).json(await deps.profanityWords.put(callerOf(res).accountId, req.body));
   });
 
   r.get('/templates', async (_req, res) => {

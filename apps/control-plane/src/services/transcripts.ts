@@ -1,4 +1,3 @@
-import { toSrt, toVtt } from '@captionfarm/captions';
 import {
   ApiError,
   issuesToDetails,
@@ -12,6 +11,7 @@ import type { Database, Db } from '@captionfarm/db';
 import type { Kysely, Transaction } from 'kysely';
 import type { TranscriptWork } from '../transcript-work.ts';
 import type { GivenTranscript } from '../jobs/body.ts';
+import { exportTranscript, keepOfPlan } from './output-timeline.ts';
 import type { Caller, JobsService } from '../jobs/service.ts';
 
 type Words = TranscriptRecord['words'];
@@ -59,19 +59,31 @@ export async function givenTranscriptOutOfRange(db: Db, jobId: string, durationS
   );
 }
 
-/** The agent's recognized words (idempotent: a re-sent or retried attempt replaces them; a given transcript is never replaced). */
+/**
+ * The agent's words and the edit plan it made of them (idempotent: a re-sent or retried attempt
+ * replaces both). A given transcript's words are never replaced, but its plan is stored all the
+ * same: the agent plans the edit on the words it burns, given or recognized (issue 42).
+ */
 export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedInput, iso: string): Promise<void> {
+  const editJson = input.edit ? JSON.stringify(input.edit) : null;
   const values = {
     language: input.language,
     language_probability: input.languageProbability,
     word_count: input.words.length,
     words: JSON.stringify(wordsOnly(input.words)),
     updated_at: iso,
+    edit_json: editJson,
   };
   await db
     .insertInto('job_transcripts')
     .values({ job_id: input.jobId, origin: 'recognized', created_at: iso, ...values })
     .onConflict((oc) => oc.column('job_id').doUpdateSet(values).where('job_transcripts.origin', '=', 'recognized'))
+    .execute();
+  await db
+    .updateTable('job_transcripts')
+    .set({ edit_json: editJson, updated_at: iso })
+    .where('job_id', '=', input.jobId)
+    .where('origin', '=', 'given')
     .execute();
 }
 
@@ -82,7 +94,11 @@ export type TranscriptExport =
 /** Transcripts up to this many words are exported on the event loop (about a millisecond); longer ones on the transcript worker. */
 const INLINE_EXPORT_WORDS = 500;
 
-/** GET /v1/automation-jobs/:id/transcript[?format=json|srt|vtt]. */
+/**
+ * GET /v1/automation-jobs/:id/transcript[?format=json|srt|vtt]. An edited job's JSON words carry
+ * their output times as well (outputStart/outputEnd, null when cut); its SRT and VTT are on the
+ * output timeline, the cut words left out, because they go with the output video (output-timeline.ts).
+ */
 export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService, 'get'>; work: Pick<TranscriptWork, 'export'> }) {
   const { db, jobs } = deps;
   return {
@@ -107,20 +123,20 @@ export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService,
       if (row.word_count > INLINE_EXPORT_WORDS) {
         const body = await deps.work.export(
           caller.accountId,
-          { format, wordsJson: row.words, language: row.language, languageProbability: row.language_probability },
+          { format, wordsJson: row.words, language: row.language, languageProbability: row.language_probability, editJson: row.edit_json },
           signal,
         );
         if (format === 'json') return { kind: 'json', body };
         return { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body };
       }
-      const words = JSON.parse(row.words) as Words;
-      if (format === 'json') return { kind: 'json', body: { language: row.language, languageProbability: row.language_probability, words } };
-      return {
-        kind: 'text',
-        contentType: TRANSCRIPT_CONTENT_TYPES[format],
-        fileName: `${job.id}.${format}`,
-        body: format === 'srt' ? toSrt(words) : toVtt(words),
+      const stored = {
+        words: JSON.parse(row.words) as Words,
+        language: row.language,
+        languageProbability: row.language_probability,
+        keep: keepOfPlan(row.edit_json),
       };
+      if (format === 'json') return { kind: 'json', body: exportTranscript(format, stored) };
+      return { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body: exportTranscript(format, stored) };
     },
   };
 }
