@@ -285,6 +285,26 @@ describe('GET /v1/automation-jobs/:id/edit', () => {
   });
 });
 
+describe('a masked job with a given transcript', () => {
+  it('exports the given words with the agent’s masked text and the given times', async () => {
+    const { api } = await h.account('pro', 'edit-masked-given');
+    const given = [
+      { text: 'What', start: 0.2, end: 0.5 },
+      { text: 'the', start: 0.5, end: 0.7 },
+      { text: 'frick.', start: 0.7, end: 1.2 },
+    ];
+    const created = (await api('POST', '/v1/automation-jobs', { videoUrl, templateId: 'karaoke', transcript: { words: given }, profanity: 'mask' })).body;
+    const job = await leaseJob(created.id);
+    // The agent sends the given words masked (its times may be fitted to the millisecond: the given ones stay).
+    const sent = given.map((w) => ({ ...w, text: w.text === 'frick.' ? 'f****.' : w.text, end: w.end + 0.0004 }));
+    const plan: EditPlan = { sourceSeconds: 3, outputSeconds: 3, keep: [{ start: 0, end: 3 }], cuts: [], zooms: [], bleeps: [] };
+    await succeed(job, { words: sent, plan });
+    const json = TranscriptRecordSchema.parse((await api('GET', `/v1/automation-jobs/${created.id}/transcript`)).body);
+    expect(json.words.map(({ text, start, end }) => ({ text, start, end }))).toEqual([given[0], given[1], { text: 'f****.', start: 0.7, end: 1.2 }]);
+    expect((await api('GET', `/v1/automation-jobs/${created.id}/edit`)).body).toMatchObject({ profanity: 'mask', edit: { silences: 'off', keep: null }, plan });
+  });
+});
+
 describe('GET .../transcript of an edited job', () => {
   it('JSON words carry source and output times (null when cut); SRT and VTT are on the output timeline without the cut words', async () => {
     const { api } = await h.account('pro', 'edit-export');

@@ -66,7 +66,7 @@ export function createAgentReports(deps: {
     async transcribed(input: AgentTranscribedInput & { nodeId: string }): Promise<LeaseCheck> {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check;
-      await saveRecognizedTranscript(db, input, now().toISOString());
+      await saveRecognizedTranscript(db, input, now().toISOString(), { masked: job.profanity !== 'off' });
       return { ok: true };
     },
 

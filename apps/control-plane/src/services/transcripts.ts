@@ -61,16 +61,20 @@ export async function givenTranscriptOutOfRange(db: Db, jobId: string, durationS
 
 /**
  * The agent's words and the edit plan it made of them (idempotent: a re-sent or retried attempt
- * replaces both). A given transcript's words are never replaced, but its plan is stored all the
- * same: the agent plans the edit on the words it burns, given or recognized (issue 42).
+ * replaces both). A given transcript's words are kept, but its plan is stored all the same: the
+ * agent plans the edit on the words it burns, given or recognized (issue 42). With `masked` (the
+ * job masks or bleeps profanity) the given words take the agent's text, the same words with their
+ * profane ones masked, so that the exports show what the video shows; only when the agent sent as
+ * many words as were given (the times stay the given ones).
  */
-export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedInput, iso: string): Promise<void> {
+export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedInput, iso: string, o: { masked: boolean }): Promise<void> {
   const editJson = input.edit ? JSON.stringify(input.edit) : null;
+  const words = wordsOnly(input.words);
   const values = {
     language: input.language,
     language_probability: input.languageProbability,
-    word_count: input.words.length,
-    words: JSON.stringify(wordsOnly(input.words)),
+    word_count: words.length,
+    words: JSON.stringify(words),
     updated_at: iso,
     edit_json: editJson,
   };
@@ -79,10 +83,22 @@ export async function saveRecognizedTranscript(db: Db, input: AgentTranscribedIn
     .values({ job_id: input.jobId, origin: 'recognized', created_at: iso, ...values })
     .onConflict((oc) => oc.column('job_id').doUpdateSet(values).where('job_transcripts.origin', '=', 'recognized'))
     .execute();
+  const given = db.updateTable('job_transcripts').where('job_id', '=', input.jobId).where('origin', '=', 'given');
+  await given.set({ edit_json: editJson, updated_at: iso }).execute();
+  if (o.masked) await maskGivenWords(db, input.jobId, words);
+}
+
+/** A given transcript's words with the agent's (masked) text, their times kept; nothing when the counts differ. */
+async function maskGivenWords(db: Db, jobId: string, sent: Words): Promise<void> {
+  const row = await db.selectFrom('job_transcripts').select('words').where('job_id', '=', jobId).where('origin', '=', 'given').executeTakeFirst();
+  if (!row) return;
+  const stored = JSON.parse(row.words) as Words;
+  if (stored.length !== sent.length) return;
+  const masked = stored.map((w, i) => ({ text: sent[i]!.text, start: w.start, end: w.end }));
   await db
     .updateTable('job_transcripts')
-    .set({ edit_json: editJson, updated_at: iso })
-    .where('job_id', '=', input.jobId)
+    .set({ words: JSON.stringify(masked) })
+    .where('job_id', '=', jobId)
     .where('origin', '=', 'given')
     .execute();
 }
