@@ -126,7 +126,7 @@ function defineAdmin(program: Command, env: CliEnv): void {
 }
 
 function defineJobs(program: Command, env: CliEnv): void {
-  const jobs = group(program, 'jobs', 'your jobs: list, get, cancel, transcript (CAPTIONFARM_API_KEY)');
+  const jobs = group(program, 'jobs', 'your jobs: list, get, cancel, transcript, edit (CAPTIONFARM_API_KEY)');
   jobs.addHelpText('after', `\n${API_ENV}`);
   const load = () => import('./commands/jobs.ts');
   jobs
@@ -154,6 +154,14 @@ function defineJobs(program: Command, env: CliEnv): void {
     .option('--format <format>', 'json, srt or vtt (default json)')
     .option('-o, --output <file>', 'save to this file instead of stdout')
     .action(action(async (id: string | undefined, opts: { format?: string; output?: string }) => (await load()).jobsTranscript(id, opts, env)));
+  jobs
+    .command('edit')
+    .description(
+      'what a succeeded edited job cut (--silences, --fillers, --keep): each cut with its reason, and the keep-ranges as burn --keep takes them, to fix a cut and burn again',
+    )
+    .argument('[ID]', 'the job')
+    .option('--json', 'print the JSON of GET /v1/automation-jobs/ID/edit')
+    .action(action(async (id: string | undefined, opts: { json?: boolean }) => (await load()).jobsEdit(id, opts, env)));
 }
 
 function defineTemplates(program: Command, env: CliEnv): void {

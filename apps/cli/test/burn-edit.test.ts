@@ -96,6 +96,32 @@ describe('captionfarm burn --silences --fillers --zoom --hook --profanity', () =
     expect(res.stdout).toMatch(/saved short\.mp4 \(16 B, 320x240, 0:02 long\)/);
     expect(await readFile(out, 'utf8')).toBe('an edited output');
     expect((await api('GET', `/v1/automation-jobs/${leased.jobId}`)).body).toMatchObject({ status: 'succeeded', quotedSeconds: 3 });
+
+    // captionfarm jobs edit: the same summary, every cut, and the keep-ranges as --keep takes them.
+    const env = { CAPTIONFARM_URL: h.url, CAPTIONFARM_API_KEY: key };
+    const queued = (await api('POST', '/v1/automation-jobs', { videoUrl: 'https://cdn.example.com/a.mp4', templateId: 'karaoke' })).body.id as string;
+    const [text, json, early] = await Promise.all([
+      cliPiped(['jobs', 'edit', leased.jobId], env),
+      cliPiped(['jobs', 'edit', leased.jobId, '--json'], env),
+      cliPiped(['jobs', 'edit', queued], env),
+    ]);
+    await api('POST', `/v1/automation-jobs/${queued}/cancel`);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe(
+      [
+        '2 cuts (1 filler, 1 silence): 1.2 s removed, 3.0 s -> 1.8 s',
+        '1 punch-in zoom',
+        '1 word bleeped',
+        'hook title "Three tips in 30 seconds" for the first 2.0 s',
+        'cut  1.000-1.600 s  filler   um,',
+        'cut  2.200-2.800 s  silence',
+        '--keep 0-1,1.6-2.2,2.8-3',
+        '',
+      ].join('\n'),
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({ jobId: leased.jobId, plan: PLAN });
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/^captionfarm: edit_not_available: .*\(HTTP 409, request req_/);
   });
 
   it('--keep sends your own keep-ranges', async () => {

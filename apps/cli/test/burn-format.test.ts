@@ -3,8 +3,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBurnArgs } from '../src/commands/burn-args.ts';
+import { cutLines, editSummary, keepArgument } from '../src/commands/edit-summary.ts';
 import {
-  editSummary,
   etaSeconds,
   formatBytes,
   formatDuration,
@@ -341,6 +341,20 @@ describe('editSummary: the cut list after an edited burn', () => {
         plan: { ...plan, outputSeconds: 12.6, cuts: [], zooms: [{ ...range, scale: 1.1 }], bleeps: [range, range] },
       }),
     ).toEqual(['no cuts: 12.6 s long', '1 punch-in zoom', '2 words bleeped', 'hook title "Three tips" for the first 3.0 s']);
+  });
+  it('cutLines and keepArgument: every cut, and the keep-ranges as burn --keep takes them', () => {
+    const cuts = [
+      { start: 1, end: 2, reason: 'silence', text: null },
+      { start: 3, end: 3.4, reason: 'filler', text: 'um,' },
+    ];
+    expect(cutLines({ ...base, plan: { ...plan, cuts } })).toEqual(['cut  1.000-2.000 s  silence', 'cut  3.000-3.400 s  filler   um,']);
+    expect(
+      keepArgument([
+        { start: 0, end: 1 },
+        { start: 2, end: 3.0004 },
+        { start: 3.4, end: 12.6 },
+      ]),
+    ).toBe('0-1,2-3,3.4-12.6');
   });
 });
 

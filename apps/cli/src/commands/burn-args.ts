@@ -75,7 +75,7 @@ export function defineBurn(cmd: Command): Command {
     .option('--profanity <mode>', "off, mask (f*** in the captions and subtitles) or bleep (masked, and a tone over the word's audio)")
     .option(
       '--keep <ranges>',
-      'your own cut: the source seconds to keep, e.g. 0-4.2,5.1-12 (ascending; from captionfarm jobs edit ID with a cut fixed); ' +
+      'your own cut: the source seconds to keep, e.g. 0-4.2,5.1-12 (ascending; captionfarm jobs edit ID prints those of a finished job, to fix a cut and burn again); ' +
         'replaces --silences and --fillers',
     );
 }

@@ -17,6 +17,7 @@ import { onShutdown } from '@captionfarm/process/shutdown';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError } from '../output.ts';
 import { checkReplacements, vocabularyTerms, type BurnPlan } from './burn-args.ts';
+import { editSummary } from './edit-summary.ts';
 import { apiClient, toCliError } from './jobs.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -98,31 +99,6 @@ export function phaseLine(o: { phase: string; percent: number | null; phaseElaps
 export function renderEta(first: { atMs: number; percent: number } | undefined, nowMs: number, percent: number): number | null {
   if (!first || percent <= first.percent) return null;
   return etaSeconds({ done: percent - first.percent, total: 100 - first.percent, elapsedMs: nowMs - first.atMs });
-}
-
-/** "12.6 s", "0.4 s". */
-const secs = (n: number) => `${(Math.round(n * 10) / 10).toFixed(1)} s`;
-
-/**
- * What an edited job did, from GET .../edit: the cuts by reason, the seconds removed and the
- * output's length, then the punch-ins, bleeps and hook title when there are any.
- */
-export function editSummary(edit: JobEdit): string[] {
-  const { plan } = edit;
-  const byReason = new Map<string, number>();
-  for (const c of plan.cuts) byReason.set(c.reason, (byReason.get(c.reason) ?? 0) + 1);
-  const reasons = [...byReason].map(([reason, n]) => `${n} ${reason}`).join(', ');
-  const n = plan.cuts.length;
-  const lines = [
-    n === 0
-      ? `no cuts: ${secs(plan.outputSeconds)} long`
-      : `${n} cut${n === 1 ? '' : 's'} (${reasons}): ${secs(Math.max(0, plan.sourceSeconds - plan.outputSeconds))} removed, ` +
-        `${secs(plan.sourceSeconds)} -> ${secs(plan.outputSeconds)}`,
-  ];
-  if (plan.zooms.length > 0) lines.push(`${plan.zooms.length} punch-in zoom${plan.zooms.length === 1 ? '' : 's'}`);
-  if (plan.bleeps.length > 0) lines.push(`${plan.bleeps.length} word${plan.bleeps.length === 1 ? '' : 's'} bleeped`);
-  if (edit.hookTitle) lines.push(`hook title "${edit.hookTitle.text}" for the first ${secs(edit.hookTitle.seconds)}`);
-  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CaptionfarmApiError, CaptionfarmNetworkError, createClient, describeError, type CaptionfarmClient, type Job } from '@captionfarm/sdk';
+import { CaptionfarmApiError, CaptionfarmNetworkError, createClient, describeError, type CaptionfarmClient, type Job, type JobEdit } from '@captionfarm/sdk';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError, print, table } from '../output.ts';
+import { cutLines, editSummary, keepArgument } from './edit-summary.ts';
 
 /** The SDK client for the API user's commands (burn, jobs, templates); a missing key is a usage error. */
 export function apiClient(env: CliEnv): CaptionfarmClient {
@@ -124,4 +125,17 @@ export function jobsTranscript(id: string | undefined, opts: { format?: string; 
     await writeFile(file, text);
     process.stderr.write(`saved ${path.relative(env.cwd, file) || file}\n`);
   });
+}
+
+/**
+ * `captionfarm jobs edit`: what an edited job cut (the summary, every cut with its reason, and its
+ * keep-ranges as `burn --keep` takes them, to fix a cut and burn again), or the JSON of GET .../edit.
+ */
+export function jobsEdit(id: string | undefined, opts: { json?: boolean }, env: CliEnv): Promise<void> {
+  const jobId = oneId(id);
+  return withClient(env, async (client) =>
+    print(await client.getJobEdit(jobId), opts.json === true, (e: JobEdit) =>
+      [...editSummary(e), ...cutLines(e), `--keep ${keepArgument(e.plan.keep)}`].join('\n'),
+    ),
+  );
 }
