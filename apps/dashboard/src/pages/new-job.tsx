@@ -1,10 +1,12 @@
 import { useRef, useState, type DragEvent } from 'react';
+import { useLocation } from 'react-router';
 import { ApiFailure } from '../api.ts';
 import { bytes } from '../format.ts';
 import { FontPicker } from '../fonts.tsx';
 import { lineError, parseReplacements, parseVocabulary } from '../recognition.ts';
 import { TemplatePreview, useTemplates } from '../previews.tsx';
 import { Card, ErrorState, Field, FormError, Loading, PageHeader, Progress, fieldError } from '../ui.tsx';
+import { EditCard } from './new-job-edit.tsx';
 import { useNewJobForm, type NewJobForm } from './new-job-form.ts';
 
 const ACCEPT = '.mp4,.m4v,.mov,.webm,.mkv,.avi,video/*';
@@ -13,6 +15,11 @@ const ACCEPT = '.mp4,.m4v,.mov,.webm,.mkv,.avi,video/*';
 type Section = { form: NewJobForm; fe: (path: string) => string | undefined };
 
 export function NewJobPage() {
+  // A fresh form for each visit: "New job" in the menu after "Render again" starts empty.
+  return <NewJobFormView key={useLocation().key} />;
+}
+
+function NewJobFormView() {
   const form = useNewJobForm();
   const fe = (p: string) => fieldError(form.error, p);
   const { busy, progress, error } = form;
@@ -25,6 +32,7 @@ export function NewJobPage() {
         <OptionsCard form={form} fe={fe} />
         <BrandCard form={form} fe={fe} />
         <WordsCard form={form} />
+        <EditCard form={form} fe={fe} />
         {error instanceof ApiFailure || error instanceof Error ? <FormError error={error} /> : null}
         <div className="actions">
           <button type="submit" className="btn primary" disabled={busy}>
