@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 
 /**
- * The samples of a WAV file as floats in [-1, 1]: 16-bit PCM or 32-bit float, the first channel
+ * The samples of a WAV file as floats in [-1, 1]: PCM (8, 16, 24, 32 bits) or float (32, 64), the first channel
  * of a multichannel file. The RIFF chunks are walked properly (LIST and other chunks skipped, odd
  * sizes padded); a data chunk whose size is unset (0 or 0xFFFFFFFF, as a streaming writer leaves
  * it) runs to the end of the file.
@@ -34,14 +34,23 @@ export async function readWavSamples(path: string): Promise<{ samples: Float32Ar
   throw new Error(`${path}: no data chunk`);
 }
 
+/** One sample as a float in [-1, 1], by format (1 PCM, 3 IEEE float) and bit depth. */
+const READERS: Record<string, (view: DataView, at: number) => number> = {
+  '1/8': (v, at) => (v.getUint8(at) - 128) / 128,
+  '1/16': (v, at) => v.getInt16(at, true) / 32768,
+  '1/24': (v, at) => (v.getUint8(at) | (v.getUint8(at + 1) << 8) | (v.getInt8(at + 2) << 16)) / 8388608,
+  '1/32': (v, at) => v.getInt32(at, true) / 2147483648,
+  '3/32': (v, at) => v.getFloat32(at, true),
+  '3/64': (v, at) => v.getFloat64(at, true),
+};
+
 function decode(view: DataView, from: number, to: number, format: { code: number; channels: number; bits: number }, path: string): Float32Array {
   const { code, channels, bits } = format;
-  const pcm16 = code === 1 && bits === 16;
-  const float32 = code === 3 && bits === 32;
-  if (!pcm16 && !float32) throw new Error(`${path}: WAV format ${code} with ${bits}-bit samples is not supported (16-bit PCM or 32-bit float)`);
+  const read = READERS[`${code}/${bits}`];
+  if (!read) throw new Error(`${path}: WAV format ${code} with ${bits}-bit samples is not supported (PCM of 8, 16, 24 or 32 bits, or 32/64-bit float)`);
   const step = (bits / 8) * Math.max(1, channels);
   const count = Math.floor((to - from) / step);
   const out = new Float32Array(count);
-  for (let i = 0, at = from; i < count; i++, at += step) out[i] = pcm16 ? view.getInt16(at, true) / 32768 : view.getFloat32(at, true);
+  for (let i = 0, at = from; i < count; i++, at += step) out[i] = read(view, at);
   return out;
 }
