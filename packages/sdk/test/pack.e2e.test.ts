@@ -15,7 +15,7 @@ const sdkDir = path.resolve(import.meta.dirname, '..');
 const repo = path.resolve(sdkDir, '../..');
 const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
 
-const EXAMPLE = `import { createClient, isApiError, isTerminal, type CaptionStyle, type Job, type TemplateSummary } from '@captionfarm/sdk';
+const EXAMPLE = `import { createClient, isApiError, isTerminal, type CaptionStyle, type EditRequest, type Job, type TemplateSummary } from '@captionfarm/sdk';
 
 const [baseUrl, apiKey, video] = process.argv.slice(2) as [string, string, string];
 const cf = createClient({ baseUrl, apiKey });
@@ -23,7 +23,8 @@ const cf = createClient({ baseUrl, apiKey });
 const templates: TemplateSummary[] = await cf.listTemplates();
 const upload = await cf.uploadFile(video);
 const style: CaptionStyle = { font: { size: 8, weight: 700 }, text: { case: 'upper' }, active: { color: '#FF0000' }, emoji: 'auto', keywords: ['launch'] };
-const job: Job = await cf.createJob({ uploadId: upload.uploadId, templateId: 'karaoke', quality: 'low', style });
+const edit: EditRequest = { silences: 'fast', zoom: 'emphasis' };
+const job: Job = await cf.createJob({ uploadId: upload.uploadId, templateId: 'karaoke', quality: 'low', style, edit, profanity: 'mask' });
 const effective = await cf.getJobStyle(job.id);
 // The effective template is typed: these compile only if the .d.ts carries the template schema.
 const size: number = effective.style.font.size;
@@ -38,6 +39,13 @@ try {
 } catch (err) {
   if (isApiError(err, 'not_found')) missing = err.code;
 }
+let noEdit = '';
+try {
+  await cf.getJobEdit(job.id);
+} catch (err) {
+  if (isApiError(err, 'edit_not_available')) noEdit = err.code;
+}
+const words: string[] = await cf.setProfanityWords(['frak']);
 console.log(JSON.stringify({
   templates: templates.map((t) => t.id),
   uploadId: upload.uploadId,
@@ -47,6 +55,8 @@ console.log(JSON.stringify({
   waited: { status: waited.status, terminal: isTerminal(waited) },
   listed,
   missing,
+  noEdit,
+  words: [...words, ...(await cf.getProfanityWords())],
 }));
 `;
 
@@ -58,6 +68,7 @@ await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 42, qualit
 await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', style: { emoji: 'yes' } });
 await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', style: { font: { famly: 'Inter' } } });
 await cf.previewTemplate('karaoke', { style: { text: { case: 'title' } } });
+await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', edit: { silences: 'slow' } });
 `;
 
 let h: Harness;
@@ -142,9 +153,10 @@ describe('the packed SDK in a plain Node project', () => {
     expect(wrong).toMatch(
       /wrong\.ts\(6,\d+\): error TS2322: Type '"title"' is not assignable to type '"(none|upper|lower)" \| "(none|upper|lower)" \| "(none|upper|lower)" \| undefined'/,
     );
+    expect(wrong).toMatch(/wrong\.ts\(7,\d+\): error TS2322: Type '"slow"' is not assignable to type '"(off|natural|fast|extra-fast)" \|/);
   }, 600_000); // two tsc runs: minutes on a loaded 2-core machine
 
-  it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors', async () => {
+  it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors, edit, profane words', async () => {
     const { key } = await h.account('pro');
     const video = path.join(project, 'clip.mp4');
     await makeTestClip(video, { seconds: 1 });
@@ -157,6 +169,8 @@ describe('the packed SDK in a plain Node project', () => {
       waited: { status: string; terminal: boolean };
       listed: string[];
       missing: string;
+      noEdit: string;
+      words: string[];
     };
     expect(out.templates).toContain('karaoke');
     expect(out.job.status).toBe('queued');
@@ -170,5 +184,7 @@ describe('the packed SDK in a plain Node project', () => {
     expect(out.waited).toEqual({ status: 'cancelled', terminal: true });
     expect(out.listed).toEqual([out.job.id]);
     expect(out.missing).toBe('not_found');
+    expect(out.noEdit).toBe('edit_not_available');
+    expect(out.words).toEqual(['frak', 'frak']);
   });
 });
