@@ -133,7 +133,7 @@ interface CutText {
 /**
  * The plan's cuts: the gaps between the aligned keep-ranges, split by the reasons of the raw
  * pieces they came from (ascending), adjacent pieces of one reason merged, each with the (masked)
- * words whose middle it removed. Past EDIT_MAX_RANGES + 1 pieces, each gap becomes one piece with
+ * words whose middle it removed (a cut word whose middle the alignment kept: the nearest cut). Past EDIT_MAX_RANGES + 1 pieces, each gap becomes one piece with
  * its first reason other than silence.
  */
 function finalCuts(keep: readonly Span[], raw: readonly CutPiece[], source: number, text: CutText): EditPlan['cuts'] {
@@ -164,7 +164,11 @@ function finalCuts(keep: readonly Span[], raw: readonly CutPiece[], source: numb
       if (out[m]!.end < mid - 1e-9) lo = m + 1;
       else hi = m;
     }
-    if (out[lo] && out[lo]!.start <= mid + 1e-9) removed[lo]!.push(text.texts[i]!);
+    // A word the planner cut whose middle frame alignment kept (a 10 ms "uh") goes to the nearest cut.
+    const after = out[lo];
+    const before = out[lo - 1];
+    const at = after && (after.start <= mid + 1e-9 || !before || after.start - mid < mid - before.end) ? lo : lo - 1;
+    removed[at]?.push(text.texts[i]!);
   });
   return out.map((c, i) => ({ start: c.start, end: c.end, reason: c.reason, text: removed[i]!.length ? removed[i]!.join(' ').slice(0, 2000) : null }));
 }

@@ -5,24 +5,28 @@
 const HOP_SECONDS = 0.01;
 /** The noise floor is this percentile of the frames' levels (a talking head is quiet at least 10% of the time). */
 const FLOOR_PERCENTILE = 0.1;
-/** A region starts at floor + 9 dB (and within 40 dB of the loudest frame), and lasts while above floor + 4 dB / on - 8 dB. */
-const ON_ABOVE_FLOOR = 9;
+/**
+ * A region starts at floor + 6 dB (and within 40 dB of the loudest frame), and lasts while above
+ * floor + 3 dB (and within 8 dB of the start threshold). On en_mfa_cold_corpus, 9/4 dB found 61%
+ * of the word time, 6/3 dB 77%, with 0% and 2% of the pauses found voiced.
+ */
+const ON_ABOVE_FLOOR = 6;
 const ON_BELOW_PEAK = 40;
-const OFF_ABOVE_FLOOR = 4;
+const OFF_ABOVE_FLOOR = 3;
 const OFF_BELOW_ON = 8;
 const MERGE_GAP = 0.1;
 const MIN_BLOB = 0.06;
 
 /**
- * Voice-energy regions of mono PCM (e.g. 16 kHz), in seconds, ascending: 20 ms frames every 10 ms,
- * a noise floor from the quietest 10% of frames, hysteresis (a region starts above floor + 9 dB and
- * within 40 dB of the peak, extends back and forward while above the lower threshold), gaps under
- * 100 ms merged, blobs under 60 ms dropped. Audio with less than 12 dB between floor and peak has
- * no regions (nothing stands out).
+ * Voice-energy regions of mono PCM (e.g. 16 kHz), in seconds, ascending: the level in the speech
+ * band (300-3400 Hz) of 20 ms frames every 10 ms, a noise floor from the quietest 10% of frames,
+ * hysteresis (a region starts above floor + 6 dB and within 40 dB of the peak, extends back and
+ * forward while above floor + 3 dB), gaps under 100 ms merged, blobs under 60 ms dropped. Audio
+ * with less than 9 dB between floor and peak has no regions (nothing stands out).
  */
 export function voicedRegions(samples: Float32Array, sampleRate: number): { start: number; end: number }[] {
   const hop = Math.max(1, Math.round(sampleRate * HOP_SECONDS));
-  const levels = frameLevels(samples, hop);
+  const levels = frameLevels(samples, hop, sampleRate);
   if (levels.length === 0) return [];
   const sorted = Float64Array.from(levels).sort();
   const floor = sorted[Math.floor((sorted.length - 1) * FLOOR_PERCENTILE)]!;
@@ -56,13 +60,44 @@ export function voicedRegions(samples: Float32Array, sampleRate: number): { star
   return merged.filter((r) => r.end - r.start >= MIN_BLOB).map((r) => ({ start: round(r.start), end: round(Math.min(r.end, duration)) }));
 }
 
-/** The level in dB (full scale 0) of a 20 ms window centred on each hop-long block. */
-function frameLevels(samples: Float32Array, hop: number): Float64Array {
+/** The speech band the levels are measured in (a telephone band): room rumble below and hiss above do not count. */
+const BAND_LOW_HZ = 300;
+const BAND_HIGH_HZ = 3400;
+
+/** A 2nd-order Butterworth section (RBJ cookbook), direct form I, state in float64. */
+function biquad(type: 'highpass' | 'lowpass', hz: number, sampleRate: number): (x: number) => number {
+  const w0 = (2 * Math.PI * hz) / sampleRate;
+  const alpha = Math.sin(w0) / (2 * Math.SQRT1_2);
+  const cos = Math.cos(w0);
+  const a0 = 1 + alpha;
+  const b0 = (type === 'lowpass' ? (1 - cos) / 2 : (1 + cos) / 2) / a0;
+  const b1 = (type === 'lowpass' ? 1 - cos : -(1 + cos)) / a0;
+  const [a1, a2] = [(-2 * cos) / a0, (1 - alpha) / a0];
+  let [x1, x2, y1, y2] = [0, 0, 0, 0];
+  return (x) => {
+    const y = b0 * x + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2;
+    [x2, x1, y2, y1] = [x1, x, y1, y];
+    return y;
+  };
+}
+
+/**
+ * The level in dB (full scale 0) of a 20 ms window centred on each hop-long block, in the speech
+ * band. Measured on ../shared/media/real with its forced-aligned words: the band raised the share
+ * of word time found voiced from 77% to 99% (en_mfa_acoustic_corpus) and cut the share of pauses
+ * found voiced from 63% to 2% (en_mfa_cold_corpus, a noisy room at about 14 dB SNR).
+ */
+function frameLevels(samples: Float32Array, hop: number, sampleRate: number): Float64Array {
+  const highpass = biquad('highpass', BAND_LOW_HZ, sampleRate);
+  const lowpass = BAND_HIGH_HZ < sampleRate * 0.45 ? biquad('lowpass', BAND_HIGH_HZ, sampleRate) : (x: number) => x;
   const blocks = Math.floor(samples.length / hop);
   const energy = new Float64Array(blocks);
   for (let b = 0; b < blocks; b++) {
     let sum = 0;
-    for (let j = b * hop, end = j + hop; j < end; j++) sum += samples[j]! * samples[j]!;
+    for (let j = b * hop, end = j + hop; j < end; j++) {
+      const y = lowpass(highpass(samples[j]!));
+      sum += y * y;
+    }
     energy[b] = sum;
   }
   const levels = new Float64Array(blocks);
