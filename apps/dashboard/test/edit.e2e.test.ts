@@ -64,6 +64,17 @@ async function succeed(job: LeasedJob, words: { text: string; start: number; end
   expect(await agent.complete.mutate({ ...ref, resolution: { width: 360, height: 640 }, outputBytes: bytes.length })).toEqual({ ok: true });
 }
 
+/** No sideways scrolling on a phone (375 px), then back to the desktop width. */
+async function fitsPhone(): Promise<void> {
+  await page.setViewportSize({ width: 375, height: 800 });
+  const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as {
+    scroll: number;
+    client: number;
+  };
+  await page.setViewportSize({ width: 1280, height: 900 });
+  expect(scroll, `${page.url()} scrolls sideways at 375 px`).toBeLessThanOrEqual(client);
+}
+
 async function createFromUrl(url: string): Promise<string> {
   await page.locator('label', { hasText: 'From a URL' }).click();
   await page.getByLabel('Video URL').fill(url);
@@ -151,6 +162,7 @@ describe('the edit for shorts in the dashboard', () => {
     await expect(rows.count()).resolves.toBe(4);
     const filler = rows.filter({ hasText: 'Filler' });
     await expect(filler.textContent()).resolves.toBe('0:00.900.40 sFillerum');
+    await fitsPhone();
 
     await page.getByLabel('Keep the cut at 0:00.90').check();
     await expect(page.getByTestId('edit-changed').textContent()).resolves.toBe('1 cut kept: the output would last 3.00 s.');
@@ -198,6 +210,7 @@ describe('the edit for shorts in the dashboard', () => {
     await expect(items.filter({ hasText: 'Silence' }).count()).resolves.toBeGreaterThan(0);
     const output = Number((await page.getByTestId('preview-output').textContent())?.replace(' s', ''));
     expect(output).toBeLessThan(6 - 1.1 + 0.4);
+    await fitsPhone();
   });
 
   it('the profanity words page saves the list, shows a refused word at its line, and keeps the saved list', { timeout: 120_000 }, async () => {

@@ -1,6 +1,8 @@
 // The cut list the agent will make of a job's words with the new-job form's settings (issue 42),
-// planned in the page by the agent's own planner (@captionfarm/edit), so it is the list the agent
-// will cut, not an estimate. Loaded lazily by new-job-edit.tsx.
+// planned in the page by the agent's own planner (@captionfarm/edit) on the same words. The agent
+// also has the audio (voiced sounds between words, which `fillers` cuts and which widen a kept
+// word) and the video's frame rate (here 30 fps): its cuts can differ by those, as the note says.
+// Loaded lazily by new-job-edit.tsx.
 import { useMemo } from 'react';
 import type { EditPlan, FillerMode, SilencePace } from '@captionfarm/contracts';
 import { planEdit } from '@captionfarm/edit';
@@ -61,6 +63,12 @@ export function CutPreview({ from, silences, fillers, zoom }: { from: RenderAgai
             </li>
           ))}
         </ol>
+      )}
+      {from.keep === null && (
+        <p className="muted small">
+          Planned from the words alone at 30 fps. The agent also hears the audio and cuts on the video's own frames: its cuts can be a few hundredths off these,
+          and with fillers on it also cuts short sounds between words that no word covers.
+        </p>
       )}
     </section>
   );

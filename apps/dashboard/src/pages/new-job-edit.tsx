@@ -11,34 +11,36 @@ const CutPreview = lazy(() => import('./cut-preview.tsx').then((m) => ({ default
 
 type Section = { form: NewJobForm; fe: (path: string) => string | undefined };
 
-const SILENCES: [string, string][] = [
-  ['off', 'Off: keep every pause'],
-  ['natural', 'Natural: pauses over 0.8 s become 0.3 s'],
-  ['fast', 'Fast: pauses over 0.4 s become 0.15 s'],
-  ['extra-fast', 'Extra fast: pauses over 0.2 s become 0.08 s'],
+/** [value, option label, hint under the select] */
+const SILENCES: [string, string, string][] = [
+  ['off', 'Off', 'Every pause stays.'],
+  ['natural', 'Natural', 'Pauses over 0.8 s become 0.3 s.'],
+  ['fast', 'Fast', 'Pauses over 0.4 s become 0.15 s.'],
+  ['extra-fast', 'Extra fast', 'Pauses over 0.2 s become 0.08 s.'],
 ];
-const FILLERS: [string, string][] = [
-  ['off', 'Off'],
-  ['safe', 'Safe: um, uh, repeats, stray sounds'],
-  ['aggressive', 'Aggressive: also "like", "you know"'],
+const FILLERS: [string, string, string][] = [
+  ['off', 'Off', 'Every word stays.'],
+  ['safe', 'Safe', 'Cuts um, uh (in the language spoken), immediate repeats and short sounds between words.'],
+  ['aggressive', 'Aggressive', 'Also cuts "like", "you know", "I mean".'],
 ];
-const PROFANITY: [string, string][] = [
-  ['off', 'Off'],
-  ['mask', 'Mask: f*** in the captions and exports'],
-  ['bleep', 'Bleep: masked, and a tone over the word'],
+const PROFANITY: [string, string, string][] = [
+  ['off', 'Off', 'Words as spoken.'],
+  ['mask', 'Mask', 'f*** in the captions and the exports.'],
+  ['bleep', 'Bleep', 'Masked, and a tone over the word.'],
 ];
 
 function Choice(props: {
   label: string;
   value: string;
-  options: [string, string][];
+  options: [string, string, string][];
   disabled?: boolean;
+  /** Replaces the chosen option's own hint. */
   hint?: string;
   error?: string;
   onChange: (v: string) => void;
 }) {
   return (
-    <Field label={props.label} hint={props.hint} error={props.error}>
+    <Field label={props.label} hint={props.hint ?? props.options.find(([v]) => v === props.value)?.[2]} error={props.error}>
       {(id, d) => (
         <select id={id} aria-describedby={d} value={props.value} disabled={props.disabled} onChange={(e) => props.onChange(e.target.value)}>
           {props.options.map(([v, text]) => (
