@@ -1,9 +1,10 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseTemplate } from '@captionfarm/captions';
-import { CONTENT_TYPES, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
+import { CONTENT_TYPES, type EditPlan, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
 import type { SafeFetchFn } from '@captionfarm/net';
 import type { RenderResult } from '@captionfarm/renderer';
+import { isEdited, planJobEdit } from './edit-stage.ts';
 import { JobAborted } from './errors.ts';
 import { uploadFile } from './ingest.ts';
 import { ingest } from './ingest-stage.ts';
@@ -46,6 +47,8 @@ export interface JobChannel {
     languageProbability: number | null;
     words: { text: string; start: number; end: number }[];
     checks?: RecognitionChecks;
+    /** An edited job's edit plan (issue 42). */
+    edit?: EditPlan;
   }): Promise<LeaseAnswer>;
   outputUploadUrl(sizeBytes: number): Promise<string>;
   complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
@@ -106,14 +109,24 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     await channel.phase('transcribing', null);
     const template = parseTemplate(job.template);
     const output = path.join(dir, `output.${job.format}`);
-    const render = jobRender({ job, channel, deps, ingested, template, output, signal });
-    const recognize = recognizer({ job, channel, deps, ingested, dir });
+    // An edited job (issue 42) plans its cuts from every word, then renders on their timeline.
+    const edited = isEdited(job);
+    let plan: EditPlan | undefined;
+    const edit = async (given: Word[], language: string | null) => {
+      const planned = await planJobEdit({ job, ingested, template, words: given, language, dir, signal });
+      plan = planned.plan;
+      const toWords = (list: typeof planned.words) => list.map((w) => ({ ...w, confidence: 1 }));
+      return { plan: planned.plan, words: toWords(planned.words), sourceWords: toWords(planned.sourceWords) };
+    };
+    const render = jobRender({ job, channel, deps, ingested, template, output, signal, edit: () => plan });
+    const recognize = recognizer({ job, channel, deps, ingested, dir, ...(edited ? { edit } : {}) });
     let words: Word[];
     let rendered: Promise<RenderResult> | undefined;
     if (job.transcript) {
       // A transcript given at creation replaces recognition: exactly its words are burned.
       words = job.transcript.words.map((w) => ({ ...w, confidence: 1 }));
-    } else if (!deps.overlap) {
+      if (edited) words = await editGivenWords({ job, channel, words, edit });
+    } else if (!deps.overlap || edited) {
       words = await recognize({ signal });
     } else {
       const { fonts, info } = ingested;
@@ -157,6 +170,28 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     await audioWork.ended();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A given transcript's edit: planned from its words, reported (the control plane keeps the plan
+ * beside the given words, which it does not replace), and its words on the output timeline.
+ */
+async function editGivenWords(o: {
+  job: LeasedJob;
+  channel: JobChannel;
+  words: Word[];
+  edit: (words: Word[], language: string | null) => Promise<{ plan: EditPlan; words: Word[]; sourceWords: Word[] }>;
+}): Promise<Word[]> {
+  const language = o.job.transcript?.language ?? o.job.language ?? null;
+  const edited = await o.edit(o.words, language);
+  const kept = await o.channel.transcribed({
+    language: language ?? 'en',
+    languageProbability: null,
+    words: edited.sourceWords.map(({ text, start, end }) => ({ text, start, end })),
+    edit: edited.plan,
+  });
+  if (!kept.ok) throw new JobAborted(kept.reason);
+  return edited.words;
 }
 
 /** Seconds since the last lap (or the start), to the millisecond. */

@@ -1,6 +1,14 @@
-import type { CustomFontFace, Template } from '@captionfarm/captions';
-import type { LeasedJob, Word } from '@captionfarm/contracts';
-import { createBandPainter, renderVideo, type CaptionStream, type OutputFrame, type RenderResult, type RenderVideoOptions } from '@captionfarm/renderer';
+import type { CustomFontFace, Rect as BandRect, Template } from '@captionfarm/captions';
+import type { EditPlan, LeasedJob, Word } from '@captionfarm/contracts';
+import {
+  createBandPainter,
+  paintHookTitle,
+  renderVideo,
+  type CaptionStream,
+  type OutputFrame,
+  type RenderResult,
+  type RenderVideoOptions,
+} from '@captionfarm/renderer';
 import { failureOf, JobFailure } from './errors.ts';
 import type { Ingested } from './ingest-stage.ts';
 import type { JobChannel, PipelineDeps } from './pipeline.ts';
@@ -25,18 +33,25 @@ export function jobRender(o: {
   template: Template;
   output: string;
   signal: AbortSignal;
+  /** An edited job's plan (issue 42), known once its words are: the render cuts, zooms and bleeps by it. */
+  edit?: (() => EditPlan | undefined) | undefined;
 }): JobRender {
   const { job, ingested } = o;
   const { info, fonts } = ingested;
   let reporting = false;
   let percent = 0;
+  // Where the captions go at an output size: the hook title keeps clear of it.
+  let bandOf: (size: OutputFrame) => BandRect = () => ({ x: 0, y: 0, width: 0, height: 0 });
   const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, signal: AbortSignal) => {
     percent = 0;
+    const plan = o.edit?.();
     try {
       return await renderVideo({
         input: ingested.source,
         output: o.output,
         ...captions,
+        ...(plan ? { edit: { keep: plan.keep, zooms: plan.zooms, bleeps: plan.bleeps } } : {}),
+        ...(job.hookTitle ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, bandOf) } : {}),
         format: job.format,
         overlay: job.overlay,
         quality: job.quality,
@@ -62,9 +77,32 @@ export function jobRender(o: {
     reportPercents() {
       reporting = true;
     },
-    withWords: (words) =>
-      render({ painter: (size) => createBandPainter({ words, template: o.template, width: size.width, height: size.height, fps: info.fps, fonts }) }, o.signal),
+    withWords: (words) => {
+      // One painter per output size, for the render and for where the hook title goes.
+      let made: { key: string; painter: ReturnType<typeof createBandPainter> } | undefined;
+      const painter = (size: OutputFrame) => {
+        const key = `${size.width}x${size.height}`;
+        if (made?.key !== key)
+          made = { key, painter: createBandPainter({ words, template: o.template, width: size.width, height: size.height, fps: info.fps, fonts }) };
+        return made.painter;
+      };
+      bandOf = (size) => painter(size).band;
+      return render({ painter }, o.signal);
+    },
     following: (captionStream, signal) => render({ captionStream }, signal),
+  };
+}
+
+/** The hook title (issue 42) painted at the output size, clear of the caption band, shown for its seconds. */
+function hookImage(
+  hook: NonNullable<LeasedJob['hookTitle']>,
+  template: Template,
+  ingested: Ingested,
+  bandOf: (size: OutputFrame) => BandRect,
+): NonNullable<RenderVideoOptions['overlayImage']> {
+  return (frame) => {
+    const { png, x, y } = paintHookTitle({ hook, template, fonts: ingested.fonts, width: frame.width, height: frame.height, band: bandOf(frame) });
+    return { png, x, y, until: hook.seconds };
   };
 }
 

@@ -1,4 +1,5 @@
-import { fitWords, replaceWords, type LeasedJob, type Word } from '@captionfarm/contracts';
+import { fitWords, replaceWords, type EditPlan, type LeasedJob, type Word } from '@captionfarm/contracts';
+import { vocabularyFor } from './edit-stage.ts';
 import { failureOf, firstLine, JobAborted, JobFailure } from './errors.ts';
 import type { Ingested } from './ingest-stage.ts';
 import type { JobChannel, PipelineDeps, Transcriber } from './pipeline.ts';
@@ -21,10 +22,15 @@ export function recognizer(o: {
   ingested: Ingested;
   /** The job's work dir. */
   dir: string;
+  /**
+   * An edited job's edit (issue 42), planned from the recognized words: the words reported (masked,
+   * source times), the plan reported with them, and the words burned (on the output timeline).
+   */
+  edit?: ((words: Word[], language: string) => Promise<{ sourceWords: Word[]; plan: EditPlan; words: Word[] }>) | undefined;
 }): Recognize {
   const { job, channel, ingested } = o;
   // Both come with every lease; `?? []` for a lease answered by a control plane from before them (not parsed).
-  const vocabulary = job.vocabulary ?? [];
+  const vocabulary = vocabularyFor(job);
   const replacements = job.replacements ?? [];
   return async ({ onWords, signal, threads }) => {
     let recognized;
@@ -45,12 +51,15 @@ export function recognizer(o: {
     }
     // Exported words must be valid to send back as a transcript (end > start, within the source),
     // and are the words the job burns: the replacements applied first.
-    const words = fitWords(replaceWords(recognized.words, replacements), ingested.info.durationSeconds);
+    const fitted = fitWords(replaceWords(recognized.words, replacements), ingested.info.durationSeconds);
+    const edited = o.edit ? await o.edit(fitted, recognized.language) : undefined;
+    const words = edited?.words ?? fitted;
     const kept = await channel.transcribed({
       language: recognized.language,
       languageProbability: recognized.languageProbability ?? null,
-      words: words.map(({ text, start, end }) => ({ text, start, end })),
+      words: (edited?.sourceWords ?? fitted).map(({ text, start, end }) => ({ text, start, end })),
       ...(recognized.checks ? { checks: recognized.checks } : {}),
+      ...(edited ? { edit: edited.plan } : {}),
     });
     if (!kept.ok) throw new JobAborted(kept.reason);
     // Speech was recognized and our checks left none of it: a failure of ours, never a silent
