@@ -64,39 +64,50 @@ export function voicedRegions(samples: Float32Array, sampleRate: number): { star
 const BAND_LOW_HZ = 300;
 const BAND_HIGH_HZ = 3400;
 
-/** A 2nd-order Butterworth section (RBJ cookbook), direct form I, state in float64. */
-function biquad(type: 'highpass' | 'lowpass', hz: number, sampleRate: number): (x: number) => number {
+/** The coefficients of a 2nd-order Butterworth section (RBJ cookbook), normalized by a0. */
+function butterworth(type: 'highpass' | 'lowpass', hz: number, sampleRate: number): { b0: number; b1: number; b2: number; a1: number; a2: number } {
   const w0 = (2 * Math.PI * hz) / sampleRate;
   const alpha = Math.sin(w0) / (2 * Math.SQRT1_2);
   const cos = Math.cos(w0);
   const a0 = 1 + alpha;
   const b0 = (type === 'lowpass' ? (1 - cos) / 2 : (1 + cos) / 2) / a0;
-  const b1 = (type === 'lowpass' ? 1 - cos : -(1 + cos)) / a0;
-  const [a1, a2] = [(-2 * cos) / a0, (1 - alpha) / a0];
-  let [x1, x2, y1, y2] = [0, 0, 0, 0];
-  return (x) => {
-    const y = b0 * x + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2;
-    [x2, x1, y2, y1] = [x1, x, y1, y];
-    return y;
-  };
+  return { b0, b1: (type === 'lowpass' ? 1 - cos : -(1 + cos)) / a0, b2: b0, a1: (-2 * cos) / a0, a2: (1 - alpha) / a0 };
 }
+
+/** The identity section, for a sample rate whose Nyquist frequency is below the band's top. */
+const PASS = { b0: 1, b1: 0, b2: 0, a1: 0, a2: 0 };
 
 /**
  * The level in dB (full scale 0) of a 20 ms window centred on each hop-long block, in the speech
  * band. Measured on ../shared/media/real with its forced-aligned words: the band raised the share
  * of word time found voiced from 77% to 99% (en_mfa_acoustic_corpus) and cut the share of pauses
- * found voiced from 63% to 2% (en_mfa_cold_corpus, a noisy room at about 14 dB SNR).
+ * found voiced from 63% to 2% (en_mfa_cold_corpus, a noisy room at about 14 dB SNR). The two
+ * sections are inlined with their state in locals: an hour at 16 kHz took 1.4 s this way (on a
+ * 2-core machine at load average 13), 25 s with a closure per section.
  */
 function frameLevels(samples: Float32Array, hop: number, sampleRate: number): Float64Array {
-  const highpass = biquad('highpass', BAND_LOW_HZ, sampleRate);
-  const lowpass = BAND_HIGH_HZ < sampleRate * 0.45 ? biquad('lowpass', BAND_HIGH_HZ, sampleRate) : (x: number) => x;
+  const h = butterworth('highpass', BAND_LOW_HZ, sampleRate);
+  const l = BAND_HIGH_HZ < sampleRate * 0.45 ? butterworth('lowpass', BAND_HIGH_HZ, sampleRate) : PASS;
+  const { b0: hb0, b1: hb1, b2: hb2, a1: ha1, a2: ha2 } = h;
+  const { b0: lb0, b1: lb1, b2: lb2, a1: la1, a2: la2 } = l;
+  let [hx1, hx2, hy1, hy2, lx1, lx2, ly1, ly2] = [0, 0, 0, 0, 0, 0, 0, 0];
   const blocks = Math.floor(samples.length / hop);
   const energy = new Float64Array(blocks);
   for (let b = 0; b < blocks; b++) {
     let sum = 0;
     for (let j = b * hop, end = j + hop; j < end; j++) {
-      const y = lowpass(highpass(samples[j]!));
-      sum += y * y;
+      const x = samples[j]!;
+      const hy = hb0 * x + hb1 * hx1 + hb2 * hx2 - ha1 * hy1 - ha2 * hy2;
+      hx2 = hx1;
+      hx1 = x;
+      hy2 = hy1;
+      hy1 = hy;
+      const ly = lb0 * hy + lb1 * lx1 + lb2 * lx2 - la1 * ly1 - la2 * ly2;
+      lx2 = lx1;
+      lx1 = hy;
+      ly2 = ly1;
+      ly1 = ly;
+      sum += ly * ly;
     }
     energy[b] = sum;
   }
