@@ -249,7 +249,7 @@ const oneOf = (flag: string, value: string, allowed: readonly string[]) => {
 };
 
 /** "0-4.2,5.1-12" -> [{ start: 0, end: 4.2 }, { start: 5.1, end: 12 }]; the order is checked by the schema. */
-export function parseKeepRanges(value: string): { start: number; end: number }[] {
+function parseKeepRanges(value: string): { start: number; end: number }[] {
   return value.split(',').map((part) => {
     const m = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
     if (!m) throw new UsageError(`--keep takes source seconds as START-END ranges separated by commas, e.g. 0-4.2,5.1-12; "${part}" is not one`);
