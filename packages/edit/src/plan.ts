@@ -62,10 +62,15 @@ export function planEdit(input: PlanEditInput): PlannedEdit {
   const burned: { index: number; start: number; end: number }[] = [];
   words.forEach((w, index) => {
     if (decision.reasons[index] !== null) return;
+    // No cut: every word where it was, as before issue 42 (even one past the end, or of no length).
+    if (decision.keep === null) {
+      burned.push({ index, start: w.start, end: w.end });
+      return;
+    }
     const out = onOutput(w.start, w.end);
     if (out && out.end - out.start >= Math.min(w.end - w.start, 1 / fps) - 1e-6) burned.push({ index, ...out });
   });
-  if (words.length > 0 && burned.length === 0) {
+  if (decision.keep !== null && words.length > 0 && burned.length === 0) {
     throw new EditFailure('edit-left-nothing', 'the edit cuts every word of the transcript: keep a range with speech, or turn fillers off');
   }
   const outputSeconds = roundMs(keep.reduce((sum, r) => sum + (r.end - r.start), 0));
@@ -83,6 +88,7 @@ export function planEdit(input: PlanEditInput): PlannedEdit {
   return {
     plan: { sourceSeconds: roundMs(sourceSeconds), outputSeconds, keep, cuts, zooms, bleeps },
     words: burned.map((b) => {
+      if (decision.keep === null) return { text: texts[b.index]!, start: b.start, end: b.end };
       const start = roundMs(b.start);
       return { text: texts[b.index]!, start, end: Math.max(roundMs(b.end), start + 0.001) };
     }),

@@ -89,7 +89,7 @@ function limitRanges(keep: Span[]): Span[] {
 /**
  * wordOnOutput of @captionfarm/contracts for many words over one keep list, in O(log n) per word
  * instead of O(n) (an hour of talk has ~10,000 words and up to 2,000 ranges): the same sums, so
- * the same numbers.
+ * the same numbers. A word of no length maps to its point (wordOnOutput gives null).
  */
 export function outputMapper(keep: readonly Span[]): (start: number, end: number) => Span | null {
   const before: number[] = [];
@@ -99,6 +99,12 @@ export function outputMapper(keep: readonly Span[]): (start: number, end: number
     sum += r.end - r.start;
   }
   return (start, end) => {
+    if (end <= start + EPS) {
+      // A word of no length: the point, if a range keeps it.
+      const at = keep.findIndex((r) => r.start - EPS <= start && start <= r.end + EPS);
+      const r = keep[at];
+      return r ? { start: before[at]! + (start - r.start), end: before[at]! + (start - r.start) } : null;
+    }
     let lo = 0;
     let hi = keep.length;
     while (lo < hi) {

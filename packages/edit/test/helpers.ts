@@ -67,7 +67,8 @@ function checkPlanned(input: PlanEditInput, out: PlannedEdit): void {
     if (input.edit?.keep == null && !p.keep.some((r) => r.start <= src.start + 1e-6 && src.end <= r.end + 1e-6)) {
       problems.push(`${src.text} ${src.start}-${src.end} is clipped`);
     }
-    const mapped = wordOnOutput(p.keep, src.start, src.end)!;
+    const point = toOutputTime(p.keep, src.start)!;
+    const mapped = src.end > src.start ? wordOnOutput(p.keep, src.start, src.end)! : { start: point, end: point + 0.001 };
     if (Math.abs(bw.start - mapped.start) > 0.0005 || Math.abs(bw.end - mapped.end) > 0.0011)
       problems.push(`${bw.text} ${bw.start}-${bw.end} is not at ${mapped.start}-${mapped.end}`);
   }

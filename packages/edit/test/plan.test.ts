@@ -11,6 +11,17 @@ describe('no edit', () => {
     expect(out.words).toEqual(ws);
   });
 
+  it('no edit never fails and moves no word, even one of no length or past the end of the source', () => {
+    const odd = [w('Hello', 1, 1), w('late', 10.2, 10.6)];
+    expect(planEdit({ words: odd, sourceSeconds: 10, fps: 25, language: 'en', edit: null, profanity: 'mask', profanityWords: [] }).words).toEqual(odd);
+  });
+
+  it('a word of no length is kept at its point by a cut', () => {
+    const out = plan([w('Hello', 1, 1.5), w('tick', 3, 3)], { edit: { silences: 'fast' } });
+    expect(out.words.map((x) => x.text)).toEqual(['Hello', 'tick']);
+    expect(out.words[1]!.start).toBeCloseTo(0.075 + 0.5 + 0.15, 6);
+  });
+
   it('an edit with everything off is no edit', () => {
     const out = plan(words('Hello@1-1.5 world@4.6-5'), { edit: {} });
     expect(out.plan.keep).toEqual([{ start: 0, end: 10 }]);
