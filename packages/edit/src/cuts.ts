@@ -227,7 +227,8 @@ interface Gap {
  * `kept`/2 after the word before and `kept`/2 before the word after (the lead-in keeps only the
  * latter, the tail the former). With cut items (fillers, repeats, voiced blobs): the silence
  * before the first item follows the silence rule; the items and everything after them go, down to
- * what keeps the gap's kept silence at the pace's length (at least half of it before the next word).
+ * what keeps the gap's kept silence at the pace's length (at least half of it before the next
+ * word); after the last word, with silences off, only the items go.
  */
 function gapCuts(gap: Gap, items: readonly CutPiece[], pace: Pace): CutPiece[] {
   const { gs, ge, hasPrev, hasNext } = gap;
@@ -244,7 +245,11 @@ function gapCuts(gap: Gap, items: readonly CutPiece[], pace: Pace): CutPiece[] {
   }
   const s0 = first.start - gs;
   const a = !silencesOn || s0 <= threshold ? s0 : hasPrev ? half : 0;
-  const b = hasNext ? Math.min(ge - last.end, Math.max(kept - a, half)) : 0;
+  const sk = ge - last.end;
+  // Before the next word: what makes the join `kept` long (half of it at least); in the lead-in,
+  // with silences on, half (as a lead-in without a filler). The tail after a cut item goes with
+  // silences on and stays with them off (a video may go on without speech).
+  const b = hasNext ? Math.min(sk, silencesOn && !hasPrev ? half : Math.max(kept - a, half)) : silencesOn ? 0 : sk;
   const cutEnd = ge - b;
   const pieces: CutPiece[] = [];
   let pos = gs + a;

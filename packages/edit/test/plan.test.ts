@@ -95,6 +95,22 @@ describe('fillers', () => {
     expect(outputGap(out, 'So', 'I')).toBe(0.15);
   });
 
+  it('a filler in the lead-in or the tail: silences off cut only what the rule says, a pace cuts the lead-in and the tail', () => {
+    const lead = words('Um@0.5-0.8 so@1.5-1.8');
+    expect(plan(lead, { edit: { fillers: 'safe' } }).plan.cuts).toEqual([{ start: 0.5, end: 1.46, reason: 'filler', text: 'Um' }]);
+    expect(plan(lead, { edit: { fillers: 'safe', silences: 'fast' } }).plan.cuts.slice(0, 3)).toEqual([
+      { start: 0, end: 0.5, reason: 'silence', text: null },
+      { start: 0.5, end: 0.8, reason: 'filler', text: 'Um' },
+      { start: 0.8, end: 1.425, reason: 'silence', text: null },
+    ]);
+    const tail = words('so@1-1.3 um@1.5-1.8');
+    expect(plan(tail, { edit: { fillers: 'safe' } }).plan.cuts).toEqual([{ start: 1.5, end: 1.8, reason: 'filler', text: 'um' }]);
+    expect(plan(tail, { edit: { fillers: 'safe', silences: 'fast' } }).plan.cuts.slice(1)).toEqual([
+      { start: 1.5, end: 1.8, reason: 'filler', text: 'um' },
+      { start: 1.8, end: 10, reason: 'silence', text: null },
+    ]);
+  });
+
   it('matches whole words, any case, punctuation ignored: "Um," "UH." "Hmm?" go, "umbrella" stays', () => {
     const out = plan(words('Um,@1-1.2 take@1.3-1.5 UH.@1.6-1.8 the@1.9-2 umbrella@2.1-2.6 Hmm?@2.7-2.9 yes@3-3.2'), { edit: { fillers: 'safe' } });
     expect(out.words.map((x) => x.text)).toEqual(['take', 'the', 'umbrella', 'yes']);
@@ -116,6 +132,16 @@ describe('fillers', () => {
     expect(pt.plan.cuts).toEqual([]);
     const fr = plan(words('Alors@1-1.3 euh@1.4-1.7 voilà@1.8-2.1'), { language: 'fr', edit: { fillers: 'safe' } });
     expect(fr.plan.cuts.map((c) => c.text)).toEqual(['euh']);
+  });
+
+  it('aggressive: phrases only as whole consecutive words ("I mean" goes, "I meant" stays), in the language ("o sea" in Spanish)', () => {
+    const en = plan(words('I@1-1.1 mean,@1.2-1.4 it@1.5-1.6 works.@1.7-2 I@2.5-2.6 meant@2.7-2.9 it@3-3.1'), { edit: { fillers: 'aggressive' } });
+    expect(en.plan.cuts.map((c) => c.text)).toEqual(['I mean,']);
+    const es = plan(words('Es@1-1.1 o@1.2-1.25 sea@1.3-1.5 bueno@1.6-1.9 y@2-2.1 pues@2.2-2.4 nada@2.5-2.8'), {
+      language: 'es',
+      edit: { fillers: 'aggressive' },
+    });
+    expect(es.words.map((x) => x.text)).toEqual(['Es', 'y', 'nada']);
   });
 
   it('aggressive also cuts discourse fillers ("like", "you know"); safe keeps them', () => {
