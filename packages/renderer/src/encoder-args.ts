@@ -72,12 +72,15 @@ export function videoEncoderArgs(opts: {
   return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(QUALITY_LEVELS.x264[quality]), '-profile:v', 'high', '-pix_fmt', 'yuv420p', ...threads];
 }
 
-/** Audio arguments: the source's first audio track, copied when it already fits the container (no re-encode), else AAC / Opus. */
-export function audioEncoderArgs(opts: { format: OutputFormat; sourceAudioCodec: string | null }): string[] {
+/**
+ * Audio arguments: the source's first audio track, copied when it already fits the container (no
+ * re-encode) and is not `filtered` (an edit's cuts and bleeps), else AAC / Opus.
+ */
+export function audioEncoderArgs(opts: { format: OutputFormat; sourceAudioCodec: string | null; filtered?: boolean }): string[] {
   const { format, sourceAudioCodec } = opts;
   if (sourceAudioCodec === null) return [];
   const native = format === 'mp4' ? 'aac' : 'opus';
-  if (sourceAudioCodec === native) return ['-c:a', 'copy'];
+  if (sourceAudioCodec === native && !opts.filtered) return ['-c:a', 'copy'];
   return format === 'mp4' ? ['-c:a', 'aac', '-b:a', '160k'] : ['-c:a', 'libopus', '-b:a', '128k'];
 }
 

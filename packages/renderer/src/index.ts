@@ -3,6 +3,7 @@ export { paintHookTitle, type HookTitleImage, type HookTitleOptions } from './pa
 export { runFf, type FfResult, type FfRun } from './call-ff.ts';
 export { nvencAvailable, nvencStatus, type NvencStatus } from './detect-nvenc.ts';
 export { QUALITY_LEVELS, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
+export type { RenderEdit, TimeSpan } from './edit-graph.ts';
 export { RenderError, type RenderErrorCode } from './errors.ts';
 export { createProgressReporter, parseFfmpegProgress } from './parse-ffmpeg-progress.ts';
 export { planOutputSize, type Size } from './plan-output-size.ts';
@@ -13,6 +14,7 @@ export {
   renderVideo,
   type CaptionStream,
   type OutputFrame,
+  type OverlayImage,
   type ReencodeOptions,
   type RenderResult,
   type RenderVideoOptions,

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { rename, rm, statfs } from 'node:fs/promises';
+import { rename, rm, statfs, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { bandImageBytes, bandImages } from './band-images.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
+import { editGraph, type RenderEdit } from './edit-graph.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
 import { abortError, RenderError } from './errors.ts';
 import { MATROSKA_FRAME_PREFIX_MAX, matroskaFramePrefix, matroskaHeader, type BandPixelFormat } from './matroska-stream.ts';
@@ -13,7 +14,7 @@ import { createProgressReporter } from './parse-ffmpeg-progress.ts';
 import { captionStep, planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
 import { probeMedia, type MediaInfo } from './probe-media.ts';
-import { bandPixelFormat, plainReencodeArgs, renderArgs, type RenderArgsInput } from './render-args.ts';
+import { bandPixelFormat, plainReencodeArgs, renderArgs, renderGraph, type RenderArgsInput } from './render-args.ts';
 
 /** What a painter factory is told: the output frame it paints for. */
 export interface OutputFrame extends Size {
@@ -57,6 +58,27 @@ export interface RenderVideoOptions extends ReencodeOptions {
    * audio: `webm` is VP9 with alpha (yuva420p), `mov` ProRes 4444 with alpha. Required for `mov`.
    */
   overlay?: boolean | undefined;
+  /**
+   * Issue 42: the output is the concatenation of `keep` (source seconds, ascending, frame-aligned);
+   * zooms and bleeps in OUTPUT seconds. The captions (painter) are laid out on the output
+   * timeline; progress and `durationSeconds` are the output's. Not with `captionStream` or
+   * `overlay` (TypeError).
+   */
+  edit?: RenderEdit | undefined;
+  /**
+   * An image over the output from 0 to `until` s (the hook title), painted at the output size by
+   * the factory; drawn after the zoom, so never scaled, and under the captions. It fades out over
+   * the last 0.2 s before `until`. null: no image.
+   */
+  overlayImage?: ((frame: OutputFrame) => OverlayImage | null) | undefined;
+}
+
+/** A still image laid over the output's first seconds: a PNG (straight alpha) and its top-left corner in output pixels. */
+export interface OverlayImage {
+  png: Buffer;
+  x: number;
+  y: number;
+  until: number;
 }
 
 /**
@@ -96,7 +118,11 @@ export interface RenderResult {
  */
 export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
   if ((opts.painter === undefined) === (opts.captionStream === undefined)) throw new TypeError('renderVideo: give exactly one of painter and captionStream');
-  return transcode(opts, (source, out) => {
+  // The overlapped render streams captions on the source's timeline before the cut is known.
+  if (opts.edit && opts.captionStream) throw new TypeError('renderVideo: an edit needs the final words (painter), not a captionStream');
+  // An overlay is laid over the untouched source later: nothing of it may be cut (the API refuses it too).
+  if (opts.edit && opts.overlay) throw new TypeError('renderVideo: an overlay cannot be edited');
+  return transcode(opts, (source, out, durationSeconds) => {
     const frame = { ...out, fps: source.fps };
     if (opts.captionStream) {
       const stream = opts.captionStream(frame);
@@ -106,7 +132,7 @@ export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
     let part: CaptionPart;
     try {
       const painter = typeof opts.painter === 'function' ? opts.painter(frame) : opts.painter!;
-      part = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds: source.durationSeconds, fps: source.fps }) };
+      part = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds, fps: source.fps }) };
     } catch (cause) {
       throw new RenderError('render-failed', `The caption painter failed: ${String(cause)}`, { cause });
     }
@@ -195,22 +221,33 @@ interface Captions {
   parts: Iterable<CaptionPart> | AsyncIterable<CaptionPart>;
 }
 
-async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo, out: Size) => Captions | null): Promise<RenderResult> {
+/**
+ * Probes, plans the output and encodes once (again on the CPU where NVENC failed). `captionsFor`
+ * gets the output's duration: the source's, or an edit's kept length.
+ */
+async function transcode(
+  opts: ReencodeOptions & Pick<RenderVideoOptions, 'edit' | 'overlayImage'>,
+  captionsFor: (source: MediaInfo, out: Size, durationSeconds: number) => Captions | null,
+): Promise<RenderResult> {
   const { signal } = opts;
   if (signal?.aborted) throw abortError(signal);
   const overlay = 'overlay' in opts && opts.overlay === true;
   if (opts.format === 'mov' && !overlay) throw new RenderError('render-failed', 'mov output exists only as a transparent overlay (overlay: true)');
   const source = opts.source ?? (await probeMedia(opts.input, { signal }));
   const out = planOutputSize({ source, resolution: opts.resolution, maxPixels: opts.maxPixels });
-  const captions = captionsFor(source, out);
+  const edit = opts.edit ? editGraph(opts.edit, source.durationSeconds) : undefined;
+  const durationSeconds = edit?.outputSeconds ?? source.durationSeconds;
+  const captions = captionsFor(source, out, durationSeconds);
+  const image = opts.overlayImage ? imageFor(opts.overlayImage, { ...out, fps: source.fps }) : null;
 
-  const report = createProgressReporter(source.durationSeconds, (p) => opts.onProgress?.(p));
+  const report = createProgressReporter(durationSeconds, (p) => opts.onProgress?.(p));
   const wanted = opts.encoder ?? 'auto';
   const encoder = await pickEncoder(opts.format, wanted, overlay);
   const attempt = (enc: VideoEncoder): Promise<void> =>
     encodeOnce({
       opts,
       captions,
+      image,
       onStdout: report,
       args: {
         input: opts.input,
@@ -222,6 +259,7 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
         sourceAudioCodec: source.hasAudio ? source.audioCodec : null,
         threads: opts.threads,
         overlay,
+        edit,
       },
     });
   let used = encoder;
@@ -242,6 +280,19 @@ async function transcode(opts: ReencodeOptions, captionsFor: (source: MediaInfo,
   });
   opts.onProgress?.(100);
   return { width: result.width, height: result.height, durationSeconds: result.durationSeconds, encoder: used };
+}
+
+/** The overlay image at the output size, or null; a factory that throws fails the render like a painter that does. */
+function imageFor(factory: NonNullable<RenderVideoOptions['overlayImage']>, frame: OutputFrame): (OverlayImage & { fps: number }) | null {
+  let image: OverlayImage | null;
+  try {
+    image = factory(frame);
+  } catch (cause) {
+    throw new RenderError('render-failed', `The overlay image failed: ${String(cause)}`, { cause });
+  }
+  if (image === null || !(image.until > 0)) return null;
+  // Its frames at the video's rate (a bogus VFR rate capped), so the fade out steps with the frames.
+  return { ...image, fps: Math.min(frame.fps > 0 ? frame.fps : 30, 60) };
 }
 
 /** The encoder a run starts with: NVENC for a burned mp4 when asked for, or with 'auto' when it works here; else the CPU's. */
@@ -265,9 +316,11 @@ function checkBand(band: BandPainter['band'], out: Size): void {
 
 interface EncodeJob {
   opts: ReencodeOptions;
-  /** Everything but the output path, which is a fresh temp name per attempt, and the band. */
-  args: Omit<RenderArgsInput, 'band' | 'output'>;
+  /** Everything but the output path, which is a fresh temp name per attempt, the band and the image's file. */
+  args: Omit<RenderArgsInput, 'band' | 'output' | 'image' | 'graphScript'>;
   captions: Captions | null;
+  /** Written next to the partial output for ffmpeg to read, and removed with it. */
+  image: (OverlayImage & { fps: number }) | null;
   onStdout: (chunk: string) => void;
 }
 
@@ -276,25 +329,53 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
   const { opts, captions } = job;
   // Next to the output, so the final rename never crosses file systems.
   const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomUUID().slice(0, 8)}.partial`);
+  const args = { ...job.args, output: partial };
+  // Files ffmpeg reads besides the source (the overlay image, a long graph), gone with the run.
+  const sideFiles: string[] = [];
+  try {
+    const ffArgs = captions ? await renderArgsWithFiles(job, { ...args, band: captions.band }, sideFiles) : plainReencodeArgs(args);
+    await runEncode(job, partial, ffArgs);
+  } finally {
+    await Promise.all(sideFiles.map((f) => rm(f, { force: true })));
+  }
+}
+
+/** Past this many characters the graph goes to ffmpeg in a file: Linux caps one argument at 128 KiB. */
+const GRAPH_ARG_MAX = 64 * 1024;
+
+/** The render's arguments, with the overlay image (and a graph too long for an argument) written next to the partial output. */
+async function renderArgsWithFiles(job: EncodeJob, args: Omit<RenderArgsInput, 'image' | 'graphScript'>, sideFiles: string[]): Promise<string[]> {
+  const input: RenderArgsInput = { ...args };
+  if (job.image) {
+    const { png, fps, ...where } = job.image;
+    const path = `${args.output}.image.png`;
+    sideFiles.push(path);
+    await writeFile(path, png);
+    input.image = { path, fps, ...where };
+  }
+  const graph = renderGraph(input);
+  if (graph.length > GRAPH_ARG_MAX) {
+    input.graphScript = `${args.output}.graph`;
+    sideFiles.push(input.graphScript);
+    await writeFile(input.graphScript, graph);
+  }
+  return renderArgs(input);
+}
+
+/** ffmpeg with `ffArgs` writing `partial`, fed the caption stream, renamed into place on success. */
+async function runEncode(job: EncodeJob, partial: string, ffArgs: string[]): Promise<void> {
+  const { opts, captions } = job;
   // Our own reason to stop ffmpeg: the painter threw. Without it ffmpeg would see the caption
   // stream end, keep the last caption to the end and report success.
   const stop = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const args = { ...job.args, output: partial };
-  const run = runFf({
-    bin: 'ffmpeg',
-    args: captions ? renderArgs({ ...args, band: captions.band }) : plainReencodeArgs(args),
-    signal,
-    inputPipe: captions !== null,
-    onStdout: job.onStdout,
-    nice: ENCODE_NICE,
-  });
+  const run = runFf({ bin: 'ffmpeg', args: ffArgs, signal, inputPipe: captions !== null, onStdout: job.onStdout, nice: ENCODE_NICE });
   // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
   let streamError: unknown;
   const feeding = !captions
     ? Promise.resolve()
-    : feedCaptions(run.input!, captions, bandPixelFormat(args), signal).catch((err: unknown) => {
+    : feedCaptions(run.input!, captions, bandPixelFormat(job.args), signal).catch((err: unknown) => {
         if (err instanceof PainterFailure) {
           painterError = err.cause;
           stop.abort();
