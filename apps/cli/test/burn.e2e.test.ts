@@ -87,6 +87,34 @@ describe('captionfarm burn, end to end', () => {
     await expect(stat(path.join(farm.dir, 'never.mp4'))).rejects.toThrow();
   });
 
+  it('--silences fast --zoom --hook: the cut list printed, the output as long as the plan says (one frame), charged on the source', async () => {
+    const { accountId, env } = await account();
+    const before = await farm.balance(accountId);
+    // 1.5 s of silence, the sentence, then silence to 7 s: fast cuts pauses over 0.4 s to 0.15 s.
+    const paused = await makeClip(farm.dir, 'paused.mp4', { width: 360, height: 640, seconds: 7, speech: SPEECH, leadSeconds: 1.5 });
+    const cli = await cliPiped(
+      ['burn', paused, '-t', 'karaoke', '--language', 'en', '-o', 'paused.short.mp4', '--silences', 'fast', '--zoom', '--hook', 'Watch this'],
+      env,
+      farm.dir,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    const summary = /^edit: (\d+) cuts? \((.+)\): ([\d.]+) s removed, 7\.0 s -> ([\d.]+) s$/m.exec(cli.stdout);
+    expect(summary, cli.stdout).not.toBeNull();
+    expect(summary![2]).toContain('silence');
+    expect(Number(summary![3])).toBeGreaterThan(2); // at least the lead and the tail, less what they keep
+    expect(cli.stdout).toContain('edit: hook title "Watch this" for the first 3.0 s');
+    const id = JOB_ID.exec(cli.stdout)![1]!;
+    const edit = JSON.parse((await cliPiped(['jobs', 'edit', id, '--json'], env)).stdout) as {
+      plan: { outputSeconds: number; keep: { start: number; end: number }[] };
+    };
+    const kept = edit.plan.keep.reduce((sum, r) => sum + r.end - r.start, 0);
+    expect(kept).toBeCloseTo(edit.plan.outputSeconds, 3);
+    expect(Number(summary![4])).toBeCloseTo(edit.plan.outputSeconds, 1);
+    const info = await probe(path.join(farm.dir, 'paused.short.mp4'));
+    expect(Math.abs(Number(info.format.duration) - edit.plan.outputSeconds)).toBeLessThanOrEqual(1 / 25 + 0.03); // a frame, and AAC's priming
+    expect(await farm.balance(accountId)).toBe(before - 1); // the source's 7 s: one minute
+  });
+
   it('a file that is not a video fails with source-unreadable: the failure code is printed, exit 1', async () => {
     const { accountId, env } = await account();
     const before = await farm.balance(accountId);
