@@ -71,7 +71,10 @@ export function planEdit(input: PlanEditInput): PlannedEdit {
     if (out && out.end - out.start >= Math.min(w.end - w.start, 1 / fps) - 1e-6) burned.push({ index, ...out });
   });
   if (decision.keep !== null && words.length > 0 && burned.length === 0) {
-    throw new EditFailure('edit-left-nothing', 'the edit cuts every word of the transcript: keep a range with speech, or turn fillers off');
+    const what = input.edit?.keep
+      ? 'edit.keep keeps no word of the transcript: keep a range with speech'
+      : 'the edit cuts every word of the transcript: turn fillers off';
+    throw new EditFailure('edit-left-nothing', what);
   }
   const outputSeconds = roundMs(keep.reduce((sum, r) => sum + (r.end - r.start), 0));
   const kept = new Set(burned.map((b) => b.index));
