@@ -28,9 +28,10 @@ export interface EditGraph extends RenderEdit {
 /**
  * Each audio join fades out and in over this long (a half-sine, so the gain's slope is zero at
  * both ends): the two sides of a cut meet at silence instead of stepping from one waveform to
- * another. A 440 Hz sine at -6 dBFS cut hard stepped by up to 0.50 of full scale between two
- * samples; with these fades the largest step near a join was the sine's own (see
- * test/edit-render.test.ts). Short enough that the planner's padding around each word covers it.
+ * another. A 440 Hz sine at -6 dBFS cut at 5 joins of mismatched phase: the largest step between
+ * two samples near a join was 0.48 of full scale cut hard, 0.030 with these fades (the sine's own
+ * largest step is 0.029; test/edit-render.test.ts). Short enough that the planner's padding around
+ * each word covers it.
  */
 const JOIN_FADE_SECONDS = 0.008;
 

@@ -360,6 +360,42 @@ describe('overlay image', () => {
   });
 });
 
+describe('overlay image elsewhere', () => {
+  const png = (): Buffer => {
+    const canvas = createCanvas(120, 40);
+    const ctx = canvas.getContext('2d');
+    ctx.fillStyle = 'rgb(0,0,255)';
+    ctx.fillRect(0, 0, 120, 40);
+    return canvas.toBuffer('image/png');
+  };
+
+  it('goes into a transparent overlay output too, and under a caption stream', async () => {
+    const input = await source('hook-plain.mp4', { video: 'color=c=gray:s=320x240:r=25', audio: null, seconds: 2 });
+    const overlayImage = () => ({ png: png(), x: 20, y: 20, until: 1 });
+    const webm = join(dir, 'hook-overlay.webm');
+    await render({ input, output: webm, format: 'webm', overlay: true, overlayImage });
+    // Decoded with its alpha: the image is opaque in the overlay at 0.5 s, transparent after 1 s.
+    const alphaAt = async (t: number): Promise<number> => {
+      const { stdout } = await execa(
+        ffmpegPaths().ffmpeg,
+        ['-v', 'error', '-c:v', 'libvpx-vp9', '-ss', String(t), '-i', webm, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', '-'],
+        { encoding: 'buffer' },
+      );
+      return Buffer.from(stdout)[(40 * 320 + 80) * 4 + 3]!;
+    };
+    expect(await alphaAt(0.5)).toBeGreaterThan(240);
+    expect(await alphaAt(1.5)).toBeLessThan(10);
+    const streamed = join(dir, 'hook-streamed.mp4');
+    const captionStream = (frame: { width: number; height: number }) => {
+      const painter = blockPainter(frame);
+      return { band: painter.band, next: async () => ({ painter, until: Infinity }) };
+    };
+    await renderVideo({ input, output: streamed, captionStream, overlayImage, format: 'mp4', quality: 'high', encoder: 'cpu' });
+    expect(near((await frameAt(streamed, 0.5)).rgb(80, 40), [0, 0, 255])).toBe(true);
+    expect(near((await frameAt(streamed, 0.7)).rgb(160, 180), RED)).toBe(true);
+  });
+});
+
 describe('refuses', () => {
   it('an edit with a caption stream or an overlay output', () => {
     const edit = { keep: KEEP, zooms: [], bleeps: [] };
