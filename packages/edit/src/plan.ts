@@ -56,7 +56,8 @@ export function planEdit(input: PlanEditInput): PlannedEdit {
   const masked = words.map((w) => profane(w.text));
   const texts = words.map((w, i) => (masked[i] ? maskWord(w.text) : w.text));
   const decision = decide(input);
-  const keep = decision.keep === null ? [{ start: 0, end: roundMs(sourceSeconds) }] : alignKeep(decision.keep, fps, sourceSeconds);
+  const keep =
+    decision.keep === null ? [{ start: 0, end: roundMs(sourceSeconds) }] : alignKeep(decision.keep, fps, sourceSeconds, { snap: Boolean(input.edit?.keep) });
   if (decision.keep !== null && keep.length === 0) throw new EditFailure('edit-left-nothing', 'the edit keeps no part of the source: keep at least one range');
   const onOutput = outputMapper(keep);
   const burned: { index: number; start: number; end: number }[] = [];

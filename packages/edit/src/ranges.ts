@@ -45,14 +45,19 @@ export function mergeSpans(spans: readonly Span[]): Span[] {
  * only gains), clamped to the source, then rounded to the millisecond outwards (start down, end
  * up: the rounding never clips either; the renderer takes round(t × fps) as the frame). Ranges
  * that touch are joined; one shorter than EDIT_MIN_RANGE_SECONDS grows by whole frames; past
- * EDIT_MAX_RANGES the shortest cuts are given up.
+ * EDIT_MAX_RANGES the shortest cuts are given up. With `snap` (a job's own ranges), a time within
+ * 1 ms of a frame boundary is taken as that boundary, so that alignment is idempotent on its own
+ * output.
  */
-export function alignKeep(keep: readonly Span[], fps: number, sourceSeconds: number): Span[] {
+export function alignKeep(keep: readonly Span[], fps: number, sourceSeconds: number, options: { snap?: boolean } = {}): Span[] {
   const frame = 1 / fps;
   const source = roundMs(sourceSeconds);
+  // With `snap` (a job's own ranges), a time within 1 ms of a frame boundary is that boundary: the
+  // plan's own ranges (boundaries rounded to the ms) sent back come out the same, not a frame wider.
+  const near = (t: number) => (options.snap && Math.abs(t - Math.round(t * fps) / fps) <= 0.001 + 1e-9 ? Math.round(t * fps) : null);
   const grid = keep.map((r) => ({
-    start: Math.max(0, Math.floor(r.start * fps + 1e-7) / fps),
-    end: Math.min(sourceSeconds, Math.ceil(r.end * fps - 1e-7) / fps),
+    start: Math.max(0, (near(r.start) ?? Math.floor(r.start * fps + 1e-7)) / fps),
+    end: Math.min(sourceSeconds, (near(r.end) ?? Math.ceil(r.end * fps - 1e-7)) / fps),
   }));
   for (const r of grid) {
     while (r.end - r.start < EDIT_MIN_RANGE_SECONDS - EPS && r.end < sourceSeconds - EPS) r.end = Math.min(sourceSeconds, r.end + frame);

@@ -1,4 +1,4 @@
-import { EditPlanSchema, toOutputTime, wordOnOutput } from '@captionfarm/contracts';
+import { type EditPlan, EditPlanSchema, toOutputTime, wordOnOutput } from '@captionfarm/contracts';
 import { expect } from 'vitest';
 import { type EditWord, type PlanEditInput, type PlannedEdit, planEdit } from '../src/index.ts';
 
@@ -57,7 +57,16 @@ function checkPlanned(input: PlanEditInput, out: PlannedEdit): void {
   let from = 0;
   for (const bw of out.words) {
     let i = from;
-    while (i < input.words.length && !(Math.abs((toOutputTime(p.keep, input.words[i]!.start) ?? -9) - bw.start) < 0.0011)) i++;
+    const same = (j: number) => {
+      const o = onOutput(p.keep, input.words[j]!);
+      return (
+        out.sourceWords[j]!.text === bw.text &&
+        o !== null &&
+        Math.abs(o.start - bw.start) < 0.0011 &&
+        Math.abs(Math.max(o.end, o.start + 0.001) - bw.end) < 0.0011
+      );
+    };
+    while (i < input.words.length && !same(i)) i++;
     const src = input.words[i];
     if (!src) {
       problems.push(`burned word ${bw.text} at ${bw.start} has no source word`);
@@ -67,12 +76,18 @@ function checkPlanned(input: PlanEditInput, out: PlannedEdit): void {
     if (input.edit?.keep == null && !p.keep.some((r) => r.start <= src.start + 1e-6 && src.end <= r.end + 1e-6)) {
       problems.push(`${src.text} ${src.start}-${src.end} is clipped`);
     }
-    const point = toOutputTime(p.keep, src.start)!;
-    const mapped = src.end > src.start ? wordOnOutput(p.keep, src.start, src.end)! : { start: point, end: point + 0.001 };
+    const mapped = onOutput(p.keep, src)!;
     if (Math.abs(bw.start - mapped.start) > 0.0005 || Math.abs(bw.end - mapped.end) > 0.0011)
       problems.push(`${bw.text} ${bw.start}-${bw.end} is not at ${mapped.start}-${mapped.end}`);
   }
   expect(problems).toEqual([]);
+}
+
+/** A word's output span: wordOnOutput, or for a word of no length its point (and a millisecond). */
+function onOutput(keep: EditPlan['keep'], w: EditWord): { start: number; end: number } | null {
+  if (w.end > w.start) return wordOnOutput(keep, w.start, w.end);
+  const point = toOutputTime(keep, w.start);
+  return point === null ? null : { start: point, end: point + 0.001 };
 }
 
 /** The output gap between two burned words (by text). */

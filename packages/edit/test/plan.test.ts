@@ -236,6 +236,17 @@ describe("the job's own keep-ranges", () => {
     expect(out.words).toEqual([w('A', 0.12, 0.42), w('C', 1.72, 2.02)]);
   });
 
+  it("the plan's own keep-ranges sent back (GET .../edit's, ms-rounded frame boundaries) come out the same, at any frame rate", () => {
+    const random = seeded(3);
+    for (const fps of [25, 30000 / 1001, 24, 60, 24000 / 1001]) {
+      const { ws, voiced, sourceSeconds } = randomTalk(random);
+      const first = plan(ws, { fps, sourceSeconds, voiced, edit: { silences: 'fast', fillers: 'safe' } });
+      const again = plan(ws, { fps, sourceSeconds, edit: { keep: first.plan.keep } });
+      expect(again.plan.keep, `${fps} fps`).toEqual(first.plan.keep);
+      expect(again.plan.outputSeconds).toBe(first.plan.outputSeconds);
+    }
+  });
+
   it('a range ending past the source by more than a frame fails with edit-out-of-range; within a frame it is clamped', () => {
     const late = () =>
       planEdit({
