@@ -84,23 +84,40 @@ describe('in ffmpeg', () => {
   beforeAll(async () => ({ dir, cleanup } = await tempDir()));
   afterAll(() => cleanup());
 
-  it('keeps exactly the samples of each range, each once, in order', async () => {
-    // Each sample's value is its own index: the output says which samples it kept.
-    const ramp = join(dir, 'ramp.wav');
-    await ffmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'aevalsrc=n/480000:s=48000:d=6', '-c:a', 'pcm_f32le', ramp]);
-    const keep = [
-      { start: 0.2, end: 1 },
-      { start: 2, end: 3 },
-      { start: 4.4, end: 5.6 },
-    ];
-    // Without the fades (anull in their place), so each sample comes out as it went in.
-    const graph = editAudioGraph(editGraph({ keep, zooms: [], bleeps: [] }, 6), '[0:a]', '[a]').replace(/afade=[^[]*/g, 'anull');
+  /** The samples `graph` keeps of a ramp (each sample's value its own index) that starts `late` s into the timeline. */
+  async function keptSamples(graph: string, late: number): Promise<number[]> {
+    const ramp = join(dir, `ramp-${late}.mkv`);
+    await ffmpeg([
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=black:s=64x48:r=25:d=6'],
+      ...['-itsoffset', String(late), '-f', 'lavfi', '-i', `aevalsrc=n/480000:s=48000:d=${6 - late}`],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'pcm_f32le', ramp],
+    ]);
     const { stdout } = await execa(ffmpegPaths().ffmpeg, ['-v', 'error', '-i', ramp, '-filter_complex', graph, '-map', '[a]', '-f', 'f32le', '-'], {
       encoding: 'buffer',
     });
     const pcm = Buffer.from(stdout);
-    const samples = Array.from({ length: pcm.length / 4 }, (_v, i) => Math.round(pcm.readFloatLE(i * 4) * 480000));
+    return Array.from({ length: pcm.length / 4 }, (_v, i) => Math.round(pcm.readFloatLE(i * 4) * 480000));
+  }
+  const keep = [
+    { start: 0.2, end: 1 },
+    { start: 2, end: 3 },
+    { start: 4.4, end: 5.6 },
+  ];
+  // Without the fades (anull in their place), so each sample comes out as it went in.
+  const graph = editAudioGraph(editGraph({ keep, zooms: [], bleeps: [] }, 6), '[0:a]', '[a]').replace(/afade=[^[]*/g, 'anull');
+
+  it('keeps exactly the samples of each range, each once, in order', async () => {
     const expected = keep.flatMap((r) => Array.from({ length: Math.round((r.end - r.start) * 48000) }, (_v, i) => Math.round(r.start * 48000) + i));
+    const samples = await keptSamples(graph, 0);
+    expect(samples.length).toBe(144000);
+    expect(samples).toEqual(expected);
+  });
+
+  it('cuts a track that starts late on the timeline, not on the count of its samples', async () => {
+    // The track's first sample is at 0.1 s: the range from 0.2 s starts with its sample 4,800, the
+    // one from 2 s with 91,200 (asegment alone counted samples: 5,120 and no jump at all).
+    const samples = await keptSamples(graph, 0.1);
+    const expected = keep.flatMap((r) => Array.from({ length: Math.round((r.end - r.start) * 48000) }, (_v, i) => Math.round((r.start - 0.1) * 48000) + i));
     expect(samples.length).toBe(144000);
     expect(samples).toEqual(expected);
   });
