@@ -153,6 +153,26 @@ describe('in ffmpeg', () => {
     expect(moved / 80).toBeGreaterThan(10);
   });
 
+  it('gives NVENC the same graph as the CPU encoder', () => {
+    const input = {
+      input: 'in.mp4',
+      output: 'out.mp4',
+      format: 'mp4' as const,
+      quality: 'high' as const,
+      source: { width: 320, height: 240 },
+      out: { width: 320, height: 240 },
+      sourceAudioCodec: 'aac',
+      band: { x: 0, y: 144, width: 320, height: 72 },
+      edit: editGraph({ keep: [{ start: 0.2, end: 1 }], zooms: [{ start: 0.2, end: 0.6, scale: 1.1 }], bleeps: [{ start: 0.1, end: 0.2 }] }, 2),
+    };
+    const graphOf = (args: string[]) => args[args.indexOf('-filter_complex') + 1];
+    const cpu = renderArgs({ ...input, encoder: 'cpu' });
+    const nvenc = renderArgs({ ...input, encoder: 'nvenc' });
+    expect(nvenc).toContain('h264_nvenc');
+    expect(graphOf(nvenc)).toBe(graphOf(cpu));
+    expect(graphOf(cpu)).toContain('eval=frame');
+  });
+
   it('reads a graph too long for an argument from a file', () => {
     const args = renderArgs({
       input: 'in.mp4',
