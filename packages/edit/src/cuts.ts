@@ -104,11 +104,14 @@ interface AutoInput {
   voicedGaps: boolean;
 }
 
-/** The raw cut pieces of an automatic edit (silences and fillers), ascending, in source seconds. */
-export function autoCuts(input: AutoInput): CutPiece[] {
+/**
+ * The raw cut pieces of an automatic edit (silences and fillers), ascending, in source seconds,
+ * and the anchors: the kept words grown into their voice, which no alignment may clip.
+ */
+export function autoCuts(input: AutoInput): { pieces: CutPiece[]; anchors: Span[] } {
   const { words, reasons, sourceSeconds, pace } = input;
   const kept = words.flatMap((w, i) => (reasons[i] === null ? [w] : []));
-  if (kept.length === 0) return [];
+  if (kept.length === 0) return { pieces: [], anchors: [] };
   const voiced = mergeSpans(input.voiced);
   const items = cutItems(input, voiced);
   const anchors = mergeSpans(kept.map((w) => extendWord(w, voiced, items)));
@@ -124,7 +127,7 @@ export function autoCuts(input: AutoInput): CutPiece[] {
     }
     pieces.push(...gapCuts({ gs, ge, hasPrev: g > 0, hasNext: g < anchors.length }, inGap, pace));
   }
-  return pieces;
+  return { pieces, anchors };
 }
 
 /** What must go whatever the pace: the cut words (clipped off any kept word they overlap) and the voiced blobs between words. */

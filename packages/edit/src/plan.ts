@@ -3,7 +3,7 @@ import { type CutReason, EDIT_MAX_RANGES, type EditPlan, type LeasedJob, type Pr
 import { autoCuts, type CutPiece, type EditWord, fillerReasons, PACES } from './cuts.ts';
 import { EditFailure } from './failure.ts';
 import { maskWord, profanityMatcher } from './profanity.ts';
-import { alignKeep, complement, mergeSpans, outputMapper, roundMs, type Span } from './ranges.ts';
+import { alignKeep, complement, type KeepEdge, mergeSpans, outputMapper, roundMs, type Span } from './ranges.ts';
 import { planZooms } from './zoom.ts';
 
 export interface PlanEditInput {
@@ -35,7 +35,7 @@ export interface PlannedEdit {
 
 interface Decision {
   /** Keep-ranges before frame alignment, or null: the whole source, untouched. */
-  keep: Span[] | null;
+  keep: KeepEdge[] | null;
   pieces: CutPiece[];
   /** Per word: cut by the planner as a filler or repeat. */
   reasons: (CutReason | null)[];
@@ -122,7 +122,7 @@ function decide(input: PlanEditInput): Decision {
   if (words.length > 0 && reasons.every((r) => r !== null)) {
     throw new EditFailure('edit-left-nothing', 'every word is a filler or a repeat: nothing would be left (turn fillers off)');
   }
-  const pieces = autoCuts({
+  const { pieces, anchors } = autoCuts({
     words,
     reasons,
     voiced: input.voiced ?? [],
@@ -130,7 +130,32 @@ function decide(input: PlanEditInput): Decision {
     pace: PACES[edit.silences],
     voicedGaps: edit.fillers !== 'off',
   });
-  return { keep: complement(pieces, sourceSeconds), pieces, reasons };
+  return { keep: withEdges(complement(pieces, sourceSeconds), pieces, anchors), pieces, reasons };
+}
+
+/**
+ * Each raw keep-range with what its alignment needs: the span of the kept words in it (never
+ * clipped), and whether each edge meets something cut for what it is (a filler, a repeat, a
+ * voiced blob): there the frame grid rounds inwards when the kept words allow, so that no frame of
+ * the cut sound comes back. Edges on a silence round outwards (start floored, end ceiled).
+ */
+function withEdges(keep: readonly Span[], pieces: readonly CutPiece[], anchors: readonly Span[]): KeepEdge[] {
+  const sound = (p: CutPiece | undefined) => p !== undefined && p.reason !== 'silence';
+  let a = 0;
+  let p = 0;
+  return keep.map((r) => {
+    while (p < pieces.length && pieces[p]!.end <= r.start + 1e-9) p++;
+    const before = pieces[p - 1];
+    const after = pieces[p];
+    while (a < anchors.length && anchors[a]!.end <= r.start) a++;
+    let hardStart = Number.POSITIVE_INFINITY;
+    let hardEnd = Number.NEGATIVE_INFINITY;
+    for (let i = a; i < anchors.length && anchors[i]!.start < r.end; i++) {
+      hardStart = Math.min(hardStart, anchors[i]!.start);
+      hardEnd = Math.max(hardEnd, anchors[i]!.end);
+    }
+    return { ...r, hardStart, hardEnd, inwardStart: sound(before), inwardEnd: sound(after) };
+  });
 }
 
 interface CutText {

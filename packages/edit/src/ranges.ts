@@ -28,6 +28,16 @@ export function complement(spans: readonly Span[], total: number): Span[] {
   return out.filter((s) => s.end > s.start + EPS);
 }
 
+/** A keep-range before alignment; the optional fields let an edge round inwards (see withEdges in plan.ts). */
+export interface KeepEdge extends Span {
+  /** The kept words' span in the range: an inward edge never passes it. */
+  hardStart?: number;
+  hardEnd?: number;
+  /** The edge meets a cut sound (filler, repeat, voiced blob): round inwards where the words allow. */
+  inwardStart?: boolean;
+  inwardEnd?: boolean;
+}
+
 /** Ascending spans with the overlapping and touching ones joined. */
 export function mergeSpans(spans: readonly Span[]): Span[] {
   const out: Span[] = [];
@@ -42,23 +52,31 @@ export function mergeSpans(spans: readonly Span[]): Span[] {
 /**
  * Keep-ranges on the source's frame grid, as the plan gives them: each start floored and each end
  * ceiled to a frame boundary k/fps (so audio and video cut at the same instant and a kept word
- * only gains), clamped to the source, then rounded to the millisecond outwards (start down, end
+ * only gains), except an edge meeting a cut sound, which rounds inwards when the kept words
+ * (hardStart/hardEnd) allow, so that no frame of an "um" comes back; clamped to the source, then rounded to the millisecond outwards (start down, end
  * up: the rounding never clips either; the renderer takes round(t × fps) as the frame). Ranges
  * that touch are joined; one shorter than EDIT_MIN_RANGE_SECONDS grows by whole frames; past
  * EDIT_MAX_RANGES the shortest cuts are given up. With `snap` (a job's own ranges), a time within
  * 1 ms of a frame boundary is taken as that boundary, so that alignment is idempotent on its own
  * output.
  */
-export function alignKeep(keep: readonly Span[], fps: number, sourceSeconds: number, options: { snap?: boolean } = {}): Span[] {
+export function alignKeep(keep: readonly KeepEdge[], fps: number, sourceSeconds: number, options: { snap?: boolean } = {}): Span[] {
   const frame = 1 / fps;
   const source = roundMs(sourceSeconds);
   // With `snap` (a job's own ranges), a time within 1 ms of a frame boundary is that boundary: the
   // plan's own ranges (boundaries rounded to the ms) sent back come out the same, not a frame wider.
   const near = (t: number) => (options.snap && Math.abs(t - Math.round(t * fps) / fps) <= 0.001 + 1e-9 ? Math.round(t * fps) : null);
-  const grid = keep.map((r) => ({
-    start: Math.max(0, (near(r.start) ?? Math.floor(r.start * fps + 1e-7)) / fps),
-    end: Math.min(sourceSeconds, (near(r.end) ?? Math.ceil(r.end * fps - 1e-7)) / fps),
-  }));
+  const startOf = (r: KeepEdge) => {
+    const inward = Math.ceil(r.start * fps - 1e-7);
+    if (r.inwardStart && inward / fps <= (r.hardStart ?? Number.POSITIVE_INFINITY) + 1e-9 && inward / fps < r.end) return inward;
+    return near(r.start) ?? Math.floor(r.start * fps + 1e-7);
+  };
+  const endOf = (r: KeepEdge) => {
+    const inward = Math.floor(r.end * fps + 1e-7);
+    if (r.inwardEnd && inward / fps >= (r.hardEnd ?? Number.NEGATIVE_INFINITY) - 1e-9 && inward / fps > r.start) return inward;
+    return near(r.end) ?? Math.ceil(r.end * fps - 1e-7);
+  };
+  const grid = keep.map((r) => ({ start: Math.max(0, startOf(r) / fps), end: Math.min(sourceSeconds, endOf(r) / fps) }));
   for (const r of grid) {
     while (r.end - r.start < EDIT_MIN_RANGE_SECONDS - EPS && r.end < sourceSeconds - EPS) r.end = Math.min(sourceSeconds, r.end + frame);
     while (r.end - r.start < EDIT_MIN_RANGE_SECONDS - EPS && r.start > EPS) r.start = Math.max(0, r.start - frame);

@@ -274,6 +274,16 @@ describe('frame alignment', () => {
     expect(out.plan.keep).toEqual([{ start: 0.92, end: 1.6 }]);
   });
 
+  it('an edge meeting a cut filler rounds inwards when the padding allows: no frame of the "um" comes back; a word still wins', () => {
+    const padded = plan(words('cut@1-1.3 um@1.5-1.8 the@2-2.2'), { fps: 25, edit: { silences: 'fast', fillers: 'safe' } });
+    expect(padded.plan.keep.slice(0, 2)).toEqual([
+      { start: 0.92, end: 1.48 },
+      { start: 1.96, end: 2.28 },
+    ]);
+    const tight = plan(words('cut@1-1.3 um@1.3-1.6 the@2-2.2'), { fps: 25, edit: { silences: 'fast', fillers: 'safe' } });
+    expect(tight.plan.keep[0]!.end).toBe(1.32);
+  });
+
   it('at 30000/1001 fps: the frame boundaries 27/fps and 48/fps, rounded outwards to the millisecond', () => {
     const out = plan([w('Hello', 1, 1.5)], { fps: 30000 / 1001, edit: { silences: 'fast' } });
     expect(out.plan.keep).toEqual([{ start: 0.9, end: 1.602 }]);
