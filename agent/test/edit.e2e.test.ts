@@ -50,24 +50,29 @@ const FRAME = 1 / FPS;
 const WORD_TOLERANCE = 0.02;
 
 const words = (s: string): ScriptItem[] => s.split(' ').map((say) => ({ say }));
-/** Three sentences with 1.5 s and 2.5 s pauses; fillers and a repeat in the second. */
+/**
+ * Three sentences with 1.5 s and 2.5 s pauses; fillers and a repeat in the second. No "the": said
+ * alone by espeak-ng it is heard as "uh" by whisper base, with or without the filler prompt (2 of 3
+ * in a run with fillers off), which would test the recognizer rather than the edit.
+ */
 const TALK: ScriptItem[] = [
   ...words('Captions make every short video easier to follow'),
   { pause: 1.5 },
-  ...words('Today we cut'),
-  // A hesitation has a short silence either side; a stutter ("the the") does not.
+  { say: 'Today' },
+  { say: 'we', kind: 'repeat' },
+  { say: 'we', kind: 'repeat' },
+  { say: 'cut' },
+  // A hesitation has a short silence either side; a stutter ("we we") does not.
   { pause: 0.2 },
   { say: 'um', kind: 'filler' },
   { pause: 0.2 },
-  { say: 'the', kind: 'repeat' },
-  { say: 'the', kind: 'repeat' },
   ...words('long pauses'),
   { pause: 0.2 },
   { say: 'uh', kind: 'filler' },
   { pause: 0.2 },
   ...words('between words'),
   { pause: 2.5 },
-  ...words('Every viewer stays until the very end'),
+  ...words('Every viewer stays right until its end'),
 ];
 /** "shit" from the language's list, "pickles" from the account's own additions. */
 const PROFANE: ScriptItem[] = [
@@ -140,10 +145,36 @@ function locate(clip: EditClip, out: Burned, p: Piece): { expected: number; offs
   return { expected, ...findPiece(out.pcm, sourceOf(clip, p), Math.round(expected * RATE)) };
 }
 
-/** A piece is kept whole when its start and end land in the same keep-range (its output span as long as its source span). */
-function keptWhole(keep: EditPlan['keep'], p: Piece): boolean {
+/** An audible sample: above -30 dBFS (the clip's noise floor is -60 dBFS, espeak's words peak near -3 dBFS). */
+const AUDIBLE = 0.0316;
+
+/** The loudest sample of piece `p` that no keep-range kept: under AUDIBLE means nothing of the word was cut. */
+function lostPeak(clip: EditClip, keep: EditPlan['keep'], p: Piece): number {
+  let peak = 0;
+  for (let i = Math.round(p.start * RATE); i < Math.round(p.end * RATE); i++) {
+    const t = i / RATE;
+    if (!keep.some((r) => t >= r.start && t < r.end)) peak = Math.max(peak, Math.abs(clip.track[i]!));
+  }
+  return peak;
+}
+
+/** A piece is kept whole when no audible sample of it was cut and it lies in one keep-range (no join inside it). */
+function keptWhole(clip: EditClip, keep: EditPlan['keep'], p: Piece): boolean {
   const span = wordOnOutput(keep, p.start, p.end);
-  return span !== null && Math.abs(span.end - span.start - (p.end - p.start)) < 1e-6;
+  return span !== null && lostPeak(clip, keep, p) < AUDIBLE && !keep.some((r) => r.start > p.start + 0.005 && r.start < p.end - 0.005);
+}
+
+/** The output's energy where piece `p` was found, over the source piece's: a fade or a cut through the word lowers it. */
+function energyKept(clip: EditClip, out: Burned, p: Piece, at: { expected: number; offset: number }): number {
+  const ref = sourceOf(clip, p);
+  const from = Math.round((at.expected + at.offset) * RATE);
+  let a = 0;
+  let b = 0;
+  for (let i = 0; i < ref.length; i++) {
+    a += (out.pcm[from + i] ?? 0) ** 2;
+    b += ref[i]! ** 2;
+  }
+  return a / b;
 }
 
 /** The output times of the joins: where each keep-range but the last ends. */
@@ -154,6 +185,9 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
 
   beforeAll(async () => {
     cut = await burn(talk, { edit: { silences: 'fast', fillers: 'safe' } });
+    const heard = cut.transcript.words.map((w) => `${w.text} ${w.start.toFixed(2)}-${w.end.toFixed(2)}${w.outputStart == null ? ' (cut)' : ''}`);
+    console.log(`the talk clip says: ${talk.pieces.map((p) => `${p.text} ${p.start.toFixed(2)}-${p.end.toFixed(2)}`).join(', ')}`);
+    console.log(`words of the talk clip: ${heard.join(', ')}`);
     console.log(
       `cuts of the talk clip: ${cut.plan.cuts.map((c) => `${c.start.toFixed(2)}-${c.end.toFixed(2)} ${c.reason} ${JSON.stringify(c.text)}`).join('; ')}`,
     );
@@ -176,15 +210,23 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
   });
 
   it('no word is clipped: every word is kept whole, and its audio is found in the output within 20 ms of its planned output time', () => {
-    const report: string[] = [];
-    for (const p of talk.pieces.filter((x) => x.kind === 'word')) {
-      expect(keptWhole(cut.plan.keep, p), `"${p.text}" ${p.start.toFixed(3)}-${p.end.toFixed(3)} is kept whole`).toBe(true);
-      const at = locate(talk, cut, p);
-      report.push(`${p.text} ${(at.offset * 1000).toFixed(1)} ms (${at.score.toFixed(2)})`);
-      expect(Math.abs(at.offset), `"${p.text}" found ${at.offset} s from ${at.expected}`).toBeLessThanOrEqual(WORD_TOLERANCE);
-      expect(at.score, `"${p.text}" is the same sound`).toBeGreaterThan(0.9);
+    const rows = talk.pieces
+      .filter((x) => x.kind === 'word')
+      .map((p) => {
+        const lost = lostPeak(talk, cut.plan.keep, p);
+        const at = toOutputTime(cut.plan.keep, p.start) === null ? null : locate(talk, cut, p);
+        return { p, lost, at, energy: at ? energyKept(talk, cut, p, at) : 0 };
+      });
+    const show = (r: (typeof rows)[number]) =>
+      `${r.p.text} ${r.at ? `${(r.at.offset * 1000).toFixed(1)} ms r=${r.at.score.toFixed(2)} e=${r.energy.toFixed(2)}` : 'cut'}${r.lost >= AUDIBLE ? ` lost ${r.lost.toFixed(3)}` : ''}`;
+    console.log(`words in the output (offset from the plan, correlation, energy kept, peak cut off): ${rows.map(show).join(', ')}`);
+    for (const r of rows) {
+      const what = `"${r.p.text}" ${r.p.start.toFixed(3)}-${r.p.end.toFixed(3)}`;
+      expect(keptWhole(talk, cut.plan.keep, r.p), `${what} is kept whole (its loudest cut-off sample ${r.lost.toFixed(3)})`).toBe(true);
+      expect(Math.abs(r.at!.offset), `${what} found ${r.at!.offset} s from ${r.at!.expected}`).toBeLessThanOrEqual(WORD_TOLERANCE);
+      expect(r.at!.score, `${what} is the same sound`).toBeGreaterThan(0.9);
+      expect(r.energy, `${what} keeps its loudness (no fade through it)`).toBeGreaterThan(0.8);
     }
-    console.log(`words found in the output (offset from the plan, correlation): ${report.join(', ')}`);
   });
 
   it('the fillers are gone and the repeat is cut once; the cut list says why, the real words are in the transcript on the output timeline', () => {
@@ -194,8 +236,8 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
       expect(['filler', 'voiced-gap'], JSON.stringify(why)).toContain(why?.reason);
     }
     const repeats = talk.pieces.filter((x) => x.kind === 'repeat');
-    expect(repeats.filter((p) => keptWhole(cut.plan.keep, p)).length, 'one "the" of "the the" is kept').toBe(1);
-    const gone = repeats.find((p) => !keptWhole(cut.plan.keep, p))!;
+    expect(repeats.filter((p) => keptWhole(talk, cut.plan.keep, p)).length, 'one "we" of "we we" is kept').toBe(1);
+    const gone = repeats.find((p) => !keptWhole(talk, cut.plan.keep, p))!;
     expect(wordOnOutput(cut.plan.keep, gone.start + 0.03, gone.end - 0.03)).toBeNull();
     const why = cut.plan.cuts.find((c) => c.start <= (gone.start + gone.end) / 2 && c.end >= (gone.start + gone.end) / 2);
     expect(['repeat', 'voiced-gap', 'filler'], JSON.stringify(why)).toContain(why?.reason);
@@ -245,9 +287,7 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
   });
 
   it('captions on the output show each word while it is heard (karaoke yellow in its box at its output midpoint)', async () => {
-    const shown = cut.transcript.words
-      .filter((w) => w.outputStart != null)
-      .map((w) => ({ text: w.text, start: w.outputStart!, end: w.outputEnd!, confidence: 1 }));
+    const shown = burnedWords(cut);
     const painter = createBandPainter({ words: shown, template: getBuiltinTemplate('karaoke')!, width: W, height: H, fps: FPS });
     const { units, pages } = painter.layout;
     expect(units.map((u) => u.wordIndex)).toEqual(shown.map((_, i) => i));
@@ -261,7 +301,8 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
       const box = wordBox(painter.layout.units[k]!.ink);
       expect(yellowIn(f, box), `"${w.text}" is lit at ${t.toFixed(2)} s`).toBeGreaterThan(box.width * box.height * 0.1);
       const page = pages[units[k]!.page]!;
-      for (const j of page.units.filter((j) => j > k)) {
+      // Words still to come (recognized words may overlap: one that has started is lit).
+      for (const j of page.units.filter((j) => j > k && shown[j]!.start > t + FRAME)) {
         expect(yellowIn(f, wordBox(units[j]!.ink)), `"${shown[j]!.text}" is not lit yet while "${w.text}" is heard`).toBeLessThan(15);
       }
       probed++;
@@ -279,12 +320,13 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
   });
 
   describe('a fixed cut sent back as edit.keep', () => {
-    it('renders exactly those ranges: the first filler put back is heard at its output time', async () => {
-      // The client puts "um" back: the two ranges around its cut become one.
-      const um = talk.pieces.find((p) => p.text === 'um')!;
+    it('renders exactly those ranges: a cut put back is heard, every piece inside the ranges at its output time', async () => {
+      // The client undoes the plan's first cut of a filler, repeat or voiced blob (else its first
+      // cut between two ranges): the two ranges around it become one.
       const keep = cut.plan.keep.map((r) => ({ ...r }));
-      const i = keep.findIndex((r, j) => r.end <= um.start && (keep[j + 1]?.start ?? 0) >= um.end);
-      expect(i, 'a cut around "um"').toBeGreaterThanOrEqual(0);
+      const undo = cut.plan.cuts.find((c) => c.reason !== 'silence' && c.start > 0.01) ?? cut.plan.cuts.find((c) => c.start > 0.01)!;
+      const i = keep.findIndex((r, j) => r.end <= undo.start + 1e-6 && (keep[j + 1]?.start ?? 0) >= undo.end - 1e-6);
+      expect(i, `a range on each side of the cut ${JSON.stringify(undo)}`).toBeGreaterThanOrEqual(0);
       keep.splice(i, 2, { start: keep[i]!.start, end: keep[i + 1]!.end });
       const again = await burn(talk, { edit: { keep }, transcript: { language: 'en', words: cut.transcript.words } });
       expect(again.plan.keep.length).toBe(keep.length);
@@ -294,7 +336,13 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
       });
       expect(again.plan.cuts.every((c) => c.reason === 'client')).toBe(true);
       expect(Math.abs(again.probe.videoSeconds - sum(keep))).toBeLessThanOrEqual(FRAME + 1e-6);
-      for (const p of [um, ...talk.pieces.filter((x) => x.kind === 'word')]) {
+      const inside = talk.pieces.filter((p) => keep.some((r) => p.start >= r.start && p.end <= r.end));
+      const restored = inside.filter((p) => p.start < undo.end && p.end > undo.start);
+      console.log(
+        `put back ${undo.start}-${undo.end} (${undo.reason} ${JSON.stringify(undo.text)}): ${restored.map((p) => `"${p.text}"`).join(', ') || 'no whole piece'} back in`,
+      );
+      expect(inside.length).toBeGreaterThan(10);
+      for (const p of inside) {
         const at = locate(talk, again, p);
         expect(Math.abs(at.offset), `"${p.text}"`).toBeLessThanOrEqual(WORD_TOLERANCE);
         expect(at.score, `"${p.text}"`).toBeGreaterThan(0.9);
@@ -414,17 +462,34 @@ describe('profanity: bleep', () => {
 
   it('the output audio is a 1 kHz tone over each profane word, and the words beside it are intact', () => {
     const pieces = profane.pieces;
-    for (const [i, p] of pieces.entries()) {
-      if (p.kind !== 'profane') continue;
+    const checks = pieces.flatMap((p, i) => {
+      if (p.kind !== 'profane') return [];
       // The spoken word itself (known to the sample) is under the tone, not just the recognizer's span of it.
       const share = toneFraction(bleeped.pcm, RATE, p.start + 0.03, p.end - 0.03);
-      console.log(`"${p.text}" ${p.start.toFixed(3)}-${p.end.toFixed(3)}: tone in ${(share * 100).toFixed(0)}% of its 10 ms windows`);
+      const bleep = bleeped.plan.bleeps.find((x) => x.end > p.start && x.start < p.end);
+      const neighbours = [pieces[i - 1]!, pieces[i + 1]!].map((n) => ({
+        n,
+        at: locate(profane, bleeped, n),
+        tone: toneFraction(bleeped.pcm, RATE, n.start + 0.02, n.end - 0.02),
+      }));
+      const edges = bleep
+        ? `bleep ${bleep.start.toFixed(3)}-${bleep.end.toFixed(3)} (${((bleep.start - p.start) * 1000).toFixed(0)} / ${((bleep.end - p.end) * 1000).toFixed(0)} ms from the word)`
+        : 'no bleep';
+      const beside = neighbours
+        .map((x) => `"${x.n.text}" r=${x.at.score.toFixed(2)} ${(x.at.offset * 1000).toFixed(1)} ms tone ${(x.tone * 100).toFixed(0)}%`)
+        .join(', ');
+      console.log(
+        `"${p.text}" ${p.start.toFixed(3)}-${p.end.toFixed(3)}: tone in ${(share * 100).toFixed(0)}% of its 10 ms windows; ${edges}; beside it ${beside}`,
+      );
+      return [{ p, share, neighbours }];
+    });
+    expect(checks.length).toBe(2);
+    for (const { p, share, neighbours } of checks) {
       expect(share, `"${p.text}" is bleeped`).toBeGreaterThan(0.8);
-      for (const n of [pieces[i - 1]!, pieces[i + 1]!]) {
-        const at = locate(profane, bleeped, n);
+      for (const { n, at, tone } of neighbours) {
         expect(Math.abs(at.offset), `"${n.text}" beside "${p.text}"`).toBeLessThanOrEqual(WORD_TOLERANCE);
         expect(at.score, `"${n.text}" beside "${p.text}" is intact`).toBeGreaterThan(0.9);
-        expect(toneFraction(bleeped.pcm, RATE, n.start + 0.02, n.end - 0.02), `no tone over "${n.text}"`).toBeLessThan(0.1);
+        expect(tone, `no tone over "${n.text}"`).toBeLessThan(0.1);
       }
     }
   });
@@ -464,8 +529,18 @@ function nearFlash(b: Burned, t: number): boolean {
 
 /** The caption band of the cut job's words on the output timeline (the same words for the zoomed job). */
 function bandOf(b: Burned): Rect {
-  const shown = b.transcript.words.filter((w) => w.outputStart != null).map((w) => ({ text: w.text, start: w.outputStart!, end: w.outputEnd!, confidence: 1 }));
-  return createBandPainter({ words: shown, template: getBuiltinTemplate('karaoke')!, width: W, height: H, fps: FPS }).band;
+  return createBandPainter({ words: burnedWords(b), template: getBuiltinTemplate('karaoke')!, width: W, height: H, fps: FPS }).band;
+}
+
+/**
+ * The words the video shows, on the output timeline: the export's words with an output time, less
+ * those the plan's cut list says a cut removed (their middle is in a cut: a filler's sliver left
+ * at a frame edge is not drawn).
+ */
+function burnedWords(b: Burned): { text: string; start: number; end: number; confidence: number }[] {
+  return b.transcript.words
+    .filter((w) => w.outputStart != null && !b.plan.cuts.some((c) => (w.start + w.end) / 2 >= c.start && (w.start + w.end) / 2 <= c.end))
+    .map((w) => ({ text: w.text, start: w.outputStart!, end: w.outputEnd!, confidence: 1 }));
 }
 
 /** An output time after `from`, 0.3 s from every zoom and the flash, or null. */
