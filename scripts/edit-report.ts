@@ -3,7 +3,8 @@
  * (the e2e harness: a fresh database, whisper.cpp base, ffmpeg), on a clip of yours; prints every
  * cut of its plan (source start and end, reason, the words it removed) and, for each join of the
  * output, the largest sample step within 5 ms of it against the clip's own steps, so that each join
- * can be listened to and checked for a click.
+ * can be listened to and checked for a click. With reference word times beside the clip (NAME.words,
+ * as three clips of ../shared/media/real have), each cut lists the reference words it overlaps.
  *
  *   npx tsx scripts/edit-report.ts <wav-or-video> [--fillers safe] [--silences fast] [--zoom emphasis] [--language en] [--keep-output out.mp4]
  *
@@ -59,10 +60,42 @@ async function asVideo(file: string, dir: string): Promise<string> {
 const pad = (s: string, n: number) => s.padEnd(n);
 const num = (x: number, n = 7, d = 3) => x.toFixed(d).padStart(n);
 
-function printCuts(plan: EditPlan): void {
-  console.log(`\ncuts (${plan.cuts.length}), source seconds:`);
-  console.log(`  ${pad('start', 8)} ${pad('end', 8)} ${pad('length', 7)} ${pad('reason', 11)} text`);
-  for (const c of plan.cuts) console.log(`  ${num(c.start, 8)} ${num(c.end, 8)} ${num(c.end - c.start, 7)} ${pad(c.reason, 11)} ${c.text ?? ''}`);
+interface RefWord {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** Reference word times beside the clip (NAME.words: start, end, word, tab-separated, as ../shared/media/real has for three clips), or null. */
+async function referenceWords(file: string): Promise<RefWord[] | null> {
+  const text = await readFile(file.replace(/\.[^.]+$/, '.words'), 'utf8').catch(() => null);
+  if (text === null) return null;
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .map(([start, end, word]) => ({ start: Number(start), end: Number(end), text: word ?? '' }));
+}
+
+/** The reference words a cut overlaps, each with how much of it (ms) the cut removed. */
+function overlapped(c: { start: number; end: number }, ref: RefWord[]): string {
+  return ref
+    .filter((w) => w.end > c.start && w.start < c.end)
+    .map((w) => `${w.text} ${Math.round((Math.min(w.end, c.end) - Math.max(w.start, c.start)) * 1000)}/${Math.round((w.end - w.start) * 1000)} ms`)
+    .join(', ');
+}
+
+function printCuts(plan: EditPlan, ref: RefWord[] | null): void {
+  console.log(`\ncuts (${plan.cuts.length}), source seconds${ref ? '; the reference words (NAME.words) each overlaps, ms cut of the word' : ''}:`);
+  console.log(`  ${pad('start', 8)} ${pad('end', 8)} ${pad('length', 7)} ${pad('reason', 11)} ${pad('text', 30)}${ref ? ' reference words cut' : ''}`);
+  for (const c of plan.cuts) {
+    const line = `  ${num(c.start, 8)} ${num(c.end, 8)} ${num(c.end - c.start, 7)} ${pad(c.reason, 11)} ${pad(c.text ?? '', 30)}`;
+    console.log(ref ? `${line} ${overlapped(c, ref)}` : line);
+  }
+  if (!ref) return;
+  // A reference word partly kept next to a cut: how much of it is gone (a filler's tail left, a word's onset cut).
+  const partly = ref.filter((w) => plan.cuts.some((c) => c.end > w.start && c.start < w.end) && !plan.cuts.some((c) => c.start <= w.start && c.end >= w.end));
+  console.log(`  reference words cut in part: ${partly.map((w) => `${w.text} ${w.start.toFixed(2)}-${w.end.toFixed(2)}`).join(', ') || 'none'}`);
 }
 
 /** Each join's output time, the source times it joins, and the largest steps there in the output and in the source. */
@@ -102,7 +135,7 @@ try {
   const video = path.join(dir, 'out.mp4');
   await writeFile(video, Buffer.from(await (await fetch(job.downloadUrl)).arrayBuffer()));
   console.log(`${path.basename(input)}: edit ${JSON.stringify(edit)}; source ${plan.sourceSeconds.toFixed(2)} s, output ${plan.outputSeconds.toFixed(2)} s`);
-  printCuts(plan);
+  printCuts(plan, await referenceWords(path.resolve(input)));
   printJoins(plan, await decodePcm(video, STEP_RATE), await decodePcm(clip, STEP_RATE));
   if (values['keep-output']) await copyFile(video, values['keep-output']);
 } finally {
