@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Template } from '@captionfarm/captions';
 import type { LeasedJob, Word } from '@captionfarm/contracts';
-import { EditFailure, fillerPrompt, planEdit, voicedRegions, type PlannedEdit } from '@captionfarm/edit';
+import { EditFailure, fillerPrompt, planEdit, type PlannedEdit, type VoiceEnvelope, voiceEnvelope, voicedRegions } from '@captionfarm/edit';
 import { readWavSamples } from '@captionfarm/edit/wav';
 import { extractWhisperWav } from './audio-tap.ts';
 import { JobFailure } from './errors.ts';
@@ -28,8 +28,17 @@ export function vocabularyFor(job: LeasedJob): string[] {
   return prompt ? [...vocabulary, prompt] : [...vocabulary];
 }
 
-/** Where the voice is, from the whisper WAV (made now for a job given its words): null when cuts do not need it. */
-async function voiceOf(job: LeasedJob, ingested: Ingested, dir: string, signal: AbortSignal): Promise<{ start: number; end: number }[] | undefined> {
+/**
+ * Where the voice is, from the whisper WAV (made now for a job given its words): its voiced regions
+ * and its envelope (the planner cuts in its valleys: recognized times alone clip real words), or
+ * undefined when cuts do not need them.
+ */
+async function voiceOf(
+  job: LeasedJob,
+  ingested: Ingested,
+  dir: string,
+  signal: AbortSignal,
+): Promise<{ voiced: { start: number; end: number }[]; envelope: VoiceEnvelope } | undefined> {
   const edit = job.edit;
   if (!edit || edit.keep || (edit.silences === 'off' && edit.fillers === 'off')) return undefined;
   let wav = await ingested.audio?.catch(() => undefined);
@@ -39,7 +48,7 @@ async function voiceOf(job: LeasedJob, ingested: Ingested, dir: string, signal: 
   }
   if (!wav) return undefined;
   const { samples, sampleRate } = await readWavSamples(wav);
-  return voicedRegions(samples, sampleRate);
+  return { voiced: voicedRegions(samples, sampleRate), envelope: voiceEnvelope(samples, sampleRate) };
 }
 
 /**
@@ -57,7 +66,7 @@ export async function planJobEdit(o: {
   signal: AbortSignal;
 }): Promise<PlannedEdit> {
   const { job, ingested } = o;
-  const voiced = await voiceOf(job, ingested, o.dir, o.signal);
+  const voice = await voiceOf(job, ingested, o.dir, o.signal);
   try {
     return planEdit({
       words: o.words.map(({ text, start, end }) => ({ text, start, end })),
@@ -67,7 +76,7 @@ export async function planJobEdit(o: {
       edit: job.edit ?? null,
       profanity: job.profanity ?? 'off',
       profanityWords: job.profanityWords ?? [],
-      ...(voiced ? { voiced } : {}),
+      ...(voice ?? {}),
       keywords: o.template.keywords,
     });
   } catch (err) {

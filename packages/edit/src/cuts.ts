@@ -3,6 +3,7 @@
 // voiced sounds between words). Pure; the result is raw cut pieces in source seconds, before
 // frame alignment.
 import type { CutReason, FillerMode, SilencePace } from '@captionfarm/contracts';
+import type { Evidence } from './evidence.ts';
 import { discourseOf, hesitationsOf, isLegitDouble } from './fillers.ts';
 import { mergeSpans, type Span } from './ranges.ts';
 import { endsSentence, wordKey } from './words.ts';
@@ -48,6 +49,21 @@ const BLOB_MAX = 0.8;
 const BLOB_MARGIN = 0.05;
 /** How far a kept word grows into a voiced region overlapping its edge (whisper's word times are 50-150 ms off). */
 const MAX_EXTEND = 0.25;
+/**
+ * With the audio's evidence (evidence.ts): a recognized onset may be this late, so the quiet this
+ * long before a kept word's start is never cut; a word lasts at least MIN_WORD, so a cut word's
+ * sound is looked for after that; a voiced blob starting less than BLOB_AFTER_ONSET after a word's
+ * start is taken for that word's sound; a filler's sound is looked for within FILLER_SEARCH of
+ * its recognized time (whisper gives an "uh" no length, up to 0.5 s after it on real speech); a
+ * kept word's sound is followed until the next word's onset, at most WORD_SOUND after its start.
+ */
+const ONSET_SLACK = 0.06;
+const MIN_WORD = 0.12;
+const BLOB_AFTER_ONSET = 0.4;
+const FILLER_SEARCH = 0.5;
+const WORD_SOUND = 1.2;
+/** How far a cut edge forced into a sound looks for its quietest point. */
+const EDGE_WINDOW = 0.12;
 const EPS = 1e-9;
 
 /** Per word: why `fillers` cuts it (filler or repeat), or null when it is kept. */
@@ -102,6 +118,8 @@ interface AutoInput {
   pace: Pace;
   /** Cut voiced blobs between words (fillers safe or aggressive). */
   voicedGaps: boolean;
+  /** The audio's sounds and quiet (evidenceOf an envelope): cut edges go to the quiet, a filler takes its own sound. */
+  evidence?: Evidence | undefined;
 }
 
 /**
@@ -114,7 +132,10 @@ export function autoCuts(input: AutoInput): { pieces: CutPiece[]; anchors: Span[
   if (kept.length === 0) return { pieces: [], anchors: [] };
   const voiced = mergeSpans(input.voiced);
   const items = cutItems(input, voiced);
-  const anchors = mergeSpans(kept.map((w) => extendWord(w, voiced, items)));
+  const { evidence } = input;
+  const anchors = mergeSpans(
+    words.flatMap((w, i) => (reasons[i] !== null ? [] : [evidence ? heardWord(words, i, evidence, items) : extendWord(w, voiced, items)])),
+  );
   const pieces: CutPiece[] = [];
   let next = 0;
   for (let g = 0; g <= anchors.length; g++) {
@@ -140,10 +161,19 @@ function cutItems(input: AutoInput, voiced: readonly Span[]): CutPiece[] {
     if (reasons[i] === null) start = words[i]!.start;
   }
   let keptEnd = Number.NEGATIVE_INFINITY;
+  let keptStart = Number.NEGATIVE_INFINITY;
   words.forEach((w, i) => {
     const reason = reasons[i];
     if (reason === null || reason === undefined) {
       keptEnd = Math.max(keptEnd, w.end);
+      keptStart = w.start;
+      return;
+    }
+    if (input.evidence) {
+      // After the kept word before: MIN_WORD after its start, and its recognized end (when that is before this word's start: ends run long).
+      const from = Math.max(keptStart + MIN_WORD, Math.min(keptEnd, w.start - ONSET_SLACK));
+      const heard = heardCut(words, i, reason, { from, until: nextKeptStart[i]! - ONSET_SLACK }, input.evidence);
+      if (heard) items.push({ ...heard, reason });
       return;
     }
     // A cut word grows into its own voiced sound (not one it shares with a kept word), as a kept word does.
@@ -155,7 +185,7 @@ function cutItems(input: AutoInput, voiced: readonly Span[]): CutPiece[] {
     const end = Math.min(grownEnd, nextKeptStart[i]!);
     if (end > start + EPS) items.push({ start, end, reason });
   });
-  if (input.voicedGaps) items.push(...voicedGapItems(words, voiced));
+  if (input.voicedGaps) items.push(...voicedGapItems(words, voiced, input.evidence !== undefined));
   items.sort((a, b) => a.start - b.start);
   const merged: CutPiece[] = [];
   for (const it of items) {
@@ -167,7 +197,7 @@ function cutItems(input: AutoInput, voiced: readonly Span[]): CutPiece[] {
 }
 
 /** Voiced blobs of BLOB_MIN..BLOB_MAX s lying wholly between two words, BLOB_MARGIN clear of both: an "um" whisper dropped. */
-function voicedGapItems(words: readonly EditWord[], voiced: readonly Span[]): CutPiece[] {
+function voicedGapItems(words: readonly EditWord[], voiced: readonly Span[], heard: boolean): CutPiece[] {
   const out: CutPiece[] = [];
   const maxEnd: number[] = [];
   for (const [i, w] of words.entries()) maxEnd.push(Math.max(w.end, maxEnd[i - 1] ?? Number.NEGATIVE_INFINITY));
@@ -177,6 +207,8 @@ function voicedGapItems(words: readonly EditWord[], voiced: readonly Span[]): Cu
     const i = lastStartingBy(words, v.start);
     const after = words[i + 1];
     if (i < 0 || !after) continue;
+    // With the audio's evidence, recognized ends are not trusted: a blob starting soon after a word's onset is that word's sound ("corpus" heard as "cor" then "pus").
+    if (heard && (v.start < words[i]!.start + BLOB_AFTER_ONSET - EPS || v.end > after.start - ONSET_SLACK + EPS)) continue;
     if (v.start >= maxEnd[i]! + BLOB_MARGIN - EPS && v.end <= after.start - BLOB_MARGIN + EPS) out.push({ start: v.start, end: v.end, reason: 'voiced-gap' });
   }
   return out;
@@ -215,6 +247,74 @@ function extendWord(w: EditWord, voiced: readonly Span[], items: readonly CutPie
     start: atStart ? Math.max(atStart.start, w.start - MAX_EXTEND, before?.end ?? 0, 0) : w.start,
     end: atEnd ? Math.min(atEnd.end, w.end + MAX_EXTEND, after?.start ?? Number.POSITIVE_INFINITY) : w.end,
   };
+}
+
+/**
+ * A cut word's span from the audio, within [from, until] (after the kept word before has had
+ * MIN_WORD, ONSET_SLACK before the kept word after). A filler takes the sounds its recognized time
+ * overlaps, else the nearest within FILLER_SEARCH; a repeat runs from the quiet before its onset to
+ * the quiet before the next word's. An edge the bounds force into a sound goes to its quietest point.
+ */
+function heardCut(words: readonly EditWord[], i: number, reason: CutReason, bounds: { from: number; until: number }, evidence: Evidence): Span | null {
+  const w = words[i]!;
+  const { from, until } = bounds;
+  if (until <= from + EPS) return null;
+  const edge = (lo: number, hi: number, fallback: number) => evidence.quietest(Math.max(from, lo), Math.min(until, hi)) ?? fallback;
+  if (reason === 'repeat') {
+    const next = nextOnset(words, i) ?? w.end;
+    const start = edge(w.start - EDGE_WINDOW, w.start + 0.02, Math.max(from, w.start));
+    const end = edge(next - EDGE_WINDOW, next, Math.min(until, Math.max(w.end, start)));
+    return end > start + EPS ? { start, end } : null;
+  }
+  const near = evidence.voiced
+    .filter((s) => s.end > from + EPS && s.start < until - EPS)
+    .map((s) => ({ start: Math.max(from, s.start), end: Math.min(until, s.end), cutStart: s.start < from - EPS, cutEnd: s.end > until + EPS }));
+  const span = { start: w.start, end: Math.max(w.end, w.start) };
+  let claimed = near.filter((s) => (s.end > span.start + EPS && s.start < span.end - EPS) || (s.start <= span.start && span.start <= s.end));
+  if (claimed.length === 0) {
+    const distance = (s: Span) => Math.max(0, s.start - span.end, span.start - s.end);
+    const best = near.reduce<(typeof near)[number] | null>((b, s) => (distance(s) <= FILLER_SEARCH && (!b || distance(s) < distance(b)) ? s : b), null);
+    claimed = best ? [best] : [];
+  }
+  const first = claimed[0];
+  const last = claimed.at(-1);
+  if (!first || !last) {
+    const start = Math.max(from, w.start);
+    const end = Math.min(until, w.end);
+    return end > start + EPS ? { start, end } : null;
+  }
+  const start = first.cutStart ? edge(first.start, first.start + EDGE_WINDOW, first.start) : first.start;
+  const end = last.cutEnd ? edge(last.end - EDGE_WINDOW, last.end, last.end) : last.end;
+  return end > start + EPS ? { start, end } : null;
+}
+
+/**
+ * A kept word's span from the audio: from ONSET_SLACK before its start (grown into a sound there,
+ * at most MAX_EXTEND) to the end of the last sound starting before the next word's onset (at most
+ * WORD_SOUND after its start), never into a cut item.
+ */
+function heardWord(words: readonly EditWord[], i: number, evidence: Evidence, items: readonly CutPiece[]): Span {
+  const w = words[i]!;
+  const before = items[lastWhere(items, (it) => it.end <= w.start + EPS)];
+  // Recognized ends run long ("words." over the "um" after it): the first item after the start bounds the word.
+  const after = items[lastWhere(items, (it) => it.start <= w.start + EPS) + 1];
+  const next = nextOnset(words, i) ?? Number.POSITIVE_INFINITY;
+  const at = voicedAround(evidence.sounds, w.start - ONSET_SLACK);
+  let start = Math.min(w.start - ONSET_SLACK, at ? Math.max(at.start, w.start - MAX_EXTEND) : w.start);
+  start = Math.max(start, before?.end ?? 0, 0);
+  let end = Math.min(w.end, next);
+  const limit = Math.min(next - ONSET_SLACK, w.start + WORD_SOUND);
+  for (const s of evidence.sounds) {
+    if (s.start >= limit) break;
+    if (s.end > w.start) end = Math.max(end, Math.min(s.end, next));
+  }
+  return { start, end: Math.max(start, Math.min(end, after?.start ?? Number.POSITIVE_INFINITY)) };
+}
+
+/** The start of the first word after word i that starts later than it, if any. */
+function nextOnset(words: readonly EditWord[], i: number): number | undefined {
+  for (let j = i + 1; j < words.length; j++) if (words[j]!.start > words[i]!.start + EPS) return words[j]!.start;
+  return undefined;
 }
 
 interface Gap {

@@ -1,6 +1,6 @@
 export { planEdit, type PlanEditInput, type PlannedEdit } from './plan.ts';
 export type { EditWord } from './cuts.ts';
 export { EditFailure } from './failure.ts';
-export { voicedRegions } from './voiced.ts';
+export { type VoiceEnvelope, voiceEnvelope, voicedRegions } from './voiced.ts';
 export { fillerPrompt } from './fillers.ts';
 export { maskWord } from './profanity.ts';

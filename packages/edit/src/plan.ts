@@ -1,9 +1,11 @@
 // planEdit: a job's edit options and its words -> the EditPlan the agent renders and reports.
 import { type CutReason, EDIT_MAX_RANGES, type EditPlan, type LeasedJob, type ProfanityMode } from '@captionfarm/contracts';
 import { autoCuts, type CutPiece, type EditWord, fillerReasons, PACES } from './cuts.ts';
+import { evidenceOf } from './evidence.ts';
 import { EditFailure } from './failure.ts';
 import { maskWord, profanityMatcher } from './profanity.ts';
 import { alignKeep, complement, type KeepEdge, mergeSpans, outputMapper, roundMs, type Span } from './ranges.ts';
+import type { VoiceEnvelope } from './voiced.ts';
 import { planZooms } from './zoom.ts';
 
 export interface PlanEditInput {
@@ -20,6 +22,12 @@ export interface PlanEditInput {
   profanityWords: readonly string[];
   /** Regions of the audio with voice energy (voicedRegions), source seconds; optional. */
   voiced?: readonly { start: number; end: number }[];
+  /**
+   * The audio's speech-band level (voiceEnvelope); optional. With it, the automatic cut trusts the
+   * audio over recognized times: cut edges go to the quiet between sounds, a filler takes the
+   * sound nearest its recognized time, a kept word keeps every sound until the next word's onset.
+   */
+  envelope?: VoiceEnvelope;
   /** Template keywords (emphasis) for zoom; optional. */
   keywords?: readonly string[];
 }
@@ -129,6 +137,7 @@ function decide(input: PlanEditInput): Decision {
     sourceSeconds,
     pace: PACES[edit.silences],
     voicedGaps: edit.fillers !== 'off',
+    evidence: input.envelope ? evidenceOf(input.envelope) : undefined,
   });
   return { keep: withEdges(complement(pieces, sourceSeconds), pieces, anchors), pieces, reasons };
 }
