@@ -284,7 +284,9 @@ function heardCut(words: readonly EditWord[], i: number, reason: CutReason, boun
     return end > start + EPS ? { start, end } : null;
   }
   const start = first.cutStart ? edge(first.start, first.start + EDGE_WINDOW, first.start) : first.start;
-  const end = last.cutEnd ? edge(last.end - EDGE_WINDOW, last.end, last.end) : last.end;
+  // A filler running into the kept word after it ends at the quietest point before that word's
+  // recognized onset (ONSET_SLACK past `until`: the gap between them is often 30 ms).
+  const end = last.cutEnd ? (evidence.quietest(Math.max(from, last.end - EDGE_WINDOW), until + ONSET_SLACK) ?? last.end) : last.end;
   return end > start + EPS ? { start, end } : null;
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type EditWord, voicedRegions } from '../src/index.ts';
+import { type EditWord, voiceEnvelope, voicedRegions } from '../src/index.ts';
 import { readWavSamples } from '../src/wav.ts';
 import { plan } from './helpers.ts';
 
@@ -19,7 +19,7 @@ async function recording(name: string) {
       return { text: text!, start: Number(start), end: Number(end) };
     });
   const { samples, sampleRate } = await readWavSamples(`${REAL}${name}.wav`);
-  return { words, voiced: voicedRegions(samples, sampleRate), seconds: samples.length / sampleRate };
+  return { words, voiced: voicedRegions(samples, sampleRate), envelope: voiceEnvelope(samples, sampleRate), seconds: samples.length / sampleRate };
 }
 
 const overlap = (spans: readonly { start: number; end: number }[], a: number, b: number) =>
@@ -69,4 +69,36 @@ describe.each([
       ).toBeGreaterThan(0);
     }
   });
+  // Whisper gives a filler no length, anywhere from its start to just before its end ("uh,@1.75"
+  // for an uh at 1.24-1.67), and its onsets run late more than early: with the envelope, the cuts
+  // must still take every um/uh and clip no other word, at every pace.
+  it.each(['start', 'middle', 'end'] as const)(
+    'with the envelope, fillers given no length at their %s and onsets 0 or 50 ms late: every um/uh goes (80 percent or more), no other word loses more than 20 ms',
+    async (at) => {
+      const { words, voiced, envelope, seconds } = await recording(name);
+      const point = (f: EditWord) => (at === 'start' ? f.start : at === 'middle' ? (f.start + f.end) / 2 : f.end - 0.02);
+      const fillers = words.filter((w) => FILLERS.has(w.text) && w.end - w.start >= 0.03);
+      for (const late of [0, 0.05]) {
+        const recognized = words
+          .filter((w) => w.end - w.start >= 0.03)
+          .map((w) =>
+            FILLERS.has(w.text) ? { text: `${w.text},`, start: point(w), end: point(w) } : { text: w.text, start: w.start + late, end: w.end + late },
+          )
+          .sort((a, b) => a.start - b.start);
+        for (const silences of ['off', 'natural', 'fast', 'extra-fast'] as const) {
+          const out = plan(recognized, { voiced, envelope, sourceSeconds: seconds, fps: 25, edit: { silences, fillers: 'safe' } });
+          const repeats = out.plan.cuts.filter((c) => c.reason === 'repeat');
+          const clipped = words.filter(
+            (w) =>
+              !FILLERS.has(w.text) &&
+              w.end - w.start - overlap(out.plan.keep, w.start, w.end) > 0.02 &&
+              overlap(repeats, w.start, w.end) < 0.8 * (w.end - w.start),
+          );
+          expect(clipped, `${silences}, onsets ${late} s late`).toEqual([]);
+          for (const f of fillers)
+            expect(overlap(out.plan.keep, f.start, f.end), `${f.text} at ${f.start}, ${silences}`).toBeLessThanOrEqual(0.2 * (f.end - f.start));
+        }
+      }
+    },
+  );
 });
