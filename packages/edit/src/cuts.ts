@@ -270,7 +270,9 @@ function heardCut(words: readonly EditWord[], i: number, reason: CutReason, boun
   if (reason === 'repeat') {
     const next = nextOnset(words, i) ?? w.end;
     const start = edge(w.start - EDGE_WINDOW, w.start + 0.02, Math.max(from, w.start));
-    const end = edge(next - EDGE_WINDOW, next, Math.min(until, Math.max(w.end, start)));
+    // The next onset may be late by 0.2 s (the kept "words" after "words words word" on
+    // en_mfa_acoustic_corpus): the quiet is looked for over twice the window; ending early only keeps more.
+    const end = edge(next - 2 * EDGE_WINDOW, next, Math.min(until, Math.max(w.end, start)));
     return end > start + EPS ? { start, end } : null;
   }
   const near = evidence.voiced
