@@ -30,8 +30,8 @@ export function vocabularyFor(job: LeasedJob): string[] {
 
 /**
  * Where the voice is, from the whisper WAV (made now for a job given its words): its voiced regions
- * and its envelope (the planner cuts in its valleys: recognized times alone clip real words), or
- * undefined when cuts do not need them.
+ * and its envelope (the planner cuts in its valleys: recognized times alone clip real words; a
+ * bleep covers the profane word's own sound), or undefined when neither cuts nor bleeps need them.
  */
 async function voiceOf(
   job: LeasedJob,
@@ -40,7 +40,9 @@ async function voiceOf(
   signal: AbortSignal,
 ): Promise<{ voiced: { start: number; end: number }[]; envelope: VoiceEnvelope } | undefined> {
   const edit = job.edit;
-  if (!edit || edit.keep || (edit.silences === 'off' && edit.fillers === 'off')) return undefined;
+  const cuts = edit && !edit.keep && (edit.silences !== 'off' || edit.fillers !== 'off');
+  // A bleep covers the profane word's own sound, found in the envelope too.
+  if (!cuts && job.profanity !== 'bleep') return undefined;
   let wav = await ingested.audio?.catch(() => undefined);
   if (!wav || wav === ingested.source) {
     const made = path.join(dir, 'edit-16k.wav');

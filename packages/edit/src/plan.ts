@@ -1,7 +1,7 @@
 // planEdit: a job's edit options and its words -> the EditPlan the agent renders and reports.
 import { type CutReason, EDIT_MAX_RANGES, type EditPlan, type LeasedJob, type ProfanityMode } from '@captionfarm/contracts';
 import { autoCuts, type CutPiece, type EditWord, fillerReasons, PACES } from './cuts.ts';
-import { evidenceOf } from './evidence.ts';
+import { type Evidence, evidenceOf } from './evidence.ts';
 import { EditFailure } from './failure.ts';
 import { maskWord, profanityMatcher } from './profanity.ts';
 import { alignKeep, complement, type KeepEdge, mergeSpans, outputMapper, roundMs, type Span } from './ranges.ts';
@@ -57,13 +57,15 @@ interface Decision {
  * of the source, EditFailure('edit-left-nothing') when nothing (or no word) would be left.
  */
 export function planEdit(input: PlanEditInput): PlannedEdit {
-  const { words, sourceSeconds, fps } = input;
+  const { sourceSeconds, fps } = input;
   if (!(fps > 0) || !Number.isFinite(fps)) throw new RangeError(`planEdit: fps must be a positive number (got ${fps})`);
   if (!(sourceSeconds >= 0) || !Number.isFinite(sourceSeconds)) throw new RangeError(`planEdit: sourceSeconds must be >= 0 (got ${sourceSeconds})`);
   const profane = input.profanity === 'off' ? () => false : profanityMatcher(input.language, input.profanityWords);
-  const masked = words.map((w) => profane(w.text));
+  const masked = input.words.map((w) => profane(w.text));
+  // A bleeped word is timed by its own sound: the tone must cover what is heard, not whisper's span of it.
+  const words = input.profanity === 'bleep' && input.envelope ? soundTimedWords(input.words, masked, evidenceOf(input.envelope)) : input.words;
   const texts = words.map((w, i) => (masked[i] ? maskWord(w.text) : w.text));
-  const decision = decide(input);
+  const decision = decide({ ...input, words });
   const keep =
     decision.keep === null ? [{ start: 0, end: roundMs(sourceSeconds) }] : alignKeep(decision.keep, fps, sourceSeconds, { snap: Boolean(input.edit?.keep) });
   if (decision.keep !== null && keep.length === 0) throw new EditFailure('edit-left-nothing', 'the edit keeps no part of the source: keep at least one range');
@@ -236,6 +238,38 @@ function tile(gap: Span, parts: CutPiece[]): CutPiece[] {
     out.shift();
   }
   return out;
+}
+
+/**
+ * The masked words timed by their sound: each sound of the audio belongs to the word whose
+ * recognized span overlaps it most (recognized times are 100-200 ms off on real speech, a word's
+ * end often early), and a masked word spans the sounds it owns, its start kept between its
+ * neighbours' starts so the words stay in order. A masked word that owns no sound keeps its recognized times.
+ */
+function soundTimedWords(words: readonly EditWord[], masked: readonly boolean[], evidence: Evidence): EditWord[] {
+  if (!masked.some(Boolean)) return [...words];
+  const owned = words.map((): Span[] => []);
+  for (const sound of evidence.sounds) {
+    let best = -1;
+    let bestOverlap = 0;
+    words.forEach((w, i) => {
+      const overlap = Math.min(w.end, sound.end) - Math.max(w.start, sound.start);
+      if (overlap > bestOverlap) {
+        best = i;
+        bestOverlap = overlap;
+      }
+    });
+    if (best >= 0) owned[best]!.push(sound);
+  }
+  return words.map((w, i) => {
+    const sounds = owned[i]!;
+    if (!masked[i] || sounds.length === 0) return w;
+    const lo = words[i - 1]?.start ?? 0;
+    const hi = words[i + 1]?.start ?? Number.POSITIVE_INFINITY;
+    const start = Math.min(Math.max(sounds[0]!.start, lo), hi);
+    const end = sounds.at(-1)!.end;
+    return end > start ? { ...w, start: roundMs(start), end: roundMs(end) } : w;
+  });
 }
 
 /** The masked words' audio on the output timeline, touching spans joined. */

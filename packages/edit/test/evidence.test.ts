@@ -116,3 +116,33 @@ describe('cut edges in the quiet (the audio envelope)', () => {
     expect(kept(out.plan.keep, 0.9, 1.5)).toBeCloseTo(0.6, 6);
   });
 });
+
+describe('a bleep covers the profane word as heard (the audio envelope)', () => {
+  // "you [valley] shit [valley] there": you 0.5-0.8, shit 0.95-1.45, there 1.6-1.95.
+  const audio = speech(3, [
+    { from: 0.5, to: 0.8, kind: 'voiced' },
+    { from: 0.95, to: 1.1, kind: 'hiss' },
+    { from: 1.1, to: 1.45, kind: 'voiced' },
+    { from: 1.6, to: 1.95, kind: 'voiced' },
+  ]);
+  // Recognized as whisper does on real speech: "shit" starts 120 ms early and ends 220 ms early.
+  const recognized: EditWord[] = [w('you', 0.45, 0.75), w('shit', 0.83, 1.23), w('there', 1.5, 1.9)];
+
+  it("the tone runs from the word's first sound to its last, and stays off its neighbours", () => {
+    const out = plan(recognized, { ...evidenceOf(audio), sourceSeconds: 3, edit: null, profanity: 'bleep' });
+    expect(out.plan.bleeps).toHaveLength(1);
+    const [bleep] = out.plan.bleeps;
+    expect(Math.abs(bleep!.start - 0.95)).toBeLessThanOrEqual(0.03);
+    expect(Math.abs(bleep!.end - 1.45)).toBeLessThanOrEqual(0.03);
+    expect(bleep!.start).toBeGreaterThanOrEqual(0.8);
+    expect(bleep!.end).toBeLessThanOrEqual(1.6);
+    // The masked word is reported at the same times, so the export and the tone agree.
+    const masked = out.sourceWords.find((x) => x.text === 's***')!;
+    expect(masked).toEqual({ text: 's***', start: bleep!.start, end: bleep!.end });
+  });
+
+  it("without the envelope the bleep is whisper's span, 120 ms early and 220 ms short", () => {
+    const out = plan(recognized, { sourceSeconds: 3, edit: null, profanity: 'bleep' });
+    expect(out.plan.bleeps).toEqual([{ start: 0.83, end: 1.23 }]);
+  });
+});
