@@ -222,46 +222,57 @@ describe('silences and fillers cut (silences: fast, fillers: safe)', () => {
     console.log(`words in the output (offset from the plan, correlation, energy kept, peak cut off): ${rows.map(show).join(', ')}`);
     for (const r of rows) {
       const what = `"${r.p.text}" ${r.p.start.toFixed(3)}-${r.p.end.toFixed(3)}`;
-      expect(keptWhole(talk, cut.plan.keep, r.p), `${what} is kept whole (its loudest cut-off sample ${r.lost.toFixed(3)})`).toBe(true);
-      expect(Math.abs(r.at!.offset), `${what} found ${r.at!.offset} s from ${r.at!.expected}`).toBeLessThanOrEqual(WORD_TOLERANCE);
-      expect(r.at!.score, `${what} is the same sound`).toBeGreaterThan(0.9);
-      expect(r.energy, `${what} keeps its loudness (no fade through it)`).toBeGreaterThan(0.8);
+      expect.soft(keptWhole(talk, cut.plan.keep, r.p), `${what} is kept whole (its loudest cut-off sample ${r.lost.toFixed(3)})`).toBe(true);
+      if (!r.at) continue; // its start was cut: reported above as not kept whole
+      expect.soft(Math.abs(r.at.offset), `${what} found ${r.at.offset} s from ${r.at.expected}`).toBeLessThanOrEqual(WORD_TOLERANCE);
+      expect.soft(r.at.score, `${what} is the same sound`).toBeGreaterThan(0.9);
+      expect.soft(r.energy, `${what} keeps its loudness (no fade through it)`).toBeGreaterThan(0.8);
     }
   });
 
   it('the fillers are gone and the repeat is cut once; the cut list says why, the real words are in the transcript on the output timeline', () => {
+    // Soft: each finding is reported, not only the first.
+    const kept = (p: Piece) => (wordOnOutput(cut.plan.keep, p.start, p.end)?.end ?? 0) - (wordOnOutput(cut.plan.keep, p.start, p.end)?.start ?? 0);
+    const pieces = talk.pieces.filter((x) => x.kind !== 'word');
+    console.log(
+      `fillers and repeats: ${pieces.map((p) => `"${p.text}" ${p.start.toFixed(2)}-${p.end.toFixed(2)} ${Math.round(kept(p) * 1000)} of ${Math.round((p.end - p.start) * 1000)} ms kept`).join(', ')}`,
+    );
     for (const f of talk.pieces.filter((x) => x.kind === 'filler')) {
-      expect(wordOnOutput(cut.plan.keep, f.start + 0.03, f.end - 0.03), `"${f.text}" at ${f.start.toFixed(2)} is cut`).toBeNull();
+      expect.soft(wordOnOutput(cut.plan.keep, f.start + 0.03, f.end - 0.03), `"${f.text}" at ${f.start.toFixed(2)} is cut`).toBeNull();
       const why = cut.plan.cuts.find((c) => c.start <= (f.start + f.end) / 2 && c.end >= (f.start + f.end) / 2);
-      expect(['filler', 'voiced-gap'], JSON.stringify(why)).toContain(why?.reason);
+      expect.soft(['filler', 'voiced-gap'], JSON.stringify(why)).toContain(why?.reason);
     }
     const repeats = talk.pieces.filter((x) => x.kind === 'repeat');
-    expect(repeats.filter((p) => keptWhole(talk, cut.plan.keep, p)).length, 'one "we" of "we we" is kept').toBe(1);
-    const gone = repeats.find((p) => !keptWhole(talk, cut.plan.keep, p))!;
-    expect(wordOnOutput(cut.plan.keep, gone.start + 0.03, gone.end - 0.03)).toBeNull();
-    const why = cut.plan.cuts.find((c) => c.start <= (gone.start + gone.end) / 2 && c.end >= (gone.start + gone.end) / 2);
-    expect(['repeat', 'voiced-gap', 'filler'], JSON.stringify(why)).toContain(why?.reason);
+    expect.soft(repeats.filter((p) => keptWhole(talk, cut.plan.keep, p)).length, 'one "we" of "we we" is kept').toBe(1);
+    // The other one is gone (not a part of it left), cut as a repeat (or as a sound no word covers).
+    for (const gone of repeats.filter((p) => !keptWhole(talk, cut.plan.keep, p)).slice(0, 1)) {
+      expect.soft(wordOnOutput(cut.plan.keep, gone.start + 0.03, gone.end - 0.03), `"${gone.text}" at ${gone.start.toFixed(2)} is cut`).toBeNull();
+      const why = cut.plan.cuts.find((c) => c.start <= (gone.start + gone.end) / 2 && c.end >= (gone.start + gone.end) / 2);
+      expect.soft(['repeat', 'voiced-gap', 'filler'], JSON.stringify(why)).toContain(why?.reason);
+    }
 
     const { words } = cut.transcript;
     const onOutput = words.filter((w) => w.outputStart != null);
-    expect(
-      onOutput.filter((w) => /^(um+|uh+|erm|hmm)$/.test(norm(w.text))),
-      'no filler on the output timeline',
-    ).toEqual([]);
+    expect
+      .soft(
+        onOutput.filter((w) => /^(um+|uh+|erm|hmm)$/.test(norm(w.text))),
+        'no filler on the output timeline',
+      )
+      .toEqual([]);
     // Each word's output span is the plan's mapping of its source span.
     for (const w of words) {
       const span = wordOnOutput(cut.plan.keep, w.start, w.end);
-      if (w.outputStart == null) expect(span, `"${w.text}" has no output time because the cut removed it`).toBeNull();
+      if (w.outputStart == null) expect.soft(span, `"${w.text}" has no output time because the cut removed it`).toBeNull();
       else {
-        expect(w.outputStart).toBeCloseTo(span!.start, 3);
-        expect(w.outputEnd!).toBeCloseTo(span!.end, 3);
+        expect.soft(w.outputStart).toBeCloseTo(span!.start, 3);
+        expect.soft(w.outputEnd!).toBeCloseTo(span!.end, 3);
       }
     }
     // Recognition accuracy is bench:accuracy's; here 90% of the reference words must be on the output timeline by text.
     const heard = new Set(onOutput.map((w) => norm(w.text)));
     const reference = talk.pieces.filter((p) => p.kind === 'word').map((p) => norm(p.text));
     const missing = reference.filter((r) => !heard.has(r));
-    expect(missing.length, `reference words not on the output timeline: ${missing.join(', ')}`).toBeLessThanOrEqual(Math.floor(reference.length * 0.1));
+    expect.soft(missing.length, `reference words not on the output timeline: ${missing.join(', ')}`).toBeLessThanOrEqual(Math.floor(reference.length * 0.1));
   });
 
   it('audio and video stay in sync: the flash frame and the beep placed together are within one frame in the output', async () => {
@@ -485,11 +496,11 @@ describe('profanity: bleep', () => {
     });
     expect(checks.length).toBe(2);
     for (const { p, share, neighbours } of checks) {
-      expect(share, `"${p.text}" is bleeped`).toBeGreaterThan(0.8);
+      expect.soft(share, `"${p.text}" is bleeped`).toBeGreaterThan(0.8);
       for (const { n, at, tone } of neighbours) {
-        expect(Math.abs(at.offset), `"${n.text}" beside "${p.text}"`).toBeLessThanOrEqual(WORD_TOLERANCE);
-        expect(at.score, `"${n.text}" beside "${p.text}" is intact`).toBeGreaterThan(0.9);
-        expect(tone, `no tone over "${n.text}"`).toBeLessThan(0.1);
+        expect.soft(Math.abs(at.offset), `"${n.text}" beside "${p.text}"`).toBeLessThanOrEqual(WORD_TOLERANCE);
+        expect.soft(at.score, `"${n.text}" beside "${p.text}" is intact`).toBeGreaterThan(0.9);
+        expect.soft(tone, `no tone over "${n.text}"`).toBeLessThan(0.1);
       }
     }
   });
