@@ -40,6 +40,14 @@ import {
  * word's audio found at its output time by cross-correlation, a flash frame and a beep placed
  * together, the caption pixels at each word's output midpoint, the bleep's tone over the profane
  * words, and the hook title's and the zoom's pixels.
+ *
+ * Thresholds: a word is not clipped when no sample of it above -30 dBFS was cut, it is found within
+ * 20 ms of its planned output time with a normalized correlation over 0.9, and the output keeps 80%
+ * of its energy; a join does not click when no sample step within 5 ms of it (decoded at 48 kHz)
+ * is above the source's own 99.9th-percentile step where there is sound; a bleep covers a word when
+ * the 1 kHz tone holds half the energy of at least 80% of the word's 10 ms windows, and leaves a
+ * neighbour intact when it holds it in under 10% of the neighbour's and the neighbour correlates
+ * over 0.9. The flash and the beep: within one frame (40 ms at 25 fps).
  */
 
 const W = 360;

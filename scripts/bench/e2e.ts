@@ -307,17 +307,19 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
 
 /**
  * --edit (issue 42): the same job with edit {silences: fast, zoom: emphasis} against it without,
- * alternating which goes first, each on a fresh farm planned as the embedded default. An edited job
- * renders once every word is known (its cuts decide the output timeline), so it gives up the
- * overlapped render; it renders only the kept part, and zooms by per-frame scale and crop.
+ * alternating which goes first, each on a fresh farm planned as the embedded default; and the job
+ * without edit with overlapped stages off, which says how much of the difference is the overlap an
+ * edited job gives up (it renders once every word is known: its cuts decide the output timeline)
+ * and how much is the edit's own render (the cut graph, the per-frame zoom).
  */
-async function benchEdit(bytes: Buffer, planned: Parameters<Farm['startAgent']>[0]): Promise<void> {
+async function benchEdit(bytes: Buffer, planned: NonNullable<Parameters<Farm['startAgent']>[0]>): Promise<void> {
   const EDIT = { edit: { silences: 'fast', zoom: 'emphasis' } };
-  const job = (edited: boolean) =>
-    withBenchFarm(bytes, planned, async (farm, client) => {
-      const [t, job] = await time(async () => (await client.submit(1_800_000, edited ? EDIT : {})).ended);
+  type Arm = 'plain' | 'serial' | 'edited';
+  const job = (arm: Arm) =>
+    withBenchFarm(bytes, arm === 'serial' ? { ...planned, overlap: false } : planned, async (farm, client) => {
+      const [t, job] = await time(async () => (await client.submit(1_800_000, arm === 'edited' ? EDIT : {})).ended);
       if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
-      const plan = edited ? (await client.api('GET', `/v1/automation-jobs/${job.id}/edit`)).body.plan : null;
+      const plan = arm === 'edited' ? (await client.api('GET', `/v1/automation-jobs/${job.id}/edit`)).body.plan : null;
       return {
         t,
         stages: await jobStageSeconds(farm),
@@ -326,40 +328,42 @@ async function benchEdit(bytes: Buffer, planned: Parameters<Farm['startAgent']>[
       };
     });
   type Row = Awaited<ReturnType<typeof job>>;
-  const rows: { plain: Row; edited: Row }[] = [];
+  const rows: Record<Arm, Row>[] = [];
   const loads: number[] = [];
+  const orders: Arm[][] = [
+    ['plain', 'serial', 'edited'],
+    ['edited', 'serial', 'plain'],
+  ];
   for (let i = 0; i < runs; i++) {
     loads.push(loadavg()[0]!);
-    // Alternate which goes first, so a change in the machine's load does not always favour one side.
-    let plain: Row;
-    let edited: Row;
-    if (i % 2 === 0) {
-      plain = await job(false);
-      edited = await job(true);
-    } else {
-      edited = await job(true);
-      plain = await job(false);
-    }
+    // Alternate the order, so a change in the machine's load does not always favour one side.
+    const row = {} as Record<Arm, Row>;
+    for (const arm of orders[i % 2]!) row[arm] = await job(arm);
     loads.push(loadavg()[0]!);
-    rows.push({ plain, edited });
+    rows.push(row);
     const show = (r: Row) => `${r.t.toFixed(1)} s (${JOB_STAGES.map((k) => `${k} ${r.stages[k].toFixed(1)}`).join(', ')})`;
     console.log(
-      `run ${i + 1}: plain ${show(plain)}; edited ${show(edited)}, output ${edited.outputSeconds.toFixed(1)} s with ${edited.zooms} zooms; ` +
-        `ratio ${(edited.t / plain.t).toFixed(3)}`,
+      `run ${i + 1}: plain ${show(row.plain)}; plain, overlap off ${show(row.serial)}; edited ${show(row.edited)}, output ` +
+        `${row.edited.outputSeconds.toFixed(1)} s with ${row.edited.zooms} zooms; edited / plain ${(row.edited.t / row.plain.t).toFixed(3)}, ` +
+        `edited / plain with overlap off ${(row.edited.t / row.serial.t).toFixed(3)}`,
     );
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
-  const ratios = rows.map((r) => r.edited.t / r.plain.t).sort((x, y) => x - y);
+  const spread = (a: number[]) => {
+    const s = [...a].sort((x, y) => x - y);
+    return `${median(s).toFixed(3)} median, range ${s[0]!.toFixed(3)}-${s.at(-1)!.toFixed(3)}`;
+  };
   console.log(
-    `\nbench:e2e --edit  ${seconds} s 1080x1920 job, edit {silences: fast, zoom: emphasis} / none: wall ` +
-      `${median(ratios).toFixed(3)} median, range ${ratios[0]!.toFixed(3)}-${ratios.at(-1)!.toFixed(3)} over ${runs} runs; ` +
-      `load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores`,
+    `\nbench:e2e --edit  ${seconds} s 1080x1920 job, edit {silences: fast, zoom: emphasis} against none, over ${runs} runs ` +
+      `(load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores):\n` +
+      `  edited / plain: ${spread(rows.map((r) => r.edited.t / r.plain.t))}\n` +
+      `  edited / plain with overlapped stages off: ${spread(rows.map((r) => r.edited.t / r.serial.t))} (the edit's own cost)\n` +
+      `  plain with overlap off / plain: ${spread(rows.map((r) => r.serial.t / r.plain.t))} (the overlap an edited job gives up)`,
   );
-  // Where the extra time goes: each stage's edited minus plain seconds, median over the runs.
-  const delta = (k: (typeof JOB_STAGES)[number]) => median(rows.map((r) => r.edited.stages[k] - r.plain.stages[k]));
+  // Where the extra time goes: each stage's edited minus plain (overlap off) seconds, median over the runs.
+  const delta = (k: (typeof JOB_STAGES)[number]) => median(rows.map((r) => r.edited.stages[k] - r.serial.stages[k]));
   console.log(
-    `  stage seconds, edited - plain (median): ${JOB_STAGES.map((k) => `${k} ${delta(k) >= 0 ? '+' : ''}${delta(k).toFixed(1)}`).join(', ')}; ` +
-      `wall ${median(rows.map((r) => r.edited.t - r.plain.t)).toFixed(1)} s; output ${median(rows.map((r) => r.edited.outputSeconds)).toFixed(1)} of ${seconds} s ` +
-      `(with overlap on, a plain job's "render" is what is left of it once the words are final; an edited job renders after them)`,
+    `  stage seconds, edited - plain with overlap off (median): ${JOB_STAGES.map((k) => `${k} ${delta(k) >= 0 ? '+' : ''}${delta(k).toFixed(1)}`).join(', ')}; ` +
+      `output ${median(rows.map((r) => r.edited.outputSeconds)).toFixed(1)} of ${seconds} s`,
   );
 }
