@@ -179,7 +179,7 @@ function cutItems(input: AutoInput, voiced: readonly Span[]): CutPiece[] {
     if (input.evidence) {
       // After the kept word before: MIN_WORD after its start, and its recognized end (when that is before this word's start: ends run long).
       const from = Math.max(keptStart + MIN_WORD, Math.min(keptEnd, w.start - ONSET_SLACK));
-      const heard = heardCut(words, i, reason, { from, until: nextKeptStart[i]! - ONSET_SLACK }, input.evidence);
+      const heard = heardCut(words, i, reason, { from, floor: keptStart + BLOB_AFTER_ONSET, until: nextKeptStart[i]! - ONSET_SLACK }, input.evidence);
       if (heard) items.push({ ...heard, reason });
       return;
     }
@@ -262,24 +262,40 @@ function extendWord(w: EditWord, voiced: readonly Span[], items: readonly CutPie
  * overlaps, else the nearest within FILLER_SEARCH; a repeat runs from the quiet before its onset to
  * the quiet before the next word's. An edge the bounds force into a sound goes to its quietest point.
  */
-function heardCut(words: readonly EditWord[], i: number, reason: CutReason, bounds: { from: number; until: number }, evidence: Evidence): Span | null {
+function heardCut(
+  words: readonly EditWord[],
+  i: number,
+  reason: CutReason,
+  bounds: { from: number; floor: number; until: number },
+  evidence: Evidence,
+): Span | null {
   const w = words[i]!;
   const { from, until } = bounds;
+  // A sound of its own (quiet before it) may start before `from`, the kept word's recognized end
+  // (ends run long), but not before `floor`: a sound starting within BLOB_AFTER_ONSET of the kept
+  // word's onset is that word's ("cor-pus" with a long closure).
+  const floor = Math.min(from, bounds.floor);
   if (until <= from + EPS) return null;
   const edge = (lo: number, hi: number, fallback: number) => evidence.quietest(Math.max(from, lo), Math.min(until, hi)) ?? fallback;
   if (reason === 'repeat') {
     const next = nextOnset(words, i) ?? w.end;
-    const start = edge(w.start - EDGE_WINDOW, w.start + 0.02, Math.max(from, w.start));
+    // Onsets run late (the second "we" of "we we" 120 ms on espeak-ng): the quiet before it is looked for over twice the window.
+    const start = evidence.quietest(Math.max(floor, w.start - 2 * EDGE_WINDOW), Math.min(until, w.start + 0.02)) ?? Math.max(from, w.start);
     // The next onset may be late by 0.2 s (the kept "words" after "words words word" on
     // en_mfa_acoustic_corpus): the quiet is looked for over twice the window; ending early only keeps more.
     const end = edge(next - 2 * EDGE_WINDOW, next, Math.min(until, Math.max(w.end, start)));
     return end > start + EPS ? { start, end } : null;
   }
+  // A sound wholly after `floor` may be the filler's own (the kept word before it ended in the quiet before it).
+  const lo = (s: Span) => (s.start >= floor - EPS ? floor : from);
   const near = evidence.voiced
-    .filter((s) => s.end > from + EPS && s.start < until - EPS)
-    .map((s) => ({ start: Math.max(from, s.start), end: Math.min(until, s.end), cutStart: s.start < from - EPS, cutEnd: s.end > until + EPS }));
+    .filter((s) => s.end > lo(s) + EPS && s.start < until - EPS)
+    .map((s) => ({ start: Math.max(lo(s), s.start), end: Math.min(until, s.end), cutStart: s.start < lo(s) - EPS, cutEnd: s.end > until + EPS }));
   const span = { start: w.start, end: Math.max(w.end, w.start) };
-  let claimed = near.filter((s) => (s.end > span.start + EPS && s.start < span.end - EPS) || (s.start <= span.start && span.start <= s.end));
+  // The filler's sounds: those its recognized span covers for the most part, or holds its start
+  // (a recognized end that runs 20 ms into the next word's sound does not make that sound the filler's).
+  const covered = (s: Span) => Math.min(s.end, span.end) - Math.max(s.start, span.start) >= 0.5 * (s.end - s.start) - EPS;
+  let claimed = near.filter((s) => (s.end > span.start + EPS && s.start < span.end - EPS && covered(s)) || (s.start <= span.start && span.start <= s.end));
   if (claimed.length === 0) {
     const distance = (s: Span) => Math.max(0, s.start - span.end, span.start - s.end);
     const best = near.reduce<(typeof near)[number] | null>((b, s) => (distance(s) <= FILLER_SEARCH && (!b || distance(s) < distance(b)) ? s : b), null);

@@ -146,3 +146,49 @@ describe('a bleep covers the profane word as heard (the audio envelope)', () => 
     expect(out.plan.bleeps).toEqual([{ start: 0.83, end: 1.23 }]);
   });
 });
+
+describe('recognized times late by 0.1-0.2 s around a stutter and a hesitation (espeak-ng "Today we we cut, um, long")', () => {
+  // The sounds as laid (80 ms between words, 0.2 s around the "um"), shifted to start at 0.5 s.
+  const at = (t: number) => t - 6;
+  const audio = speech(4.2, [
+    { from: at(6.47), to: at(7.0), kind: 'voiced' },
+    { from: at(7.08), to: at(7.46), kind: 'voiced' },
+    { from: at(7.54), to: at(7.93), kind: 'voiced' },
+    { from: at(8.01), to: at(8.34), kind: 'voiced' },
+    { from: at(8.54), to: at(8.91), kind: 'voiced' },
+    { from: at(9.11), to: at(9.66), kind: 'voiced' },
+  ]);
+  // whisper base + our onset alignment on that clip: onsets late, "cut," running over the "um".
+  const recognized: EditWord[] = [
+    w('Today,', at(6.52), at(7.22)),
+    w('we,', at(7.2), at(7.76)),
+    w('we', at(7.62), at(8.29)),
+    w('cut,', at(7.82), at(8.72)),
+    w('um,', at(8.66), at(9.13)),
+    w('long', at(9.32), at(9.65)),
+  ];
+
+  it('the repeat is cut from the quiet before the first "we" to the quiet before the second, the filler from the quiet before "um" to the quiet after it', () => {
+    const out = plan(recognized, { ...evidenceOf(audio), sourceSeconds: 4.2, fps: 25, edit: { fillers: 'safe' } });
+    const repeat = out.plan.cuts.find((c) => c.reason === 'repeat')!;
+    const filler = out.plan.cuts.find((c) => c.reason === 'filler')!;
+    expect(repeat.start).toBeGreaterThanOrEqual(at(7.0) - 1e-6);
+    expect(repeat.start).toBeLessThanOrEqual(at(7.08) + 1e-6);
+    expect(repeat.end).toBeGreaterThanOrEqual(at(7.46) - 1e-6);
+    expect(repeat.end).toBeLessThanOrEqual(at(7.54) + 1e-6);
+    expect(filler.start).toBeGreaterThanOrEqual(at(8.34) - 1e-6);
+    // On the 25 fps grid: at most a frame of the "um" may stay.
+    expect(filler.start).toBeLessThanOrEqual(at(8.54) + 1 / 25 + 1e-6);
+    expect(filler.end).toBeGreaterThanOrEqual(at(8.91) - 1e-6);
+    expect(filler.end).toBeLessThanOrEqual(at(9.11) + 1e-6);
+    // The words around them whole.
+    for (const [a, b] of [
+      [6.47, 7.0],
+      [7.54, 7.93],
+      [8.01, 8.34],
+      [9.11, 9.66],
+    ] as const) {
+      expect(kept(out.plan.keep, at(a), at(b))).toBeCloseTo(b - a, 6);
+    }
+  });
+});
