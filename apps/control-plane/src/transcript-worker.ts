@@ -1,7 +1,7 @@
 import { ApiError } from '@captionfarm/contracts';
 import { Piscina } from 'piscina';
 import { prepareJob, type PreparedJob } from './jobs/body.ts';
-import { exportTranscript, keepOfPlan } from './services/output-timeline.ts';
+import { exportTranscript, editOfPlan } from './services/output-timeline.ts';
 import { lowerThisThreadPriority } from './worker-threads.ts';
 
 // Background work, below the main thread's priority (worker-threads.ts).
@@ -43,7 +43,7 @@ export default function transcriptTask(task: TranscriptTask): TranscriptResult {
       words,
       language: task.language,
       languageProbability: task.languageProbability,
-      keep: keepOfPlan(task.editJson),
+      edit: editOfPlan(task.editJson),
     });
     return moved(typeof body === 'string' ? body : JSON.stringify(body));
   }

@@ -306,6 +306,38 @@ describe('a masked job with a given transcript', () => {
 });
 
 describe('GET .../transcript of an edited job', () => {
+  it('a word the plan removed has no output time, even where a sliver of its recognized span lies in a keep-range', async () => {
+    const { api } = await h.account('pro', 'edit-removed');
+    const created = (await api('POST', '/v1/automation-jobs', { videoUrl, templateId: 'karaoke', edit: { fillers: 'safe' } })).body;
+    // Whisper's "um" runs 0.17 s past the cut the audio placed (e2e clip: um, 8.66-9.13; cut 8.56-8.96).
+    const words = [
+      { text: 'cut,', start: 0.2, end: 0.6 },
+      { text: 'um,', start: 0.66, end: 1.13 },
+      { text: 'long', start: 1.32, end: 1.65 },
+    ];
+    const plan: EditPlan = {
+      sourceSeconds: 3,
+      outputSeconds: 2.6,
+      keep: [
+        { start: 0, end: 0.56 },
+        { start: 0.96, end: 3 },
+      ],
+      cuts: [{ start: 0.56, end: 0.96, reason: 'filler', text: 'um,' }],
+      zooms: [],
+      bleeps: [],
+      removed: [1],
+    };
+    await succeed(await leaseJob(created.id), { words, plan });
+    const json = TranscriptRecordSchema.parse((await api('GET', `/v1/automation-jobs/${created.id}/transcript`)).body);
+    expect(json.words.map((w) => [w.text, w.outputStart])).toEqual([
+      ['cut,', 0.2],
+      ['um,', null],
+      ['long', 0.92],
+    ]);
+    const srt = await api('GET', `/v1/automation-jobs/${created.id}/transcript?format=srt`);
+    expect(srt.body).not.toContain('um');
+  });
+
   it('JSON words carry source and output times (null when cut); SRT and VTT are on the output timeline without the cut words', async () => {
     const { api } = await h.account('pro', 'edit-export');
     const created = (await api('POST', '/v1/automation-jobs', { videoUrl, templateId: 'karaoke', edit: { fillers: 'safe' } })).body;

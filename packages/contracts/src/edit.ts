@@ -154,6 +154,12 @@ export const EditPlanSchema = z.strictObject({
     .max(EDIT_MAX_RANGES + 1),
   zooms: z.array(z.strictObject({ start: z.number().nonnegative(), end: z.number().nonnegative(), scale: z.number().min(1).max(1.5) })).max(EDIT_MAX_RANGES),
   bleeps: z.array(z.strictObject({ start: z.number().nonnegative(), end: z.number().nonnegative() })).max(20_000),
+  /**
+   * Indices of the reported words the edit removed (fillers, repeats, words wholly cut): their
+   * output times are null even where a sliver of their recognized span lies in a keep-range.
+   * Absent in plans from agents before it.
+   */
+  removed: z.array(z.number().int().nonnegative()).max(20_000).optional(),
 });
 export type EditPlan = z.infer<typeof EditPlanSchema>;
 

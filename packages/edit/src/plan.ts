@@ -100,7 +100,15 @@ export function planEdit(input: PlanEditInput): PlannedEdit {
       : [];
   const bleeps = input.profanity === 'bleep' ? bleepSpans(onOutput, words, masked) : [];
   return {
-    plan: { sourceSeconds: roundMs(sourceSeconds), outputSeconds, keep, cuts, zooms, bleeps },
+    plan: {
+      sourceSeconds: roundMs(sourceSeconds),
+      outputSeconds,
+      keep,
+      cuts,
+      zooms,
+      bleeps,
+      ...(decision.keep === null ? {} : { removed: words.flatMap((_, i) => (kept.has(i) ? [] : [i])) }),
+    },
     words: burned.map((b) => {
       if (decision.keep === null) return { text: texts[b.index]!, start: b.start, end: b.end };
       const start = roundMs(b.start);

@@ -11,7 +11,7 @@ import type { Database, Db } from '@captionfarm/db';
 import type { Kysely, Transaction } from 'kysely';
 import type { TranscriptWork } from '../transcript-work.ts';
 import type { GivenTranscript } from '../jobs/body.ts';
-import { exportTranscript, keepOfPlan } from './output-timeline.ts';
+import { exportTranscript, editOfPlan } from './output-timeline.ts';
 import type { Caller, JobsService } from '../jobs/service.ts';
 
 type Words = TranscriptRecord['words'];
@@ -149,7 +149,7 @@ export function createTranscriptsService(deps: { db: Db; jobs: Pick<JobsService,
         words: JSON.parse(row.words) as Words,
         language: row.language,
         languageProbability: row.language_probability,
-        keep: keepOfPlan(row.edit_json),
+        edit: editOfPlan(row.edit_json),
       };
       if (format === 'json') return { kind: 'json', body: exportTranscript(format, stored) };
       return { kind: 'text', contentType: TRANSCRIPT_CONTENT_TYPES[format], fileName: `${job.id}.${format}`, body: exportTranscript(format, stored) };
