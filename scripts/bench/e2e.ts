@@ -17,7 +17,8 @@
  *                                                 for recognition and encoding on different hardware
  *   npm run bench:e2e -- --edit   the whole job with edit {silences: fast, zoom: emphasis} against the
  *                                                 same job without (alternating): the wall ratio, and the
- *                                                 difference stage by stage (issue 42)
+ *                                                 difference stage by stage (issue 42); --pause 1.5 puts
+ *                                                 that much silence after each reading, for fast to cut
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -43,6 +44,8 @@ const { values } = parseArgs({
     overlap: { type: 'boolean', default: false },
     'one-core-each': { type: 'boolean', default: false },
     edit: { type: 'boolean', default: false },
+    /** Seconds of silence after each reading of en.wav (a clip with pauses for the edit to cut; default none). */
+    pause: { type: 'string', default: '0' },
   },
 });
 const runs = Number(values.runs);
@@ -115,14 +118,17 @@ const dir = await mkdtemp(path.join(tmpdir(), 'cf-bench-e2e-'));
 try {
   // A 60 s portrait clip with real speech: the shared espeak reading, looped, under testsrc2.
   const clip = path.join(dir, 'clip.mp4');
-  const audio = ['-stream_loop', '-1', '-i', path.join(shared, 'en.wav')];
+  // With --pause, each reading is followed by that much silence (a talking head that stops to think).
+  const pause = Number(values.pause);
+  if (!(pause >= 0 && pause <= 30)) throw new Error('--pause is seconds of silence, 0 to 30');
+  const reading = pause > 0 ? path.join(dir, 'reading.wav') : path.join(shared, 'en.wav');
+  if (pause > 0) await run('ffmpeg', ['-v', 'error', '-y', '-i', path.join(shared, 'en.wav'), '-af', `apad=pad_dur=${pause}`, reading]);
+  const audio = ['-stream_loop', '-1', '-i', reading];
   await run('ffmpeg', testClipArgs({ seconds, audio, output: clip, preset: 'veryfast', crf: 20 }));
   const bytes = await readFile(clip);
   // The words the clip says: en.txt's, once per reading of en.wav (looped to `seconds`).
   const referenceWords = (await readFile(path.join(shared, 'en.txt'), 'utf8')).trim().split(/\s+/).length;
-  const readingSeconds = Number(
-    (await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path.join(shared, 'en.wav')])).stdout,
-  );
+  const readingSeconds = Number((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', reading])).stdout);
   const expectedWords = Math.floor((referenceWords * seconds) / readingSeconds);
   let captioned = 0;
   const model = testModelPath();
