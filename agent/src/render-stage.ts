@@ -44,7 +44,7 @@ export function jobRender(o: {
   let bandOf: (size: OutputFrame) => BandRect = () => ({ x: 0, y: 0, width: 0, height: 0 });
   const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, signal: AbortSignal) => {
     percent = 0;
-    const plan = o.edit?.();
+    const plan = changesPicture(o.edit?.(), info.durationSeconds);
     try {
       return await renderVideo({
         input: ingested.source,
@@ -91,6 +91,18 @@ export function jobRender(o: {
     },
     following: (captionStream, signal) => render({ captionStream }, signal),
   };
+}
+
+/**
+ * A plan the render must apply: null when it keeps the whole source with no zoom and no bleep (a
+ * masked job, or cuts that found nothing to cut), so the render stays the plain one (audio copied,
+ * no edit graph: 2-7 CPU-s of 30 on a 30 s 1080x1920 clip).
+ */
+function changesPicture(plan: EditPlan | undefined, sourceSeconds: number): EditPlan | undefined {
+  if (!plan) return undefined;
+  const [only, ...more] = plan.keep;
+  const whole = only !== undefined && more.length === 0 && only.start <= 0.001 && only.end >= sourceSeconds - 0.001;
+  return whole && plan.zooms.length === 0 && plan.bleeps.length === 0 ? undefined : plan;
 }
 
 /** The hook title (issue 42) painted at the output size, clear of the caption band, shown for its seconds. */
