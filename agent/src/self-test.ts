@@ -152,6 +152,11 @@ function selfTestJob(sourceUrl: string, sizeBytes: number): LeasedJob {
     hookTitle: null,
     profanity: 'off',
     profanityWords: [],
+    outputs: [],
+    safeArea: 'none',
+    placement: 'fixed',
+    poster: null,
+    subtitles: 'burn',
   };
 }
 

@@ -134,6 +134,11 @@ async function runJob(o: {
     hookTitle: null,
     profanity: 'off',
     profanityWords: [],
+    outputs: [],
+    safeArea: 'none',
+    placement: 'fixed',
+    poster: null,
+    subtitles: 'burn',
     ...o.job,
   };
   try {

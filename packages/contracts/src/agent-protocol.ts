@@ -1,5 +1,6 @@
 import type { TRPCBuiltRouter, TRPCDefaultErrorShape, TRPCMutationProcedure, TRPCSubscriptionProcedure } from '@trpc/server';
 import { z } from 'zod';
+import { MAX_OUTPUTS } from './framing.ts';
 import {
   AgentCompleteInputSchema,
   AgentFailInputSchema,
@@ -28,7 +29,19 @@ export const AgentHeartbeatInputSchema = z.strictObject({ ...nodeRef, leases: z.
 export const AgentNodeProgressInputSchema = AgentProgressInputSchema.extend(nodeRef);
 export const AgentNodeIngestedInputSchema = AgentIngestedInputSchema.extend(nodeRef);
 export const AgentNodeTranscribedInputSchema = AgentTranscribedInputSchema.extend(nodeRef);
-export const AgentOutputUploadUrlInputSchema = z.strictObject({ ...nodeRef, ...leaseRef, sizeBytes: z.number().int().positive() });
+export const AgentOutputUploadUrlInputSchema = z.strictObject({
+  ...nodeRef,
+  ...leaseRef,
+  sizeBytes: z.number().int().positive(),
+  /** Issue 43: which rendition (0: the job's output) or the poster; agents from before omit both. */
+  output: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_OUTPUTS - 1)
+    .default(0),
+  target: z.enum(['video', 'poster']).default('video'),
+});
 export const AgentNodeCompleteInputSchema = AgentCompleteInputSchema.extend(nodeRef);
 export const AgentNodeFailInputSchema = AgentFailInputSchema.extend(nodeRef);
 export const AgentReleaseInputSchema = z.strictObject({ ...nodeRef, ...leaseRef });

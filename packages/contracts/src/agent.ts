@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { EditPlanSchema, EditRequestSchema, HookTitleSchema, PROFANITY_MODES, PROFANITY_WORDS_MAX } from './edit.ts';
-import { FailureCodeSchema, FormatSchema, QualitySchema, ResolutionSchema } from './job.ts';
+import { CompletedOutputSchema, CompletedPosterSchema, LeasedOutputSchema, MAX_OUTPUTS, PLACEMENTS, SAFE_AREAS, SUBTITLE_MODES } from './framing.ts';
+import { FailureCodeSchema, FormatSchema, QualitySchema } from './job.ts';
+import { ResolutionSchema } from './resolution.ts';
 import { REPLACEMENTS_MAX, VOCABULARY_MAX_TERMS } from './recognition.ts';
 import { TRANSCRIPT_MAX_WORDS } from './transcript.ts';
 
@@ -85,6 +87,16 @@ export const LeasedJobSchema = z.strictObject({
   profanity: z.enum(PROFANITY_MODES).default('off'),
   /** The account's own profane words, added to the language's list (resolved at creation). */
   profanityWords: z.array(z.string()).max(PROFANITY_WORDS_MAX).default([]),
+  /**
+   * Issue 43: every rendition to make, the first being the job's own format and resolution;
+   * empty (a control plane from before): one, from format, resolution and reframe center.
+   */
+  outputs: z.array(LeasedOutputSchema).max(MAX_OUTPUTS).default([]),
+  safeArea: z.enum(SAFE_AREAS).default('none'),
+  placement: z.enum(PLACEMENTS).default('fixed'),
+  /** null: no poster; `at` null: the agent chooses the frame (faces, stillness); else output seconds. */
+  poster: z.strictObject({ at: z.number().nonnegative().nullable() }).nullable().default(null),
+  subtitles: z.enum(SUBTITLE_MODES).default('burn'),
 });
 export type LeasedJob = z.infer<typeof LeasedJobSchema>;
 
@@ -113,6 +125,10 @@ export const AgentCompleteInputSchema = z.strictObject({
   outputBytes: z.number().int().positive(),
   /** Optional: agents from before metrics omit it. */
   phaseSeconds: PhaseSecondsSchema.optional(),
+  /** Issue 43: every rendition uploaded (index 0 is the one above); agents from before omit it. */
+  outputs: z.array(CompletedOutputSchema).max(MAX_OUTPUTS).optional(),
+  /** Issue 43: the poster uploaded, when the job asked for one. */
+  poster: CompletedPosterSchema.optional(),
 });
 const RecognitionCheckSchema = z.enum(['loop', 'budget']);
 /**

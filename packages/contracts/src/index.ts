@@ -13,3 +13,5 @@ export * from './fonts.ts';
 export * from './languages.ts';
 export * from './agent-protocol.ts';
 export * from './edit.ts';
+export * from './resolution.ts';
+export * from './framing.ts';

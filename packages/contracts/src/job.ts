@@ -3,6 +3,8 @@ import { EditRequestSchema, HookTitleSchema, ProfanitySchema } from './edit.ts';
 import { LanguageSchema, WHISPER_LANGUAGES } from './languages.ts';
 import { ReplacementsSchema, VocabularySchema } from './recognition.ts';
 import { TranscriptInputSchema } from './transcript.ts';
+import { framingRequestFields } from './framing.ts';
+import { MAX_REQUESTED_ASPECT, MIN_REQUESTED_SIDE, RequestedResolutionSchema, ResolutionSchema } from './resolution.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export const JOB_PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded', 'failed', 'cancelled'] as const;
@@ -52,32 +54,6 @@ export const FormatSchema = z.enum(['mp4', 'webm', 'mov']);
 export const QualitySchema = z.enum(['low', 'medium', 'high']);
 export type Format = z.infer<typeof FormatSchema>;
 export type Quality = z.infer<typeof QualitySchema>;
-
-export const ResolutionSchema = z.strictObject({
-  width: z.number().int().positive().max(16384),
-  height: z.number().int().positive().max(16384),
-});
-export type Resolution = z.infer<typeof ResolutionSchema>;
-
-/**
- * What a client may request: sizes the encoders produce exactly (H.264/VP9 4:2:0 need even
- * sizes; the renderer would otherwise round down), at least MIN_REQUESTED_SIDE per side (below
- * that, caption text is a few pixels tall) and at most MAX_REQUESTED_ASPECT:1 (past that the
- * caption band cannot hold a line of words). Anything else could never succeed, so it is refused
- * at creation rather than failing later with a retryable render-failed.
- */
-export const MIN_REQUESTED_SIDE = 64;
-export const MAX_REQUESTED_ASPECT = 4;
-export const RequestedResolutionSchema = ResolutionSchema.superRefine((r, ctx) => {
-  for (const side of ['width', 'height'] as const) {
-    if (r[side] < MIN_REQUESTED_SIDE) ctx.addIssue({ code: 'custom', path: [side], message: `at least ${MIN_REQUESTED_SIDE} pixels` });
-    else if (r[side] % 2 !== 0)
-      ctx.addIssue({ code: 'custom', path: [side], message: `an even number of pixels (the encoders need even sizes), e.g. ${r[side] - 1}` });
-  }
-  if (Math.max(r.width, r.height) > MAX_REQUESTED_ASPECT * Math.min(r.width, r.height)) {
-    ctx.addIssue({ code: 'custom', path: [], message: `an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1` });
-  }
-});
 
 /** Template ids: built-ins are kebab-case words; custom ones are `tpl_` + 24 base62 chars. */
 export const TemplateIdSchema = z
@@ -168,8 +144,36 @@ export const CreateJobRequestSchema = z
     hookTitle: HookTitleSchema.optional(),
     /** Issue 42: profane words masked in the captions and exports, or also bleeped. */
     profanity: ProfanitySchema.default('off'),
+    /** Issue 43: reframe, safeArea, placement, outputs, poster, subtitles. */
+    ...framingRequestFields,
   })
   .superRefine((body, ctx) => {
+    if (body.overlay) {
+      // An overlay is laid over the untouched source: one transparent rendition of it, nothing moved, nothing muxed.
+      if (body.reframe !== 'center')
+        ctx.addIssue({ code: 'custom', path: ['reframe'], message: 'an overlay is laid over the untouched source: it cannot be reframed' });
+      if (body.outputs) ctx.addIssue({ code: 'custom', path: ['outputs'], message: 'an overlay has one rendition: drop outputs (use resolution)' });
+      if (body.poster !== false) ctx.addIssue({ code: 'custom', path: ['poster'], message: 'an overlay has no picture to make a poster of' });
+      if (body.subtitles !== 'burn')
+        ctx.addIssue({ code: 'custom', path: ['subtitles'], message: 'an overlay is only the captions: it has no subtitle track' });
+    }
+    if (!body.outputs && body.reframe === 'subject' && !body.resolution) {
+      ctx.addIssue({ code: 'custom', path: ['reframe'], message: 'reframe subject needs a resolution of another aspect ratio to crop to' });
+    }
+    if (body.outputs) {
+      if (body.resolution)
+        ctx.addIssue({ code: 'custom', path: ['resolution'], message: 'give each output its own resolution (outputs[].resolution), not both' });
+      const seen = new Set<string>();
+      body.outputs.forEach((o, i) => {
+        if (o.reframe === 'subject' && !o.resolution) {
+          ctx.addIssue({ code: 'custom', path: ['outputs', i, 'reframe'], message: 'reframe subject needs a resolution to crop to' });
+        }
+        const key = JSON.stringify([o.resolution?.width, o.resolution?.height, o.format ?? body.format, o.reframe ?? body.reframe]);
+        if (seen.has(key))
+          ctx.addIssue({ code: 'custom', path: ['outputs', i], message: 'the same rendition twice: each output differs in resolution, format or reframe' });
+        seen.add(key);
+      });
+    }
     if (body.overlay && body.edit) {
       ctx.addIssue({
         code: 'custom',

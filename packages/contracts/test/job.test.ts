@@ -12,7 +12,48 @@ const issues = (body: unknown) => {
 
 describe('CreateJobRequestSchema', () => {
   it('fills the documented defaults: mp4, high quality, no overlay', () => {
-    expect(CreateJobRequestSchema.parse(base)).toEqual({ ...base, format: 'mp4', quality: 'high', overlay: false, profanity: 'off' });
+    expect(CreateJobRequestSchema.parse(base)).toEqual({
+      ...base,
+      format: 'mp4',
+      quality: 'high',
+      overlay: false,
+      profanity: 'off',
+      reframe: 'center',
+      safeArea: 'none',
+      placement: 'fixed',
+      poster: false,
+      subtitles: 'burn',
+    });
+  });
+
+  it('refuses what issue 43 names as bad input: 5 outputs, an odd size, reframe on an overlay, an unknown safeArea', () => {
+    const out = { resolution: { width: 1080, height: 1920 } };
+    expect(issues({ ...base, outputs: [out, { resolution: { width: 1920, height: 1080 } }] })).toEqual([]);
+    expect(issues({ ...base, outputs: Array.from({ length: 5 }, (_, i) => ({ resolution: { width: 640 + 2 * i, height: 360 } })) })).toEqual([
+      { path: 'outputs', message: 'at most 4 outputs' },
+    ]);
+    expect(issues({ ...base, outputs: [{ resolution: { width: 1081, height: 1920 } }] }).map((i) => i.path)).toEqual(['outputs.0.resolution.width']);
+    expect(issues({ ...base, overlay: true, format: 'webm', reframe: 'subject', resolution: out.resolution }).map((i) => i.path)).toEqual(['reframe']);
+    expect(issues({ ...base, safeArea: 'snapchat' }).map((i) => i.path)).toEqual(['safeArea']);
+    expect(issues({ ...base, placement: 'left' }).map((i) => i.path)).toEqual(['placement']);
+    expect(issues({ ...base, subtitles: 'soft' }).map((i) => i.path)).toEqual(['subtitles']);
+    expect(issues({ ...base, outputs: [] }).map((i) => i.path)).toEqual(['outputs']);
+  });
+
+  it('refuses framing that cannot mean anything: outputs with a top-level resolution, the same rendition twice, subject with nothing to crop', () => {
+    const r = { width: 1080, height: 1920 };
+    expect(issues({ ...base, resolution: r, outputs: [{ resolution: r }] }).map((i) => i.path)).toEqual(['resolution']);
+    expect(issues({ ...base, outputs: [{ resolution: r }, { resolution: r, format: 'mp4' }] }).map((i) => i.path)).toEqual(['outputs.1']);
+    expect(issues({ ...base, outputs: [{ resolution: r }, { resolution: r, reframe: 'subject' }] })).toEqual([]);
+    expect(issues({ ...base, reframe: 'subject' }).map((i) => i.path)).toEqual(['reframe']);
+    expect(issues({ ...base, outputs: [{ reframe: 'subject' }] }).map((i) => i.path)).toEqual(['outputs.0.reframe']);
+    expect(
+      issues({ ...base, overlay: true, format: 'webm', poster: true, subtitles: 'track', outputs: [{}] })
+        .map((i) => i.path)
+        .sort(),
+    ).toEqual(['outputs', 'poster', 'subtitles']);
+    expect(issues({ ...base, poster: { at: 2.5 } })).toEqual([]);
+    expect(issues({ ...base, poster: { at: -1 } }).map((i) => i.path)).toEqual(['poster.at']);
   });
 
   it('wants exactly one source: videoUrl or uploadId', () => {

@@ -51,6 +51,12 @@ export function createAgentLeases(deps: {
       transcript: await givenTranscript(db, job.id),
       ...recognitionWords(job),
       ...editOfJob(job),
+      // Issue 43: filled from the job's framing columns by the control plane's framing work.
+      outputs: [],
+      safeArea: 'none',
+      placement: 'fixed',
+      poster: null,
+      subtitles: 'burn',
     };
   }
 
