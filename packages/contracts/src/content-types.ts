@@ -14,6 +14,7 @@ export const CONTENT_TYPES = Object.freeze({
   otf: 'font/otf',
   woff2: 'font/woff2',
   png: 'image/png',
+  jpg: 'image/jpeg',
   json: 'application/json',
   srt: 'application/x-subrip; charset=utf-8',
   vtt: 'text/vtt; charset=utf-8',
