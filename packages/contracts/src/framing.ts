@@ -219,3 +219,5 @@ export const CompletedPosterSchema = z.strictObject({
   height: z.number().int().positive(),
   bytes: z.number().int().positive(),
 });
+export type CompletedOutput = z.infer<typeof CompletedOutputSchema>;
+export type CompletedPoster = z.infer<typeof CompletedPosterSchema>;
