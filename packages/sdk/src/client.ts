@@ -31,7 +31,16 @@ import {
   type TemplateDetail,
   type TemplateSummary,
 } from './job.ts';
-import { downloadOutput, putUpload, type DownloadOptions, type PutUploadOptions, type TransferProgress, type UploadBody } from './transfer.ts';
+import {
+  downloadOutput,
+  downloadRendition,
+  putUpload,
+  type DownloadOptions,
+  type PutUploadOptions,
+  type TransferProgress,
+  type UploadBody,
+} from './transfer.ts';
+import { ClientJobOutputsSchema, type JobOutputs } from './outputs.ts';
 import { pollUntilTerminal, type WaitForJobOptions } from './wait.ts';
 
 export interface ClientOptions {
@@ -164,6 +173,22 @@ export interface CaptionfarmClient {
   getProfanityWords(opts?: CallOptions): Promise<string[]>;
   /** PUT /v1/profanity-words: replaces the account's own words (at most 500); jobs created from now on use them. */
   setProfanityWords(words: string[], opts?: CallOptions): Promise<string[]>;
+  /**
+   * GET /v1/automation-jobs/:id/outputs: every rendition of the job (index 0 is the job's own, the
+   * others those of `outputs` at creation) with its own presigned link and expiry, and the poster.
+   * Links are null (and the poster null) until the job succeeded. Unknown job: 404 `not_found`.
+   */
+  getJobOutputs(id: string, opts?: CallOptions): Promise<JobOutputs>;
+  /**
+   * Streams one rendition (`which`: its index) or the poster (`'poster'`) of `getJobOutputs`'s answer
+   * to a file (through `file.part`).
+   */
+  downloadRendition(
+    outputs: Pick<JobOutputs, 'jobId' | 'outputs' | 'poster'>,
+    which: number | 'poster',
+    filePath: string,
+    opts?: DownloadOptions,
+  ): Promise<{ path: string; bytes: number }>;
 }
 
 const enc = encodeURIComponent;
@@ -186,7 +211,10 @@ export function createClient(options: ClientOptions): CaptionfarmClient {
   // The methods call each other through `client`, the object returned.
   const client = { baseUrl: options.baseUrl.replace(/\/+$/, '') } as CaptionfarmClient;
   const c: ClientContext = { http, fetchImpl, client };
-  const methods = { ...jobMethods(c), ...templateMethods(c), ...fontMethods(c), ...editMethods(c) } satisfies Omit<CaptionfarmClient, 'baseUrl'>;
+  const methods = { ...jobMethods(c), ...templateMethods(c), ...fontMethods(c), ...editMethods(c), ...renditionMethods(c) } satisfies Omit<
+    CaptionfarmClient,
+    'baseUrl'
+  >;
   return Object.assign(client, methods);
 }
 
@@ -194,6 +222,7 @@ type Transport = ReturnType<typeof createTransport>;
 type TemplateMethod = 'listTemplates' | 'getTemplate' | 'previewTemplate' | 'getJobStyle';
 type FontMethod = 'createFontUpload' | 'completeFont' | 'uploadFont' | 'listFonts' | 'getFont' | 'deleteFont';
 type EditMethod = 'getJobEdit' | 'getProfanityWords' | 'setProfanityWords';
+type RenditionMethod = 'getJobOutputs' | 'downloadRendition';
 
 /** What the methods of one client share: its transport, its fetch, and the client itself. */
 interface ClientContext {
@@ -203,7 +232,7 @@ interface ClientContext {
 }
 
 /** Uploads, jobs, their transcripts and outputs. */
-function jobMethods(c: ClientContext): Omit<CaptionfarmClient, 'baseUrl' | TemplateMethod | FontMethod | EditMethod> {
+function jobMethods(c: ClientContext): Omit<CaptionfarmClient, 'baseUrl' | TemplateMethod | FontMethod | EditMethod | RenditionMethod> {
   const { http, fetchImpl, client } = c;
   const getJob = (id: string, opts: CallOptions & { maxRetries?: number } = {}) =>
     http.request({
@@ -366,5 +395,15 @@ function editMethods(c: ClientContext): Pick<CaptionfarmClient, EditMethod> {
           idempotent: true,
         })
       ).words,
+  };
+}
+
+/** Issue 43: a job's renditions and poster. */
+function renditionMethods(c: ClientContext): Pick<CaptionfarmClient, RenditionMethod> {
+  const { http, fetchImpl } = c;
+  return {
+    getJobOutputs: (id, opts = {}) =>
+      http.request({ method: 'GET', path: `/v1/automation-jobs/${enc(id)}/outputs`, schema: ClientJobOutputsSchema, signal: opts.signal, idempotent: true }),
+    downloadRendition: (outputs, which, filePath, opts) => downloadRendition(fetchImpl, outputs, which, filePath, opts),
   };
 }

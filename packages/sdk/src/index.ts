@@ -37,6 +37,7 @@ export {
   type TemplateSummary,
 } from './job.ts';
 export type { JobEdit } from './edit.ts';
+export type { JobOutput, JobOutputs, JobPoster } from './outputs.ts';
 export type { DownloadOptions, PutUploadOptions, TransferProgress, UploadBody } from './transfer.ts';
 export { DEFAULT_POLL_POLICY, nextPollDelay, type PollPolicy, type WaitForJobOptions } from './wait.ts';
 export {
@@ -54,6 +55,20 @@ export {
   PROFANITY_MODES,
   SILENCE_PACES,
   ZOOM_MODES,
+  MAX_OUTPUTS,
+  PLACEMENTS,
+  REFRAME_MODES,
+  SAFE_AREAS,
+  SAFE_AREA_ZONES,
+  SUBTITLE_MODES,
+  safeAreaZones,
+  type Box,
+  type OutputRequest,
+  type Placement,
+  type PosterRequest,
+  type ReframeMode,
+  type SafeAreaName,
+  type SubtitleMode,
   toOutputTime,
   wordOnOutput,
   type ApiErrorCode,

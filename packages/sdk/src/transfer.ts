@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { UploadRecord } from '@captionfarm/contracts';
 import { CaptionfarmError, CaptionfarmNetworkError, UploadRejectedError } from './errors.ts';
 import type { Job } from './job.ts';
+import type { JobOutputs } from './outputs.ts';
 import { causeMessage } from './util.ts';
 
 /** Bytes for the upload PUT: in memory, a Blob, a web ReadableStream or any async iterable (a Node Readable, e.g. fs.createReadStream). */
@@ -145,17 +146,61 @@ export async function downloadOutput(
   if (!job.downloadUrl) {
     throw new CaptionfarmError('no_output', `job ${job.id} has no output to download (status ${job.status}; downloadUrl is set once it succeeded)`);
   }
+  return downloadTo(fetchImpl, { url: job.downloadUrl, what: `the output of job ${job.id}`, refresh: 'fetch the job again for a fresh link' }, path, opts);
+}
+
+/**
+ * Issue 43: one rendition (`which`: its index) or the poster (`'poster'`) of GET .../outputs, streamed
+ * to `path` as downloadOutput does.
+ */
+export async function downloadRendition(
+  fetchImpl: typeof fetch,
+  outputs: Pick<JobOutputs, 'jobId' | 'outputs' | 'poster'>,
+  which: number | 'poster',
+  path: string,
+  opts: DownloadOptions = {},
+): Promise<{ path: string; bytes: number }> {
+  const refresh = 'call getJobOutputs again for fresh links';
+  if (which === 'poster') {
+    if (!outputs.poster)
+      throw new CaptionfarmError('no_output', `job ${outputs.jobId} has no poster to download (none was asked for, or the job has not succeeded yet)`);
+    return downloadTo(fetchImpl, { url: outputs.poster.downloadUrl, what: `the poster of job ${outputs.jobId}`, refresh }, path, opts);
+  }
+  const output = outputs.outputs.find((o) => o.index === which);
+  if (!output) {
+    throw new CaptionfarmError(
+      'no_output',
+      `job ${outputs.jobId} has no rendition ${which} (its renditions are ${outputs.outputs.map((o) => o.index).join(', ')})`,
+    );
+  }
+  if (!output.downloadUrl) {
+    throw new CaptionfarmError(
+      'no_output',
+      `rendition ${which} of job ${outputs.jobId} has no link (the job has not succeeded, or its outputs expired${output.outputExpiresAt ? ` at ${output.outputExpiresAt}` : ''})`,
+    );
+  }
+  return downloadTo(fetchImpl, { url: output.downloadUrl, what: `rendition ${which} of job ${outputs.jobId}`, refresh }, path, opts);
+}
+
+/** A presigned GET link streamed to `path` through `path.part`; `what` names it in errors, `refresh` says how to get a new link. */
+async function downloadTo(
+  fetchImpl: typeof fetch,
+  source: { url: string; what: string; refresh: string },
+  path: string,
+  opts: DownloadOptions,
+): Promise<{ path: string; bytes: number }> {
+  const { what } = source;
   let res: Response;
   try {
-    res = await fetchImpl(job.downloadUrl, opts.signal ? { signal: opts.signal } : {});
+    res = await fetchImpl(source.url, opts.signal ? { signal: opts.signal } : {});
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason;
-    throw new CaptionfarmNetworkError('network_error', `cannot download the output of job ${job.id} (${causeMessage(err)})`, { cause: err });
+    throw new CaptionfarmNetworkError('network_error', `cannot download ${what} (${causeMessage(err)})`, { cause: err });
   }
   if (res.status !== 200 || !res.body) {
     await res.body?.cancel();
-    const expired = res.status === 403 ? ' (download links expire 7 days after the job succeeded; fetch the job again for a fresh link)' : '';
-    throw new CaptionfarmError('download_failed', `downloading the output of job ${job.id} answered HTTP ${res.status}${expired}`);
+    const expired = res.status === 403 ? ` (download links expire 7 days after the job succeeded; ${source.refresh})` : '';
+    throw new CaptionfarmError('download_failed', `downloading ${what} answered HTTP ${res.status}${expired}`);
   }
   const header = res.headers.get('content-length');
   const totalBytes = header !== null && /^\d+$/.test(header) ? Number(header) : null;
@@ -175,15 +220,14 @@ export async function downloadOutput(
       createWriteStream(part),
       opts.signal ? { signal: opts.signal } : {},
     );
-    if (totalBytes !== null && bytes !== totalBytes)
-      throw new CaptionfarmError('download_failed', `the output of job ${job.id} ended after ${bytes} of ${totalBytes} bytes`);
+    if (totalBytes !== null && bytes !== totalBytes) throw new CaptionfarmError('download_failed', `${what} ended after ${bytes} of ${totalBytes} bytes`);
     await rename(part, path);
   } catch (err) {
     await rm(part, { force: true });
     if (opts.signal?.aborted) throw opts.signal.reason;
     // A local file problem (no such directory, disk full) is not a network error: pass it on.
     if (err instanceof CaptionfarmError || (err as NodeJS.ErrnoException).path !== undefined) throw err;
-    throw new CaptionfarmNetworkError('network_error', `downloading the output of job ${job.id} failed after ${bytes} bytes (${causeMessage(err)})`, {
+    throw new CaptionfarmNetworkError('network_error', `downloading ${what} failed after ${bytes} bytes (${causeMessage(err)})`, {
       cause: err,
     });
   }
