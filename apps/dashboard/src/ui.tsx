@@ -179,6 +179,32 @@ export function SelectField(props: { label: string; value: string | number; opti
   );
 }
 
+/** A select of described choices, [value, option label, hint under the select]: the chosen option's hint shows under it. */
+export function Choice(props: {
+  label: string;
+  value: string;
+  options: readonly (readonly [string, string, string])[];
+  disabled?: boolean;
+  /** Replaces the chosen option's own hint. */
+  hint?: string | undefined;
+  error?: string | undefined;
+  onChange: (v: string) => void;
+}) {
+  return (
+    <Field label={props.label} hint={props.hint ?? props.options.find(([v]) => v === props.value)?.[2]} error={props.error}>
+      {(id, d) => (
+        <select id={id} aria-describedby={d} value={props.value} disabled={props.disabled} onChange={(e) => props.onChange(e.target.value)}>
+          {props.options.map(([v, text]) => (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 /** A number box (or a slider with `type="range"`) in a labelled Field. */
 export function NumberField(props: {
   label: string;

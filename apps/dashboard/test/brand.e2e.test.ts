@@ -58,7 +58,7 @@ describe('brand options in the dashboard', () => {
     await page.getByRole('checkbox', { name: /Emoji/ }).check();
     await page.getByRole('checkbox', { name: /Transparent overlay/ }).check();
     // An overlay has alpha: the format moves from mp4 to mov, and mp4 cannot be picked.
-    expect(await page.getByLabel('Format').inputValue()).toBe('mov');
+    expect(await page.getByLabel('Rendition 1 format').inputValue()).toBe('mov');
     expect(await page.locator('option[value="mp4"]').isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);

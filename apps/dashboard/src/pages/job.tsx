@@ -4,6 +4,7 @@ import { api, type JobRecord, type WebhookDeliveryView } from '../api.ts';
 import { ago, duration, when } from '../format.ts';
 import { Card, Empty, ErrorState, FormError, Loading, PageHeader, Progress, StatusBadge } from '../ui.tsx';
 import { EditPanel, RenderAgainButton } from './job-edit.tsx';
+import { OutputsPanel } from './job-outputs.tsx';
 
 const PHASES = ['queued', 'ingesting', 'transcribing', 'rendering', 'succeeded'] as const;
 
@@ -72,6 +73,7 @@ export function JobPage() {
           {j.phase === 'rendering' && j.percent !== null && <Progress value={j.percent} label="Render progress" />}
         </Card>
         {j.status === 'succeeded' && j.downloadUrl && <Output job={j} />}
+        {j.status === 'succeeded' && <OutputsPanel job={j} />}
         {j.status === 'succeeded' && <EditPanel job={j} />}
         {j.status === 'failed' && (
           <Card title="Why it failed" className="span-3">

@@ -4,7 +4,7 @@
 import { lazy, Suspense } from 'react';
 import { Link } from 'react-router';
 import type { RenderAgain } from '../render-again.ts';
-import { Card, Field, Loading } from '../ui.tsx';
+import { Card, Choice, Field, Loading } from '../ui.tsx';
 import type { NewJobForm } from './new-job-form.ts';
 
 const CutPreview = lazy(() => import('./cut-preview.tsx').then((m) => ({ default: m.CutPreview })));
@@ -28,31 +28,6 @@ const PROFANITY: [string, string, string][] = [
   ['mask', 'Mask', 'f*** in the captions and the exports.'],
   ['bleep', 'Bleep', 'Masked, and a tone over the word.'],
 ];
-
-function Choice(props: {
-  label: string;
-  value: string;
-  options: [string, string, string][];
-  disabled?: boolean;
-  /** Replaces the chosen option's own hint. */
-  hint?: string;
-  error?: string;
-  onChange: (v: string) => void;
-}) {
-  return (
-    <Field label={props.label} hint={props.hint ?? props.options.find(([v]) => v === props.value)?.[2]} error={props.error}>
-      {(id, d) => (
-        <select id={id} aria-describedby={d} value={props.value} disabled={props.disabled} onChange={(e) => props.onChange(e.target.value)}>
-          {props.options.map(([v, text]) => (
-            <option key={v} value={v}>
-              {text}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
-  );
-}
 
 export function EditCard({ form, fe }: Section) {
   const { silences, fillers, zoom, hookText, hookSeconds, profanity, from } = form.fields;

@@ -8,17 +8,18 @@ import { api, putWithProgress, type JobRecord } from '../api.ts';
 import { parseKeywords } from '../fonts.tsx';
 import { parseReplacements, parseVocabulary } from '../recognition.ts';
 import { readRenderAgain, type RenderAgain } from '../render-again.ts';
+import { FRAMING_START, framingOptions, type FramingFields } from '../renditions.ts';
 
-/** The form's fields as the user typed them (numbers and lists still text). */
-interface NewJobFields {
+/**
+ * The form's fields as the user typed them (numbers and lists still text). The job's format and
+ * size are its first rendition's (FramingFields.renditions[0], issue 43).
+ */
+interface NewJobFields extends FramingFields {
   source: 'file' | 'url';
   file: File | null;
   videoUrl: string;
   templateId: string;
-  format: string;
   quality: string;
-  width: string;
-  height: string;
   language: string;
   webhookUrl: string;
   overlay: boolean;
@@ -43,10 +44,7 @@ const START: NewJobFields = {
   file: null,
   videoUrl: '',
   templateId: 'karaoke',
-  format: 'mp4',
   quality: 'high',
-  width: '',
-  height: '',
   language: '',
   webhookUrl: '',
   overlay: false,
@@ -62,6 +60,7 @@ const START: NewJobFields = {
   hookSeconds: '3',
   profanity: 'off',
   from: null,
+  ...FRAMING_START,
 };
 
 /** The form as a job left it (job page: "Render again"): its look and its edit; the video is chosen again. */
@@ -71,7 +70,7 @@ function fieldsFrom(from: RenderAgain | null): NewJobFields {
     ...START,
     templateId: from.templateId,
     // A ProRes job was an overlay; the form offers mov only then.
-    format: from.format,
+    renditions: [{ size: '', width: '', height: '', format: from.format, reframe: '' }],
     overlay: from.format === 'mov',
     quality: from.quality,
     silences: from.silences,
@@ -106,8 +105,7 @@ function editOptions(f: NewJobFields): Record<string, unknown> {
 
 /** The job's options from the fields: only what the user set. Throws on a replacement line it cannot read. */
 function jobOptions(f: NewJobFields): Record<string, unknown> {
-  const options: Record<string, unknown> = { templateId: f.templateId, format: f.format, quality: f.quality };
-  if (f.width || f.height) options.resolution = { width: Number(f.width), height: Number(f.height) };
+  const options: Record<string, unknown> = { templateId: f.templateId, quality: f.quality, ...framingOptions(f, { overlay: f.overlay }) };
   if (f.language) options.language = f.language;
   if (f.webhookUrl) options.webhookUrl = f.webhookUrl;
   if (f.overlay) options.overlay = true;

@@ -6,7 +6,9 @@ import { FontPicker } from '../fonts.tsx';
 import { lineError, parseReplacements, parseVocabulary } from '../recognition.ts';
 import { TemplatePreview, useTemplates } from '../previews.tsx';
 import { Card, ErrorState, Field, FormError, Loading, PageHeader, Progress, fieldError } from '../ui.tsx';
+import type { RenditionRow } from '../renditions.ts';
 import { EditCard } from './new-job-edit.tsx';
+import { FramingCard } from './new-job-framing.tsx';
 import { useNewJobForm, type NewJobForm } from './new-job-form.ts';
 
 const ACCEPT = '.mp4,.m4v,.mov,.webm,.mkv,.avi,video/*';
@@ -29,6 +31,7 @@ function NewJobFormView() {
       <form onSubmit={(e) => void form.submit(e)} noValidate>
         <VideoCard form={form} fe={fe} />
         <TemplateCard form={form} fe={fe} />
+        <FramingCard form={form} fe={fe} />
         <OptionsCard form={form} fe={fe} />
         <BrandCard form={form} fe={fe} />
         <WordsCard form={form} />
@@ -150,23 +153,10 @@ function TemplateCard({ form, fe }: Section) {
 }
 
 function OptionsCard({ form, fe }: Section) {
-  const { format, quality, overlay, width, height, language, webhookUrl } = form.fields;
+  const { quality, language, webhookUrl } = form.fields;
   return (
     <Card title="Options">
       <div className="form-grid">
-        <Field label="Format">
-          {(id) => (
-            <select id={id} value={format} onChange={(e) => form.set({ format: e.target.value })}>
-              <option value="mp4" disabled={overlay}>
-                MP4 (H.264)
-              </option>
-              <option value="webm">{overlay ? 'WebM (VP9 with alpha)' : 'WebM (VP9)'}</option>
-              <option value="mov" disabled={!overlay}>
-                MOV (ProRes 4444 with alpha, overlay only)
-              </option>
-            </select>
-          )}
-        </Field>
         <Field label="Quality">
           {(id) => (
             <select id={id} value={quality} onChange={(e) => form.set({ quality: e.target.value })}>
@@ -175,12 +165,6 @@ function OptionsCard({ form, fe }: Section) {
               <option value="low">Low</option>
             </select>
           )}
-        </Field>
-        <Field label="Width" hint="Empty: as the source." error={fe('resolution.width') ?? fe('resolution')}>
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="numeric" value={width} onChange={(e) => form.set({ width: e.target.value })} />}
-        </Field>
-        <Field label="Height" error={fe('resolution.height')}>
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="numeric" value={height} onChange={(e) => form.set({ height: e.target.value })} />}
         </Field>
         <Field label="Language" hint="Two letters, e.g. en. Empty: detected." error={fe('language')}>
           {(id, d) => <input id={id} aria-describedby={d} maxLength={2} value={language} onChange={(e) => form.set({ language: e.target.value })} />}
@@ -194,7 +178,10 @@ function OptionsCard({ form, fe }: Section) {
 }
 
 function BrandCard({ form, fe }: Section) {
-  const { fontId, keywords, emoji, overlay, format } = form.fields;
+  const { fontId, keywords, emoji, overlay, renditions } = form.fields;
+  const [first, ...more] = renditions as [RenditionRow, ...RenditionRow[]];
+  // An overlay needs alpha (mov or webm); a burned video is mp4 or webm. The job's format is its first rendition's.
+  const withFormat = (format: string) => form.set({ renditions: [{ ...first, format }, ...more] });
   return (
     <Card title="Brand">
       <div className="form-grid">
@@ -216,9 +203,8 @@ function BrandCard({ form, fe }: Section) {
             onChange={(e) => {
               const on = e.target.checked;
               form.set({ overlay: on });
-              // An overlay needs alpha (mov or webm); a burned video is mp4 or webm.
-              if (on && format === 'mp4') form.set({ format: 'mov' });
-              if (!on && format === 'mov') form.set({ format: 'mp4' });
+              if (on && first.format === 'mp4') withFormat('mov');
+              if (!on && first.format === 'mov') withFormat('mp4');
             }}
           />{' '}
           Transparent overlay: only the captions, for your editor
