@@ -24,6 +24,7 @@ import { wireJobEvents } from './jobs/events.ts';
 import { createTemplatesService, type TemplateCatalog } from './services/templates.ts';
 import { createTranscriptsService } from './services/transcripts.ts';
 import { createEditsService } from './services/edits.ts';
+import { createOutputsService } from './services/outputs.ts';
 import { createProfanityWordsService } from './services/profanity-words.ts';
 import { createTranscriptWork, type TranscriptWork } from './transcript-work.ts';
 import { createUploadsService } from './services/uploads.ts';
@@ -121,6 +122,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
   const edits = createEditsService({ db, jobs });
+  const outputs = createOutputsService({ db, jobs, now });
   const profanityWords = createProfanityWordsService({ db });
   const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
   const timings = agentTimingsOf(config, opts.agentTimings);
@@ -156,7 +158,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
     ...shared,
     adminToken,
     baseUrl: baseUrl.get,
-    services: { ...services, transcripts, edits, profanityWords },
+    services: { ...services, transcripts, edits, outputs, profanityWords },
     dashboardDir: opts.dashboardDir,
     signInLimits: opts.signInLimits,
   });

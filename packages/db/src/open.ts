@@ -14,6 +14,7 @@ import * as fonts from './migrations/0016-fonts.ts';
 import * as ledgerBalance from './migrations/0017-ledger-balance.ts';
 import * as recognitionWords from './migrations/0019-recognition-words.ts';
 import * as edit from './migrations/0020-edit.ts';
+import * as framing from './migrations/0021-framing.ts';
 import { checkpointInBackground, WAL_SAFETY_NET_PAGES } from './checkpointer.ts';
 import type { Database } from './schema.ts';
 
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0018-create-pages': createPages,
   '0019-recognition-words': recognitionWords,
   '0020-edit': edit,
+  '0021-framing': framing,
 };
 
 /** Distinct statements kept prepared (the application has a few hundred; dynamic IN lists add more). */

@@ -1,4 +1,18 @@
-import type { FailureCode, FontFormat, FontStatus, Format, JobPhase, JobStatus, PlanId, ProfanityMode, Quality } from '@captionfarm/contracts';
+import type {
+  FailureCode,
+  FontFormat,
+  FontStatus,
+  Format,
+  JobPhase,
+  JobStatus,
+  Placement,
+  PlanId,
+  ProfanityMode,
+  Quality,
+  ReframeMode,
+  SafeAreaName,
+  SubtitleMode,
+} from '@captionfarm/contracts';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -107,6 +121,22 @@ export interface JobsTable {
   profanity: ColumnType<ProfanityMode, ProfanityMode | undefined, ProfanityMode>;
   /** JSON string[]: the account's own profane words at creation, when profanity is not 'off'; else null (0020). Optional on insert. */
   profanity_words_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The first rendition's reframe (0021; 'center' by default). */
+  reframe: ColumnType<ReframeMode, ReframeMode | undefined, ReframeMode>;
+  /** The app whose interface zones the captions keep out of (0021; 'none' by default). */
+  safe_area: ColumnType<SafeAreaName, SafeAreaName | undefined, SafeAreaName>;
+  /** Caption placement (0021; 'fixed' by default). */
+  placement: ColumnType<Placement, Placement | undefined, Placement>;
+  /** Burned captions, a subtitle track, or both (0021; 'burn' by default). */
+  subtitles: ColumnType<SubtitleMode, SubtitleMode | undefined, SubtitleMode>;
+  /** JSON {at: number | null}: the poster asked for (at null: the agent chooses), or null: none (0021). Optional on insert. */
+  poster_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {format, reframe, width, height}[]: every rendition asked for, or null: the one of format, req_width/req_height and reframe (0021). Optional on insert. */
+  outputs_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {index, width, height, bytes, downloadUrl}[]: the renditions made, set when the job succeeds (0021). Optional on insert. */
+  outputs_made_json: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {at, width, height, bytes, downloadUrl}: the poster made, set when the job succeeds with one (0021). Optional on insert. */
+  poster_made_json: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UploadsTable {

@@ -55,7 +55,7 @@ export interface BuiltinStore extends ObjectStore {
 
 const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 /** What GET answers with, by the key's extension (the ones jobs write; anything else is octet-stream). */
-const MIME = contentTypesFor(['mp4', 'm4v', 'mov', 'webm', 'mkv', 'avi', 'png', 'json']);
+const MIME = contentTypesFor(['mp4', 'm4v', 'mov', 'webm', 'mkv', 'avi', 'png', 'jpg', 'json']);
 
 /**
  * Answers with an S3 XML error and closes the connection without reading the rest of the request

@@ -4,6 +4,7 @@ import { deadlineAt } from '../jobs/decisions.ts';
 import { extendLeases, findLeaseReply, leaseNextJob, releaseLease, saveLeaseReply, type Db, type Job } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
 import { editOfJob, recognitionWords } from '../jobs/record.ts';
+import { framingOfJob } from '../jobs/renditions.ts';
 import type { JobsService } from '../jobs/service.ts';
 import { givenTranscript } from '../services/transcripts.ts';
 import type { AgentNodes } from './nodes.ts';
@@ -51,12 +52,7 @@ export function createAgentLeases(deps: {
       transcript: await givenTranscript(db, job.id),
       ...recognitionWords(job),
       ...editOfJob(job),
-      // Issue 43: filled from the job's framing columns by the control plane's framing work.
-      outputs: [],
-      safeArea: 'none',
-      placement: 'fixed',
-      poster: null,
-      subtitles: 'burn',
+      ...framingOfJob(job),
     };
   }
 

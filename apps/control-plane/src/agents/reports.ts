@@ -11,7 +11,9 @@ import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs, OUTPUT_PUT_URL_TTL_SECONDS } from '../jobs/ended-outputs.ts';
 import { finishJob, type Ending } from '../jobs/finish.ts';
 import { ingestJob } from '../jobs/ingest.ts';
+import { posterKey, posterOf, renditionKey, renditionsOf } from '../jobs/renditions.ts';
 import { saveRecognizedTranscript } from '../services/transcripts.ts';
+import { allStored, checkCompletion, presignMade } from './completion.ts';
 import { OUTPUT_TTL_SECONDS, type AgentTimings, type LeaseCheck } from './timings.ts';
 
 /** Who writes: the node (checked against the token by the router) and the lease it holds. */
@@ -35,6 +37,13 @@ export function createAgentReports(deps: {
     const ended = await db.transaction().execute((trx) => finishJob(trx, job, ending, now(), guard));
     if (ended) deps.onEnded(ended);
     return ended;
+  }
+
+  /** An agent's report the job cannot take (a bug of the agent): the job fails with `internal`, its outputs are deleted. */
+  async function agentBug(job: Job, leaseId: string, failureReason: string): Promise<{ ok: false; reason: 'job-ended' }> {
+    await end(job, { status: 'failed', failureCode: 'internal', failureReason }, { leaseId });
+    await deleteEndedOutputs(deps, job.id);
+    return { ok: false, reason: 'job-ended' };
   }
 
   async function owned(input: Holder): Promise<{ job: Job | undefined; check: LeaseCheck }> {
@@ -70,21 +79,39 @@ export function createAgentReports(deps: {
       return { ok: true };
     },
 
-    async outputUploadUrl(input: Holder & { sizeBytes: number }): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
+    /**
+     * A presigned PUT for one rendition (`output`, 0: the job's own) or the poster (issue 43), each
+     * its own key; a retried attempt's PUTs replace the earlier attempt's objects. An index past the
+     * job's renditions, or a poster it did not ask for, is the agent's bug: the job fails.
+     */
+    async outputUploadUrl(
+      input: Holder & { sizeBytes: number; output: number; target: 'video' | 'poster' },
+    ): Promise<{ ok: true; url: string } | Exclude<LeaseCheck, { ok: true }>> {
       const { job, check } = await owned(input);
       if (!check.ok || !job) return check as Exclude<LeaseCheck, { ok: true }>;
-      const key = `outputs/${job.id}.${job.format}`;
-      // Marked before the URL exists: should the job not succeed, its output is debris (deleteEndedOutputs).
-      await markOutputKey(db, { jobId: job.id, leaseId: input.leaseId, outputKey: key });
+      const rendition = renditionsOf(job)[input.output];
+      if (input.target === 'poster' ? !posterOf(job) : !rendition) {
+        const asked = input.target === 'poster' ? 'a poster' : `rendition ${input.output}`;
+        return agentBug(job, input.leaseId, `The agent asked to upload ${asked}, which the job did not ask for. Retry the job.`);
+      }
+      const key = input.target === 'poster' ? posterKey(job.id) : renditionKey(job.id, input.output, rendition!.format);
+      // Marked before the URL exists (rendition 0's key stands for all of them: outputKeysOf): should
+      // the job not succeed, its outputs are debris (deleteEndedOutputs).
+      await markOutputKey(db, { jobId: job.id, leaseId: input.leaseId, outputKey: renditionKey(job.id, 0, job.format) });
       const url = await store.presignPut({
         key,
         contentLength: input.sizeBytes,
-        contentType: contentTypeForExtension(job.format) ?? 'application/octet-stream',
+        contentType: contentTypeForExtension(input.target === 'poster' ? 'jpg' : rendition!.format) ?? 'application/octet-stream',
         expiresInSeconds: OUTPUT_PUT_URL_TTL_SECONDS,
       });
       return { ok: true, url };
     },
 
+    /**
+     * The job succeeded: every rendition and the poster it asked for reported (completion.ts) and in
+     * the store at their sizes. A completion that lacks one is the agent's bug and fails the job with
+     * `internal`, answered like an output that did not reach storage: `job-ended`.
+     */
     async complete(input: AgentCompleteInput & { nodeId: string }): Promise<LeaseCheck> {
       const { job, check } = await owned(input);
       if (!job) return check;
@@ -94,30 +121,23 @@ export function createAgentReports(deps: {
         await deleteEndedOutputs(deps, job.id);
         return check;
       }
-      const key = `outputs/${job.id}.${job.format}`;
-      const head = await store.head(key);
-      if (!head || head.sizeBytes !== input.outputBytes) {
-        await end(
-          job,
-          { status: 'failed', failureCode: 'internal', failureReason: 'The rendered output did not reach storage intact.' },
-          { leaseId: input.leaseId },
-        );
-        await deleteEndedOutputs(deps, job.id);
-        return { ok: false, reason: 'job-ended' };
-      }
+      const checked = checkCompletion(job, input);
+      if (typeof checked === 'string') return agentBug(job, input.leaseId, checked);
+      if (!(await allStored(store, job.id, checked))) return agentBug(job, input.leaseId, 'The rendered output did not reach storage intact.');
       const t = now();
-      const expires = new Date(t.getTime() + OUTPUT_TTL_SECONDS * 1000);
-      const downloadUrl = await store.presignGet({ key, expiresInSeconds: OUTPUT_TTL_SECONDS, downloadName: `captioned-${job.id}.${job.format}` });
+      const made = await presignMade(store, job.id, checked);
       const ended = await end(
         job,
         {
           status: 'succeeded',
-          outputKey: key,
+          outputKey: renditionKey(job.id, 0, job.format),
           outputBytes: input.outputBytes,
           width: input.resolution.width,
           height: input.resolution.height,
-          downloadUrl,
-          outputExpiresAt: expires.toISOString(),
+          downloadUrl: made.renditions[0]!.downloadUrl,
+          outputExpiresAt: new Date(t.getTime() + OUTPUT_TTL_SECONDS * 1000).toISOString(),
+          outputsMadeJson: JSON.stringify(made.renditions),
+          posterMadeJson: made.poster ? JSON.stringify(made.poster) : null,
         },
         { leaseId: input.leaseId },
       );

@@ -3,6 +3,7 @@ import { forgetOutputs, requeueExpiredLeases, type Db, type FailSweep, type Job 
 import type { ObjectStore } from '@captionfarm/storage';
 import { deleteEndedOutputs } from '../jobs/ended-outputs.ts';
 import { finishSwept } from '../jobs/finish.ts';
+import { OUTPUT_KEY_COLUMNS, outputKeysOf } from '../jobs/renditions.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { AgentHub } from './hub.ts';
 import type { AgentNodes } from './nodes.ts';
@@ -15,7 +16,11 @@ import type { AgentTimings } from './timings.ts';
  * the status (sweep-plans.test.ts checks the plan).
  */
 export const expiredOutputs = (db: Db, now: string) =>
-  db.selectFrom('jobs').select(['id', 'output_key']).where('output_key', 'is not', null).where('output_expires_at', '<', now);
+  db
+    .selectFrom('jobs')
+    .select([...OUTPUT_KEY_COLUMNS, 'output_key'])
+    .where('output_key', 'is not', null)
+    .where('output_expires_at', '<', now);
 
 /**
  * The job sweepers. Each is a set-based statement, safe to run in every control plane at once:
@@ -60,7 +65,8 @@ export function createAgentSweeper(deps: {
     for (const job of late) if (job.lease_owner) hub.push(job.lease_owner, { type: 'cancel', jobId: job.id });
 
     const stale = await expiredOutputs(db, iso).execute();
-    for (const job of stale) await store.delete(job.output_key ?? '');
+    // Every rendition and the poster (issue 43), not only the job's own output.
+    for (const job of stale) for (const key of outputKeysOf(job)) await store.delete(key);
     await forgetOutputs(
       db,
       stale.map((j) => j.id),

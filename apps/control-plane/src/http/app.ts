@@ -20,6 +20,7 @@ import type { JobsService } from '../jobs/service.ts';
 import type { TemplatesService } from '../services/templates.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { EditsService } from '../services/edits.ts';
+import type { OutputsService } from '../services/outputs.ts';
 import type { ProfanityWordsService } from '../services/profanity-words.ts';
 import type { UploadsService } from '../services/uploads.ts';
 import type { TranscriptWork } from '../transcript-work.ts';
@@ -61,6 +62,7 @@ export interface HttpAppDeps {
     previews: PreviewPool;
     transcripts: TranscriptsService;
     edits: EditsService;
+    outputs: OutputsService;
     profanityWords: ProfanityWordsService;
     fonts: FontsService;
     transcriptWork: TranscriptWork;
@@ -80,7 +82,8 @@ export interface HttpAppDeps {
  */
 export function createHttpApp(d: HttpAppDeps) {
   const { config, db, now, log, logger, metrics, adminToken, authFailures, clientAddress } = d;
-  const { accounts, jobs, uploads, templates, previews, transcripts, edits, profanityWords, fonts, transcriptWork, webhooks, users, agents } = d.services;
+  const { accounts, jobs, uploads, templates, previews, transcripts, edits, outputs, profanityWords, fonts, transcriptWork, webhooks, users, agents } =
+    d.services;
   const bodyTimeouts = { totalMs: config.bodyTotalSeconds * 1000, idleMs: config.bodyIdleSeconds * 1000 };
   const app = express();
   app.disable('x-powered-by');
@@ -118,6 +121,7 @@ export function createHttpApp(d: HttpAppDeps) {
       previews,
       transcripts,
       edits,
+      outputs,
       profanityWords,
       fonts,
       transcriptWork,

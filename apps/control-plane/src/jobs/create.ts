@@ -10,6 +10,7 @@ import { probeEnding } from './decisions.ts';
 import { finishJob } from './finish.ts';
 import type { UploadProbe } from './probe-upload.ts';
 import { toJobRecord } from './record.ts';
+import type { Rendition } from './renditions.ts';
 import type { Caller, CountInTransaction, JobsDeps, JobsEmitter } from './service.ts';
 
 /** What a create needs: the jobs service's dependencies and its events. */
@@ -149,13 +150,16 @@ async function resolveRequest(deps: CreateDeps, caller: Caller, input: JobInput)
       throw new ApiError('invalid_request', `${field} is not accepted: ${reason}.`, { details: [{ path: field, message: reason }] });
     }
   }
-  if (input.resolution && input.resolution.width * input.resolution.height > plan.frameBudget) {
-    throw new ApiError(
-      'limit_exceeded',
-      `resolution ${input.resolution.width}x${input.resolution.height} is over the ${caller.plan} plan's ` +
-        `frame budget of ${plan.frameBudget} pixels; request a smaller size or upgrade.`,
-      { details: [{ path: 'resolution', message: `at most ${plan.frameBudget} pixels (width x height)` }] },
-    );
+  // Every rendition's size within the plan's frame budget (issue 43: outputs[i].resolution, like the top-level one).
+  const sizes = input.outputs ? input.outputs.map((o, i) => ({ field: `outputs[${i}].resolution`, path: `outputs.${i}.resolution`, r: o.resolution })) : [];
+  for (const { field, path, r } of [{ field: 'resolution', path: 'resolution', r: input.resolution }, ...sizes]) {
+    if (r && r.width * r.height > plan.frameBudget) {
+      throw new ApiError(
+        'limit_exceeded',
+        `${field} ${r.width}x${r.height} is over the ${caller.plan} plan's ` + `frame budget of ${plan.frameBudget} pixels; request a smaller size or upgrade.`,
+        { details: [{ path, message: `at most ${plan.frameBudget} pixels (width x height)` }] },
+      );
+    }
   }
   return { renderTemplate, vocabulary, replacements, profanityWords: input.profanity === 'off' ? [] : await accountProfanityWords(deps.db, caller.accountId) };
 }
@@ -240,6 +244,34 @@ async function claimUpload(
     await trx.updateTable('uploads').set({ duration_seconds: probe.durationSeconds }).where('id', '=', upload.id).execute();
 }
 
+/** The renditions a request asks for, defaults filled from the job's own fields (the first one is the job's format, resolution and reframe). */
+function requestedRenditions(input: JobInput): Rendition[] {
+  const asked = input.outputs ?? [{ resolution: input.resolution, format: input.format, reframe: input.reframe }];
+  return asked.map((o) => ({
+    format: o.format ?? input.format,
+    reframe: o.reframe ?? input.reframe,
+    width: o.resolution?.width ?? null,
+    height: o.resolution?.height ?? null,
+  }));
+}
+
+/** The framing columns (0021): the first rendition in the job's own columns, the list only when the request had `outputs`. */
+function framingColumns(input: JobInput) {
+  const renditions = requestedRenditions(input);
+  const first = renditions[0]!;
+  return {
+    format: first.format,
+    req_width: first.width,
+    req_height: first.height,
+    reframe: first.reframe,
+    outputs_json: input.outputs ? JSON.stringify(renditions) : null,
+    safe_area: input.safeArea,
+    placement: input.placement,
+    subtitles: input.subtitles,
+    poster_json: input.poster === false ? null : JSON.stringify({ at: input.poster === true ? null : input.poster.at }),
+  } satisfies Partial<NewJobRow>;
+}
+
 /** Every column of the new job: queued, its request as resolved, nothing measured yet. */
 function newJobRow(a: { id: string; accountId: string; input: JobInput; resolved: Resolved; seq: number; iso: string }): NewJobRow {
   const { input, resolved, iso } = a;
@@ -252,12 +284,10 @@ function newJobRow(a: { id: string; accountId: string; input: JobInput; resolved
     template_json: JSON.stringify(resolved.renderTemplate),
     video_url: input.videoUrl ?? null,
     upload_id: input.uploadId ?? null,
-    format: input.format,
     quality: input.quality,
     overlay: input.overlay ? 1 : 0,
     style_json: input.style ? JSON.stringify(input.style) : null,
-    req_width: input.resolution?.width ?? null,
-    req_height: input.resolution?.height ?? null,
+    ...framingColumns(input),
     language: input.language ?? null,
     detected_language: null,
     webhook_url: input.webhookUrl ?? null,
@@ -269,6 +299,8 @@ function newJobRow(a: { id: string; accountId: string; input: JobInput; resolved
     output_bytes: null,
     download_url: null,
     output_expires_at: null,
+    outputs_made_json: null,
+    poster_made_json: null,
     failure_code: null,
     failure_reason: null,
     settled_at: null,

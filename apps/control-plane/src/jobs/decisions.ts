@@ -2,6 +2,7 @@ import { PLANS, type PlanId } from '@captionfarm/contracts';
 import type { AgentTimings } from '../agents/timings.ts';
 import type { Ending } from './finish.ts';
 import type { UploadProbe } from './probe-upload.ts';
+import type { Rendition } from './renditions.ts';
 
 /**
  * The job's decisions that more than one path takes (a create that probed its upload, an agent's
@@ -31,16 +32,22 @@ export function probeEnding(plan: PlanId, probe: Awaited<ReturnType<UploadProbe>
   return sourceTooLong(plan, probe.durationSeconds);
 }
 
-/** A requested resolution larger than the source fails `output-larger-than-source` (videos are never upscaled); null when it fits or none was asked. */
+/**
+ * A requested resolution larger than the source fails `output-larger-than-source` (videos are never
+ * upscaled), any rendition's (issue 43); null when every one fits or none was asked.
+ */
 export function outputLargerThanSource(
-  job: { req_width: number | null; req_height: number | null },
+  renditions: readonly Rendition[],
   source: { width: number; height: number },
 ): Extract<Ending, { status: 'failed' }> | null {
-  if (job.req_width === null || job.req_height === null || (job.req_width <= source.width && job.req_height <= source.height)) return null;
+  const i = renditions.findIndex((r) => r.width !== null && r.height !== null && (r.width > source.width || r.height > source.height));
+  if (i === -1) return null;
+  const r = renditions[i]!;
+  const which = renditions.length > 1 ? `outputs[${i}].resolution ` : '';
   return {
     status: 'failed',
     failureCode: 'output-larger-than-source',
-    failureReason: `The requested ${job.req_width}x${job.req_height} is larger than the ${source.width}x${source.height} source; videos are never upscaled.`,
+    failureReason: `The requested ${which}${r.width}x${r.height} is larger than the ${source.width}x${source.height} source; videos are never upscaled.`,
   };
 }
 

@@ -1,5 +1,6 @@
 import { forgetEndedOutput, type Db } from '@captionfarm/db';
 import type { ObjectStore } from '@captionfarm/storage';
+import { OUTPUT_KEY_COLUMNS, outputKeysOf } from './renditions.ts';
 
 /** How long the agent's presigned output PUT URL lives (agents/reports.ts outputUploadUrl). */
 export const OUTPUT_PUT_URL_TTL_SECONDS = 3600;
@@ -14,7 +15,7 @@ export const OUTPUT_PUT_URL_TTL_SECONDS = 3600;
 export const endedOutputs = (db: Db) =>
   db
     .selectFrom('jobs')
-    .select(['id', 'output_key', 'finished_at'])
+    .select([...OUTPUT_KEY_COLUMNS, 'output_key', 'finished_at'])
     .where('output_key', 'is not', null)
     .where('output_expires_at', 'is', null)
     .where('status', 'in', ['failed', 'cancelled']);
@@ -32,7 +33,8 @@ export async function deleteEndedOutputs(deps: { db: Db; store: ObjectStore; now
   const ended = await q.execute();
   const urlsExpiredBefore = new Date(now().getTime() - OUTPUT_PUT_URL_TTL_SECONDS * 1000).toISOString();
   for (const job of ended) {
-    if (job.output_key) await store.delete(job.output_key);
+    // Every rendition and the poster (issue 43): the mark is rendition 0's key, set for any of them.
+    if (job.output_key) for (const key of outputKeysOf(job)) await store.delete(key);
     if (job.finished_at !== null && job.finished_at < urlsExpiredBefore) {
       await forgetEndedOutput(db, { jobId: job.id });
     }

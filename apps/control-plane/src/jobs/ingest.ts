@@ -4,6 +4,7 @@ import type { AgentTimings } from '../agents/timings.ts';
 import { givenTranscriptOutOfRange } from '../services/transcripts.ts';
 import { deadlineAt, editOutOfRange, minutesExhausted, minutesText, outputLargerThanSource, sourceTooLong } from './decisions.ts';
 import type { Ending } from './finish.ts';
+import { renditionsOf } from './renditions.ts';
 
 type Failure = Extract<Ending, { status: 'failed' }>;
 
@@ -25,7 +26,7 @@ export async function ingestJob(
   await quoteIngestedJob(db, { jobId: job.id, leaseId: input.leaseId, quotedSeconds: seconds, now: now().toISOString() });
   const tooLong = sourceTooLong(PLANS[account.plan].id, input.durationSeconds);
   if (tooLong) return tooLong;
-  const larger = outputLargerThanSource(job, input);
+  const larger = outputLargerThanSource(renditionsOf(job), input);
   if (larger) return larger;
   const outOfRange = await givenTranscriptOutOfRange(db, job.id, input.durationSeconds);
   if (outOfRange) return { status: 'failed', failureCode: 'transcript-out-of-range', failureReason: outOfRange };

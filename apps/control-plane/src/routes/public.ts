@@ -6,6 +6,7 @@ import { callerOf, countInTransactionOf } from '../http/middleware.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { TranscriptWork } from '../transcript-work.ts';
 import type { EditsService } from '../services/edits.ts';
+import type { OutputsService } from '../services/outputs.ts';
 import type { ProfanityWordsService } from '../services/profanity-words.ts';
 import type { TranscriptsService } from '../services/transcripts.ts';
 import type { TemplatesService } from '../services/templates.ts';
@@ -55,6 +56,8 @@ export interface PublicRoutesDeps {
   previews: PreviewPool;
   transcripts: TranscriptsService;
   edits: EditsService;
+  /** GET .../outputs: every rendition and the poster (issue 43). */
+  outputs: OutputsService;
   profanityWords: ProfanityWordsService;
   /** Where create bodies larger than `inlineJobBytes` are parsed and validated. */
   transcriptWork: Pick<TranscriptWork, 'jobBody'>;
@@ -64,7 +67,7 @@ export interface PublicRoutesDeps {
   extend?: (router: Router) => void;
 }
 
-/** The spec's five endpoints, plus templates, fonts, a job's style, transcript and edit, the account's profane words. Auth, rate limit and body parsing run before. */
+/** The spec's five endpoints, plus templates, fonts, a job's style, transcript, edit and outputs, the account's profane words. Auth, rate limit and body parsing run before. */
 export function publicRoutes(deps: PublicRoutesDeps): Router {
   const r = Router();
   r.post('/automation-jobs/uploads', async (req, res) => {
@@ -102,6 +105,9 @@ export function publicRoutes(deps: PublicRoutesDeps): Router {
   });
   r.get('/automation-jobs/:id/edit', async (req, res) => {
     res.status(200).json(await deps.edits.get(callerOf(res), String(req.params.id)));
+  });
+  r.get('/automation-jobs/:id/outputs', async (req, res) => {
+    res.status(200).json(await deps.outputs.get(callerOf(res), String(req.params.id)));
   });
   r.post('/automation-jobs/:id/cancel', async (req, res) => {
     noBody(req);

@@ -14,6 +14,10 @@ export type JobEnding =
       height: number;
       downloadUrl: string;
       outputExpiresAt: string;
+      /** JSON of every rendition made (`jobs.outputs_made_json`, 0021). */
+      outputsMadeJson: string;
+      /** JSON of the poster made, or null: none asked for (`jobs.poster_made_json`, 0021). */
+      posterMadeJson: string | null;
     };
 
 /**
@@ -48,6 +52,8 @@ export async function endJob(
             out_height: ending.height,
             download_url: ending.downloadUrl,
             output_expires_at: ending.outputExpiresAt,
+            outputs_made_json: ending.outputsMadeJson,
+            poster_made_json: ending.posterMadeJson,
             settled_at: t,
           }
         : {}),
