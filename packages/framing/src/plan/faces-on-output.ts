@@ -21,22 +21,22 @@ export function facesOnOutput(o: { analysis: FramingAnalysis; crop: CropPath; ou
   samples.forEach((sample, i) => {
     const next = samples[i + 1]?.t ?? Math.min(sample.t + step, Math.max(analysis.durationSeconds, sample.t));
     const span = outputSpan(toOutput, sample.t, next);
+    // A sample the edit cut leaves the open boxes open: the kept sides of a cut join up.
+    if (!span) return;
     const stillOpen = new Map<string, TimedBox>();
-    if (span) {
-      const at = cropAt(crop, sample.t);
-      for (const face of sample.faces) {
-        const box = onOutput(face, at, crop, { sx, sy }, out);
-        if (!box) continue;
-        const key = `${box.x},${box.y},${box.width},${box.height}`;
-        const prev = open.get(key);
-        if (prev && Math.abs(prev.end - span.start) < 1e-6) {
-          prev.end = span.end;
-          stillOpen.set(key, prev);
-        } else if (!stillOpen.has(key)) {
-          const timed = { start: span.start, end: span.end, box };
-          result.push(timed);
-          stillOpen.set(key, timed);
-        }
+    const at = cropAt(crop, sample.t);
+    for (const face of sample.faces) {
+      const box = onOutput(face, at, crop, { sx, sy }, out);
+      if (!box) continue;
+      const key = `${box.x},${box.y},${box.width},${box.height}`;
+      const prev = open.get(key);
+      if (prev && Math.abs(prev.end - span.start) < 1e-5) {
+        prev.end = span.end;
+        stillOpen.set(key, prev);
+      } else if (!stillOpen.has(key)) {
+        const timed = { start: span.start, end: span.end, box };
+        result.push(timed);
+        stillOpen.set(key, timed);
       }
     }
     open = stillOpen;
@@ -79,5 +79,7 @@ function outputSpan(toOutput: ToOutput, a: number, b: number): { start: number; 
     }
     end = toOutput(lo) ?? start + (lo - a);
   }
-  return end > start ? { start, end } : null;
+  // Microseconds: the bisection's last bits are noise.
+  const us = (v: number) => Math.round(v * 1e6) / 1e6;
+  return end > start ? { start: us(start), end: us(end) } : null;
 }

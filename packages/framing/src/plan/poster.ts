@@ -3,7 +3,7 @@ import { cropAt } from './crop-path.ts';
 import { cx, cy } from './subject.ts';
 import type { FrameSample, FramingAnalysis, ToOutput } from './types.ts';
 
-/** Samples this close to a shot change (source seconds) are not posters: a blend or a half-settled frame. */
+/** Samples this close to a shot change (source seconds) or the start are not posters: a blend or a half-settled frame. */
 const SHOT_GUARD = 0.5;
 
 interface Candidate {
@@ -17,7 +17,7 @@ interface Candidate {
  * The poster's time in OUTPUT seconds: the sampled frame with the best face (large, near the
  * centre of the frame, or of the first rendition's crop window when `crop` is given) weighted by
  * stillness (a frame that barely differs from its neighbours is sharp), away from shot changes,
- * with a caption on screen when `captions` (output seconds) are given and some frame has one.
+ * and from the first half-second, with a caption on screen when `captions` (output seconds) are given and some frame has one.
  * Without faces: the stillest frame of the middle third. Ties go to the earlier frame.
  */
 export function choosePosterTime(o: {
@@ -39,7 +39,8 @@ export function choosePosterTime(o: {
     return [{ sample, at, motion }];
   });
   if (pool.length === 0) return Math.min(last, outputSeconds / 2);
-  pool = preferring(pool, (c) => !analysis.shots.some((s) => Math.abs(c.sample.t - s) < SHOT_GUARD));
+  // The opening is a shot change too (often a fade in).
+  pool = preferring(pool, (c) => c.at >= SHOT_GUARD && !analysis.shots.some((s) => Math.abs(c.sample.t - s) < SHOT_GUARD));
   const captions = o.captions;
   if (captions && captions.length > 0) pool = preferring(pool, (c) => captions.some((cap) => c.at >= cap.start && c.at < cap.end));
   let best: Candidate | null = null;
