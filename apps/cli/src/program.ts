@@ -126,7 +126,7 @@ function defineAdmin(program: Command, env: CliEnv): void {
 }
 
 function defineJobs(program: Command, env: CliEnv): void {
-  const jobs = group(program, 'jobs', 'your jobs: list, get, cancel, transcript, edit (CAPTIONFARM_API_KEY)');
+  const jobs = group(program, 'jobs', 'your jobs: list, get, cancel, transcript, edit, outputs (CAPTIONFARM_API_KEY)');
   jobs.addHelpText('after', `\n${API_ENV}`);
   const load = () => import('./commands/jobs.ts');
   jobs
@@ -162,6 +162,12 @@ function defineJobs(program: Command, env: CliEnv): void {
     .argument('[ID]', 'the job')
     .option('--json', 'print the JSON of GET /v1/automation-jobs/ID/edit')
     .action(action(async (id: string | undefined, opts: { json?: boolean }) => (await load()).jobsEdit(id, opts, env)));
+  jobs
+    .command('outputs')
+    .description('every rendition of a job (burn --outputs) with its size, download link and expiry, and the poster')
+    .argument('[ID]', 'the job')
+    .option('--json', 'print the JSON of GET /v1/automation-jobs/ID/outputs')
+    .action(action(async (id: string | undefined, opts: { json?: boolean }) => (await load()).jobsOutputs(id, opts, env)));
 }
 
 function defineTemplates(program: Command, env: CliEnv): void {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseBurnArgs } from '../src/commands/burn-args.ts';
 import { cutLines, editSummary, keepArgument } from '../src/commands/edit-summary.ts';
+import { outputsText } from '../src/commands/outputs-summary.ts';
 import {
   etaSeconds,
   formatBytes,
@@ -265,6 +266,83 @@ describe('parseBurnArgs', () => {
     expect((err as CliError).message.split('\n\ncaptionfarm burn')[0]).toContain(message);
   });
 
+  it('the framing options of issue 43: only those given are sent, as the API spells them; the renditions saved beside -o', () => {
+    const plan = parseBurnArgs(
+      [
+        ...['talk.mp4', '-t', 'k', '--reframe', 'subject', '--safe-area', 'tiktok', '--placement', 'auto'],
+        ...['--outputs', '1080x1920, 1920x1080:center,1080x1080:WEBM:subject', '--poster', '--subtitles', 'both'],
+      ],
+      cwd,
+    );
+    expect(plan?.request).toEqual({
+      templateId: 'k',
+      format: 'mp4',
+      reframe: 'subject',
+      safeArea: 'tiktok',
+      placement: 'auto',
+      outputs: [
+        { resolution: { width: 1080, height: 1920 } },
+        { resolution: { width: 1920, height: 1080 }, reframe: 'center' },
+        { resolution: { width: 1080, height: 1080 }, format: 'webm', reframe: 'subject' },
+      ],
+      poster: true,
+      subtitles: 'both',
+    });
+    // The first rendition keeps the name asked for (here the default), the others go beside it.
+    expect(plan?.output).toBe('/work/videos/talk.captioned.mp4');
+    expect(plan?.files).toEqual({
+      renditions: ['/work/videos/talk.captioned.mp4', '/work/videos/talk.captioned.1920x1080.mp4', '/work/videos/talk.captioned.1080x1080.webm'],
+      poster: '/work/videos/talk.captioned.poster.jpg',
+    });
+    // -o names the first; two renditions that differ only in reframe are told apart; the first's format names the default file.
+    expect(parseBurnArgs(['talk.mp4', '-t', 'k', '-o', 'out/talk.mp4', '--outputs', '1080x1920,1920x1080,1920x1080:subject'], cwd)?.files).toEqual({
+      renditions: ['/work/videos/out/talk.mp4', '/work/videos/out/talk.1920x1080.center.mp4', '/work/videos/out/talk.1920x1080.subject.mp4'],
+    });
+    expect(parseBurnArgs(['talk.mp4', '-t', 'k', '--outputs', '720x1280:webm'], cwd)?.output).toBe('/work/videos/talk.captioned.webm');
+    // A poster alone: the one rendition, and the poster at a time.
+    expect(parseBurnArgs(['talk.mp4', '-t', 'k', '-o', 'x.mp4', '--poster-at', '2.5'], cwd)).toMatchObject({
+      request: { poster: { at: 2.5 } },
+      files: { renditions: ['/work/videos/x.mp4'], poster: '/work/videos/x.poster.jpg' },
+    });
+    // No framing option: nothing sent, no files.
+    expect(parseBurnArgs(['talk.mp4', '-t', 'k'], cwd)).not.toHaveProperty('files');
+  });
+
+  it.each([
+    [['--reframe', 'face'], '--reframe must be center or subject, not "face"'],
+    [['--safe-area', 'snapchat'], '--safe-area must be none, tiktok, reels or shorts, not "snapchat"'],
+    [['--placement', 'top'], '--placement must be fixed or auto, not "top"'],
+    [['--subtitles', 'soft'], '--subtitles must be burn, track or both, not "soft"'],
+    [['--poster-at', 'middle'], '--poster-at must be a number of seconds, not "middle"'],
+    [['--outputs', '1080p'], '--outputs takes WxH sizes separated by commas, each optionally :mp4|:webm and :subject|:center'],
+    [['--outputs', '1080x1920:mov'], '--outputs: "mov" in "1080x1920:mov" is not mp4, webm, subject or center'],
+    [['--outputs', '1080x1920:mp4:webm'], '--outputs: "webm" in "1080x1920:mp4:webm" is not mp4, webm, subject or center (at most one format'],
+    // The service's own refusals, with the path and message its error body gives.
+    [['--outputs', '640x360,642x360,644x360,646x360,648x360'], 'the framing options are refused as the API would refuse them:\n  outputs: at most 4 outputs'],
+    [['--outputs', '1081x1920'], '\n  outputs.0.resolution.width: an even number of pixels (the encoders need even sizes), e.g. 1080'],
+    [['--outputs', '1080x1920,1080x1920:mp4'], '\n  outputs.1: the same rendition twice: each output differs in resolution, format or reframe'],
+    [['--outputs', '1080x1920', '--resolution', '1080x1920'], '\n  resolution: give each output its own resolution (outputs[].resolution), not both'],
+    [['--reframe', 'subject'], '\n  reframe: reframe subject needs a resolution of another aspect ratio to crop to'],
+    [
+      ['--overlay', '--format', 'webm', '--reframe', 'subject', '--resolution', '1080x1920'],
+      '\n  reframe: an overlay is laid over the untouched source: it cannot be reframed',
+    ],
+    [['--overlay', '--poster'], '\n  poster: an overlay has no picture to make a poster of'],
+    [['-o', 'x.mp4', '--outputs', '1080x1920:webm'], "-o x.mp4 does not match the first rendition's format webm (--outputs)"],
+    [['-o', 'a.mp4', '--outputs', '1080x1920,1920x1080'], 'a.1920x1080.mp4 would be written twice, or over the input or a subtitle file: choose another -o'],
+    [['-o', 'a.mp4', '--poster', '--srt', 'a.poster.jpg'], 'a.poster.jpg would be written twice'],
+  ])('framing usage error for %j, before any upload (exit 2)', (args, message) => {
+    let err: unknown;
+    try {
+      parseBurnArgs([args[1] === 'a.mp4' ? 'a.1920x1080.mp4' : 'a.mp4', '-t', 'k', ...args], cwd);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(2);
+    expect((err as CliError).message.split('\n\ncaptionfarm burn')[0]).toContain(message);
+  });
+
   it('unknown options are parse errors (exit 2, with the usage)', () => {
     expect(() => parseBurnArgs(['a.mp4', '-t', 'k', '--colour', 'red'], cwd)).toThrow(
       expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^unknown option '--colour'\n\ncaptionfarm burn INPUT --template ID/) }),
@@ -355,6 +433,58 @@ describe('editSummary: the cut list after an edited burn', () => {
         { start: 3.4, end: 12.6 },
       ]),
     ).toBe('0-1,2-3,3.4-12.6');
+  });
+});
+
+describe('outputsText: captionfarm jobs outputs', () => {
+  const rendition = {
+    format: 'mp4',
+    reframe: 'center',
+    requestedResolution: { width: 1080, height: 1920 },
+    sizeBytes: null,
+    downloadUrl: null,
+    outputExpiresAt: null,
+  };
+  it('before the job succeeded: the sizes asked for, no links, no poster', () => {
+    expect(
+      outputsText({
+        jobId: 'j',
+        safeArea: 'tiktok',
+        placement: 'auto',
+        subtitles: 'both',
+        outputs: [
+          { ...rendition, index: 0, reframe: 'subject', resolution: null },
+          { ...rendition, index: 1, requestedResolution: null, resolution: null },
+        ],
+        poster: null,
+      }),
+    ).toBe(
+      [
+        'safe area tiktok, placement auto, subtitles both',
+        'INDEX  FORMAT  REFRAME  RESOLUTION         SIZE  EXPIRES  URL',
+        '0      mp4     subject  1080x1920 (asked)  -     -        -',
+        '1      mp4     center   source (asked)     -     -        -',
+        'poster: none (not asked for, or not made yet)',
+      ].join('\n'),
+    );
+  });
+  it('once it succeeded: each rendition with its size, expiry and link, and the poster', () => {
+    const expires = '2026-12-05T13:00:00.000Z';
+    const text = outputsText({
+      jobId: 'j',
+      safeArea: 'none',
+      placement: 'fixed',
+      subtitles: 'burn',
+      outputs: [
+        { ...rendition, index: 0, resolution: { width: 1080, height: 1920 }, sizeBytes: 1_234_000, downloadUrl: 'http://s/0', outputExpiresAt: expires },
+      ],
+      poster: { at: 1.5, width: 1080, height: 1920, sizeBytes: 45_000, downloadUrl: 'http://s/p', outputExpiresAt: expires },
+    });
+    expect(text.split('\n').slice(2)).toEqual([
+      `0      mp4     center   1080x1920   1.2 MB  ${expires}  http://s/0`,
+      `poster at 1.50 s, 1080x1920, 45.0 kB, expires ${expires}`,
+      'http://s/p',
+    ]);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type Replacement,
 } from '@captionfarm/contracts';
 import { CliError, UsageError } from '../output.ts';
+import { defineFraming, framingFiles, framingRequest, type FramingFiles, type FramingOptions } from './burn-framing.ts';
 import { configureTree, usageText } from '@captionfarm/process/command-line';
 
 // burn's command line: its definition (read by `captionfarm --help` without loading the SDK) and the
@@ -20,7 +21,7 @@ import { configureTree, usageText } from '@captionfarm/process/command-line';
 
 /** `captionfarm burn`'s arguments, options and help. */
 export function defineBurn(cmd: Command): Command {
-  return cmd
+  const burn = cmd
     .summary('caption a local file or https URL and download the result')
     .description(
       [
@@ -78,10 +79,11 @@ export function defineBurn(cmd: Command): Command {
       'your own cut: the source seconds to keep, e.g. 0-4.2,5.1-12 (ascending; captionfarm jobs edit ID prints those of a finished job, to fix a cut and burn again); ' +
         'replaces --silences and --fillers',
     );
+  return defineFraming(burn);
 }
 
 /** What commander parsed for burn (option names in camelCase). */
-export interface BurnOptions {
+export interface BurnOptions extends FramingOptions {
   template?: string;
   format?: string;
   quality?: string;
@@ -122,6 +124,8 @@ export interface BurnPlan {
   vocabularyIn?: { value: string; path: string };
   /** A JSON file holding the replacements (inline JSON is already in request.replacements). */
   replacementsIn?: string;
+  /** Issue 43, with --outputs or a poster: where each rendition (the first is `output`) and the poster are saved. */
+  files?: FramingFiles;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -221,9 +225,15 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   }
   if (values.webhookUrl !== undefined) request.webhookUrl = values.webhookUrl;
   Object.assign(request, shortsRequest(values, overlay));
+  Object.assign(request, framingRequest(values, request));
 
-  const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${format}`);
+  // With --outputs, the first rendition is saved as -o: its format names the default file.
+  const firstFormat = request.outputs?.[0]?.format ?? format;
+  if (values.output && OUTPUT_EXTENSIONS.includes(outExt) && outExt !== firstFormat)
+    throw new UsageError(`-o ${values.output} does not match the first rendition's format ${firstFormat} (--outputs)`);
+  const output = path.resolve(cwd, values.output ?? `${stem}.captioned.${firstFormat}`);
   if (input.kind === 'file' && output === input.path) throw new UsageError('-o must not be the input file');
+  const files = framingFiles(output, request);
   const subtitles: BurnPlan['subtitles'] = {};
   for (const kind of ['srt', 'vtt'] as const) {
     const file = values[kind];
@@ -234,6 +244,7 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   }
   if (subtitles.srt && subtitles.srt === subtitles.vtt) throw new UsageError('--srt and --vtt must be different files');
   const plan: BurnPlan = { input, output, request, subtitles };
+  if (files) plan.files = checkFiles(files, [input.kind === 'file' ? input.path : undefined, subtitles.srt, subtitles.vtt]);
   if (values.transcriptIn !== undefined) plan.transcriptIn = path.resolve(cwd, values.transcriptIn);
   if (styleIn !== undefined) plan.styleIn = styleIn;
   if (replacementsIn !== undefined) plan.replacementsIn = replacementsIn;
@@ -241,6 +252,17 @@ export function burnPlan(positionals: string[], values: BurnOptions, cwd: string
   if (values.font !== undefined)
     plan.font = UUID_RE.test(values.font) ? { kind: 'id', id: values.font.toLowerCase() } : { kind: 'file', path: path.resolve(cwd, values.font) };
   return plan;
+}
+
+/** The renditions' and poster's files: none the input, a subtitle file, or another's. */
+function checkFiles(files: FramingFiles, taken: (string | undefined)[]): FramingFiles {
+  const all = [...files.renditions.slice(1), ...(files.poster ? [files.poster] : [])];
+  const seen = new Set<string | undefined>([files.renditions[0], ...taken]);
+  for (const file of all) {
+    if (seen.has(file)) throw new UsageError(`${path.basename(file)} would be written twice, or over the input or a subtitle file: choose another -o`);
+    seen.add(file);
+  }
+  return files;
 }
 
 const oneOf = (flag: string, value: string, allowed: readonly string[]) => {

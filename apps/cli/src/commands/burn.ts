@@ -17,6 +17,7 @@ import { onShutdown } from '@captionfarm/process/shutdown';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError } from '../output.ts';
 import { checkReplacements, vocabularyTerms, type BurnPlan } from './burn-args.ts';
+import type { FramingFiles } from './burn-framing.ts';
 import { editSummary } from './edit-summary.ts';
 import { apiClient, toCliError } from './jobs.ts';
 
@@ -279,7 +280,10 @@ async function burn(o: BurnRun): Promise<void> {
   // 2. Create the job. Never aborted midway: a create whose answer is lost would leave a job
   //    (and its reserved minutes) behind that this command could not cancel.
   const created = await client.createJob({ ...plan.request, ...source });
-  screen.line(`job ${created.id}: template ${created.templateId}, ${created.format}, ${created.quality} quality`);
+  const renditions = plan.files
+    ? `, ${plan.files.renditions.length} rendition${plan.files.renditions.length === 1 ? '' : 's'}${plan.files.poster ? ' and a poster' : ''}`
+    : '';
+  screen.line(`job ${created.id}: template ${created.templateId}, ${created.format}, ${created.quality} quality${renditions}`);
 
   const job = await watchJob(o, created);
   const total = formatDuration((Date.now() - Date.parse(created.createdAt)) / 1000);
@@ -295,6 +299,32 @@ async function burn(o: BurnRun): Promise<void> {
   screen.line(`✓ succeeded in ${total}`);
   const edit = await showEdit(o, job);
   await download(o, job, edit?.plan.outputSeconds);
+}
+
+/**
+ * 4b. Issue 43, with --outputs or a poster: every rendition after the first (already saved as -o)
+ * and the poster, from GET .../outputs, to the files burn-args chose.
+ */
+async function downloadRenditions(o: BurnRun, job: Job, files: FramingFiles, outputSeconds: number | undefined): Promise<void> {
+  const { client, screen, signal } = o;
+  const outputs = await client.getJobOutputs(job.id, { signal });
+  const long = outputSeconds !== undefined ? `, ${formatDuration(outputSeconds)} long` : '';
+  for (const [i, file] of files.renditions.entries()) {
+    if (i === 0) continue;
+    const t0 = Date.now();
+    const res = await client.downloadRendition(outputs, i, file, {
+      signal,
+      onProgress: (p) => screen.live(transferLine('download', p, Date.now() - t0, barWidth()), p.bytes === p.totalBytes),
+    });
+    const r = outputs.outputs.find((x) => x.index === i)?.resolution;
+    screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${r ? `, ${r.width}x${r.height}` : ''}${long})`);
+  }
+  if (files.poster) {
+    const res = await client.downloadRendition(outputs, 'poster', files.poster, { signal });
+    const p = outputs.poster;
+    const what = p ? `, ${p.width}x${p.height} at ${p.at.toFixed(2)} s` : '';
+    screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (poster, ${formatBytes(res.bytes)}${what})`);
+  }
 }
 
 /**
@@ -430,6 +460,7 @@ async function download(o: BurnRun, job: Job, outputSeconds?: number): Promise<v
     const seconds = outputSeconds ?? job.quotedSeconds;
     const long = seconds !== null ? `, ${formatDuration(seconds)} long` : '';
     screen.line(`saved ${path.relative(o.cwd, res.path) || res.path} (${formatBytes(res.bytes)}${res2}${long})`);
+    if (plan.files) await downloadRenditions(o, job, plan.files, seconds ?? undefined);
     for (const format of ['srt', 'vtt'] as const) {
       const file = plan.subtitles[format];
       if (!file) continue;

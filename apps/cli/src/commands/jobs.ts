@@ -1,9 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CaptionfarmApiError, CaptionfarmNetworkError, createClient, describeError, type CaptionfarmClient, type Job, type JobEdit } from '@captionfarm/sdk';
+import {
+  CaptionfarmApiError,
+  CaptionfarmNetworkError,
+  createClient,
+  describeError,
+  type CaptionfarmClient,
+  type Job,
+  type JobEdit,
+  type JobOutputs,
+} from '@captionfarm/sdk';
 import type { CliEnv } from '../env.ts';
 import { CliError, UsageError, print, table } from '../output.ts';
 import { cutLines, editSummary, keepArgument } from './edit-summary.ts';
+import { outputsText } from './outputs-summary.ts';
 
 /** The SDK client for the API user's commands (burn, jobs, templates); a missing key is a usage error. */
 export function apiClient(env: CliEnv): CaptionfarmClient {
@@ -138,4 +148,10 @@ export function jobsEdit(id: string | undefined, opts: { json?: boolean }, env: 
       [...editSummary(e), ...cutLines(e), `--keep ${keepArgument(e.plan.keep)}`].join('\n'),
     ),
   );
+}
+
+/** `captionfarm jobs outputs`: every rendition of a job with its link and expiry, and the poster (issue 43), or the JSON of GET .../outputs. */
+export function jobsOutputs(id: string | undefined, opts: { json?: boolean }, env: CliEnv): Promise<void> {
+  const jobId = oneId(id);
+  return withClient(env, async (client) => print(await client.getJobOutputs(jobId), opts.json === true, (o: JobOutputs) => outputsText(o)));
 }
