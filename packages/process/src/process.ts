@@ -55,6 +55,8 @@ export interface RunProcessOptions {
   stdout?: 'pipe' | 'ignore';
   /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
   onStdout?: (chunk: string) => void;
+  /** Streams stdout as bytes (raw frames on a pipe) instead of collecting it; a handler that blocks holds the child back. */
+  onStdoutBytes?: (chunk: Buffer) => void;
   /** Sees stderr as it comes (a server's "listening on" line); the tail is kept either way. */
   onStderr?: (chunk: string) => void;
   /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
@@ -117,7 +119,8 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
 
   let stdout = '';
   const bytes: Buffer[] = [];
-  if (opts.encoding === 'buffer') child.stdout?.on('data', (chunk: Buffer) => bytes.push(chunk));
+  if (opts.onStdoutBytes) child.stdout?.on('data', opts.onStdoutBytes);
+  else if (opts.encoding === 'buffer') child.stdout?.on('data', (chunk: Buffer) => bytes.push(chunk));
   else
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       if (opts.onStdout) opts.onStdout(chunk);

@@ -1,0 +1,2 @@
+export { type AnalyzeFramingOptions, analyzeFraming } from './analyze.ts';
+export * from './plan/index.ts';
