@@ -44,7 +44,7 @@ const oneOf = <T extends string>(flag: string, value: string, allowed: readonly 
 };
 
 /** "1080x1920:webm:subject,1920x1080" -> [{ resolution, format, reframe }, { resolution }]. */
-export function parseOutputs(value: string): OutputRequest[] {
+function parseOutputs(value: string): OutputRequest[] {
   return value.split(',').map((part) => {
     const [size, ...tags] = part.trim().split(':');
     const m = /^(\d{1,5})x(\d{1,5})$/i.exec(size ?? '');
