@@ -5,8 +5,9 @@ import type { CaptionLayout, CaptionPage, CaptionUnit } from './layout-types.ts'
 import type { LayoutFrame } from './placement.ts';
 import { captionArea, unionRect, type Rect } from './safe-area.ts';
 import type { Template } from './template.ts';
+import type { SafeAreaName } from '@captionfarm/contracts';
 
-interface InkInput {
+export interface InkInput {
   template: Template;
   fontPx: number;
   lineHeightPx: number;
@@ -14,18 +15,22 @@ interface InkInput {
   pages: CaptionPage[];
 }
 
+/** How far (em) a word's effects reach past its glyphs: outline, shadow, glows, the active word's box. */
+export function effectsEm(t: Template): number {
+  return Math.max(
+    t.outline ? t.outline.width : 0,
+    t.shadow ? t.shadow.blur * 1.5 + Math.max(Math.abs(t.shadow.offsetX), Math.abs(t.shadow.offsetY)) + (t.outline ? t.outline.width : 0) : 0,
+    t.glow ? t.glow.blur * 1.5 : 0,
+    t.active.glow ? t.active.glow.blur * 1.5 : 0,
+    t.active.box ? Math.max(t.active.box.paddingX, t.active.box.paddingY) : 0,
+  );
+}
+
 /** Every pixel one unit may paint in any frame: its ink grown by the largest animated scale, jumps, its box and effects. */
 function unitInk(a: InkInput, u: CaptionUnit): Rect {
   const { template: t, fontPx } = a;
   const scale = maxWordScale(t);
-  const effects =
-    Math.max(
-      t.outline ? t.outline.width : 0,
-      t.shadow ? t.shadow.blur * 1.5 + Math.max(Math.abs(t.shadow.offsetX), Math.abs(t.shadow.offsetY)) + (t.outline ? t.outline.width : 0) : 0,
-      t.glow ? t.glow.blur * 1.5 : 0,
-      t.active.glow ? t.active.glow.blur * 1.5 : 0,
-      t.active.box ? Math.max(t.active.box.paddingX, t.active.box.paddingY) : 0,
-    ) * fontPx;
+  const effects = effectsEm(t) * fontPx;
   const up = (t.animation.active === 'bounce' ? BOUNCE_EM : 0) * fontPx;
   const down = (t.animation.word === 'rise' ? RISE_EM : 0) * fontPx + (t.animation.page === 'slide-up' ? SLIDE_EM : 0) * fontPx;
   const cx = u.x + u.width / 2;
@@ -63,10 +68,25 @@ function pageInk(a: InkInput, p: CaptionPage): Rect | null {
   return pageRect;
 }
 
-/** A little slack for antialiasing and for glyphs drawn at a size other than the one measured. */
-function inkSlack(r: Rect, fontPx: number): Rect {
-  const slack = 1 + 0.02 * fontPx;
+/**
+ * A little slack for antialiasing and for glyphs drawn at a size other than the one measured:
+ * `px` (one output pixel, in the units of `r`) plus 2% of the font size.
+ */
+export function inkSlackPx(fontPx: number, px = 1): number {
+  return px + 0.02 * fontPx;
+}
+
+function inkSlack(r: Rect, fontPx: number, px = 1): Rect {
+  const slack = inkSlackPx(fontPx, px);
   return { x: r.x - slack, y: r.y - slack, width: r.width + 2 * slack, height: r.height + 2 * slack };
+}
+
+/** Every pixel each page may paint in any frame, with slack (frame pixels, not clipped to the band); null for a page with nothing to paint. */
+export function pageInks(a: InkInput): (Rect | null)[] {
+  return a.pages.map((p) => {
+    const r = pageInk(a, p);
+    return r && inkSlack(r, a.fontPx);
+  });
 }
 
 /**
@@ -78,15 +98,12 @@ export function inkBounds(layout: CaptionLayout, template: Template): { units: R
   const a: InkInput = { template, fontPx: layout.font.sizePx, lineHeightPx: layout.lineHeightPx, units: layout.units, pages: layout.pages };
   return {
     units: layout.units.map((u) => inkSlack(unitInk(a, u), a.fontPx)),
-    pages: layout.pages.map((p) => {
-      const r = pageInk(a, p);
-      return r && inkSlack(r, a.fontPx);
-    }),
+    pages: pageInks(a),
   };
 }
 
 /** Every pixel any frame may paint: the union of the pages' ink, with slack, even-aligned and inside the frame. */
-export function computeBand(a: InkInput & { width: number; height: number }): Rect {
+export function computeBand(a: InkInput & { width: number; height: number; app?: SafeAreaName | undefined }): Rect {
   const { width, height } = a;
   const W = Math.floor(width / 2) * 2;
   const H = Math.floor(height / 2) * 2;
@@ -96,7 +113,7 @@ export function computeBand(a: InkInput & { width: number; height: number }): Re
     if (r) band = unionRect(band, r);
   }
   if (!band) {
-    const area = captionArea(width, height);
+    const area = captionArea(width, height, a.app);
     band = { x: area.x + area.width / 2 - 1, y: area.y + area.height - 2, width: 2, height: 2 };
   }
   band = inkSlack(band, a.fontPx);
@@ -126,7 +143,7 @@ export function backgroundRects(template: Template, page: CaptionPage, fontPx: n
  * stacked accents over capitals (Vietnamese, Ǻ) above, descenders and marks below, overhangs on
  * each side.
  */
-const ANY_INK = { ascent: 1.25, descent: 0.45, side: 0.2 } as const;
+export const ANY_INK = { ascent: 1.25, descent: 0.45, side: 0.2 } as const;
 
 /**
  * The page that stands for words not known yet (see bandForAnyWords): `maxLines` lines, each one

@@ -1,5 +1,5 @@
 // The shapes a caption layout is made of; layout.ts runs the stages that build them.
-import type { Word } from '@captionfarm/contracts';
+import type { Placement, SafeAreaName, TimedBox, Word } from '@captionfarm/contracts';
 import type { CustomFontFace } from './fonts.ts';
 import type { FontSpec, TextMeasurer } from './measure.ts';
 import type { Rect } from './safe-area.ts';
@@ -98,4 +98,18 @@ export interface LayoutOptions {
    * of them (a missing one throws).
    */
   fonts?: ReadonlyMap<string, CustomFontFace> | undefined;
+  /**
+   * `none` (default): the generic margins of the frame's aspect. `tiktok`, `reels`, `shorts`:
+   * nothing a page may paint (text, outline, shadow, glow, boxes, emoji, animations) falls inside
+   * that app's interface zones at this size (`safeAreaZones` of the contracts); pages stay centred.
+   */
+  safeArea?: SafeAreaName | undefined;
+  /**
+   * `fixed` (default): the template's position. `auto`: a page whose ink would cover one of
+   * `avoid` while both are on screen moves above or below it (the template's side first), keeps
+   * its place through a phrase, and comes back only when the faces have gone (page-position.ts).
+   */
+  placement?: Placement | undefined;
+  /** What `placement: 'auto'` keeps clear of: faces, in OUTPUT pixels and OUTPUT seconds. */
+  avoid?: readonly TimedBox[] | undefined;
 }

@@ -9,8 +9,9 @@ import type { CaptionLayout, CaptionUnit, LayoutOptions } from './layout-types.t
 import { breakPages, createLineFits, createSpacing } from './line-breaking.ts';
 import { anyWordsEmoji, placeEmoji } from './page-emoji.ts';
 import { timePages } from './page-timing.ts';
+import { positionPages } from './page-position.ts';
 import { frameOf, placePage } from './placement.ts';
-import { captionArea, safeArea, type Rect } from './safe-area.ts';
+import { captionAreaAt, safeArea, type Rect } from './safe-area.ts';
 import { measureTokens, tokenize } from './tokens.ts';
 
 /**
@@ -22,7 +23,7 @@ export const REFERENCE_SIDE = 1080;
 /** Words -> pages -> lines, placed in frame pixels with real font metrics. Pure. */
 export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
   const k = Math.min(opts.width, opts.height) / REFERENCE_SIDE;
-  const ref = layoutReference({ ...opts, width: opts.width / k, height: opts.height / k });
+  const ref = layoutReference({ ...opts, width: opts.width / k, height: opts.height / k }, 1 / k);
   return scaleLayout(ref, k, opts);
 }
 
@@ -34,20 +35,21 @@ export function layoutCaptions(opts: LayoutOptions): CaptionLayout {
  * words' own layout (`layoutCaptions(...).band`) fits inside it for text within ANY_INK (band.ts);
  * a caller that starts early checks that and starts over when it does not.
  */
-export function bandForAnyWords(opts: Omit<LayoutOptions, 'words'>): Rect {
+export function bandForAnyWords(opts: Omit<LayoutOptions, 'words' | 'placement' | 'avoid'>): Rect {
   const k = Math.min(opts.width, opts.height) / REFERENCE_SIDE;
   const width = opts.width / k;
   const height = opts.height / k;
   const { template, measurer } = opts;
-  const frame = frameOf({ ...opts, width, height });
+  const app = opts.safeArea ?? 'none';
+  const frame = frameOf({ ...opts, width, height }, 1 / k);
   const { page, units } = anyWordsPage(template, frame);
   if (template.emoji === 'auto') {
-    page.emoji = anyWordsEmoji({ pageBox: page.box, fontPx: frame.fontPx, measurer, top: captionArea(width, height).y, template });
+    page.emoji = anyWordsEmoji({ pageBox: page.box, fontPx: frame.fontPx, measurer, top: captionAreaAt(width, height, app, 1 / k).y, template });
   }
   const ref = {
     width,
     height,
-    safeArea: safeArea(width, height),
+    safeArea: safeArea(width, height, app),
     textArea: frame.textArea,
     font: frame.font,
     capHeight: frame.metrics.capHeight,
@@ -56,15 +58,17 @@ export function bandForAnyWords(opts: Omit<LayoutOptions, 'words'>): Rect {
     units,
     pages: [page],
   };
-  return scaleLayout(ref, k, opts).band;
+  // Moved like the words' pages (placement aside: a job placed automatically renders once every word is known).
+  return scaleLayout(ref, k, { ...opts, placement: 'fixed', avoid: [] }).band;
 }
 
-/** The layout of the reference frame (see REFERENCE_SIDE), without its band. */
-function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
+/** The layout of the reference frame (see REFERENCE_SIDE), without its band; `px`: one output pixel there. */
+function layoutReference(opts: LayoutOptions, px: number): Omit<CaptionLayout, 'band'> {
   const { template, width, height, measurer } = opts;
-  const frame = frameOf(opts);
+  const app = opts.safeArea ?? 'none';
+  const frame = frameOf(opts, px);
   const { fontPx, font, metrics, lineHeightPx, textArea, maxLineWidth } = frame;
-  const safe = safeArea(width, height);
+  const safe = safeArea(width, height, app);
 
   const tokens = tokenize(opts.words, template);
   // A word alone on its line must fit even at its largest animated or emphasised size.
@@ -76,7 +80,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   const units: CaptionUnit[] = [];
   const pages = breakPages(measured, lineFits, template).map(({ lines, phrase }, index) => {
     const page = placePage({ lines, index, phrase, frame, spacing, template, units });
-    if (template.emoji === 'auto') page.emoji = placeEmoji({ page, units, fontPx, measurer, top: captionArea(width, height).y, template });
+    if (template.emoji === 'auto') page.emoji = placeEmoji({ page, units, fontPx, measurer, top: captionAreaAt(width, height, app, px).y, template });
     return page;
   });
   timePages(pages, units, template);
@@ -84,7 +88,7 @@ function layoutReference(opts: LayoutOptions): Omit<CaptionLayout, 'band'> {
   return { width, height, safeArea: safe, textArea, font, capHeight: metrics.capHeight, descender: metrics.descender, lineHeightPx, units, pages };
 }
 
-/** A reference layout scaled by `k` to the frame of `opts`, with its band. */
+/** A reference layout scaled by `k` to the frame of `opts`, its pages moved clear of the app's zones and faces (page-position.ts), with its band. */
 function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: Omit<LayoutOptions, 'words'>): CaptionLayout {
   const r = (v: Rect): Rect => ({ x: v.x * k, y: v.y * k, width: v.width * k, height: v.height * k });
   const units = ref.units.map((u) => ({ ...u, x: u.x * k, baseline: u.baseline * k, width: u.width * k, fontPx: u.fontPx * k, ink: r(u.ink) }));
@@ -102,10 +106,11 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: Omit<Lay
     },
   }));
   const fontPx = ref.font.sizePx * k;
+  const app = opts.safeArea ?? 'none';
   const out = {
     width: opts.width,
     height: opts.height,
-    safeArea: safeArea(opts.width, opts.height),
+    safeArea: safeArea(opts.width, opts.height, app),
     textArea: r(ref.textArea),
     font: { ...ref.font, sizePx: fontPx, letterSpacingPx: ref.font.letterSpacingPx * k },
     capHeight: ref.capHeight * k,
@@ -114,8 +119,7 @@ function scaleLayout(ref: Omit<CaptionLayout, 'band'>, k: number, opts: Omit<Lay
     units,
     pages,
   };
-  return {
-    ...out,
-    band: computeBand({ template: opts.template, width: opts.width, height: opts.height, fontPx, lineHeightPx: out.lineHeightPx, units, pages }),
-  };
+  const ink = { template: opts.template, width: opts.width, height: opts.height, fontPx, lineHeightPx: out.lineHeightPx, units, pages };
+  positionPages({ ...ink, app, placement: opts.placement ?? 'fixed', avoid: opts.avoid ?? [] });
+  return { ...out, band: computeBand({ ...ink, app }) };
 }

@@ -5,7 +5,9 @@ import { fontFaceFor } from './fonts.ts';
 import type { CaptionLine, CaptionPage, CaptionUnit, LayoutOptions } from './layout-types.ts';
 import type { Spacing } from './line-breaking.ts';
 import type { FontMetrics, FontSpec } from './measure.ts';
-import { captionArea, unionRect, type Rect } from './safe-area.ts';
+import { captionAreaAt, unionRect, type Rect } from './safe-area.ts';
+import { ANY_INK, effectsEm, inkSlackPx } from './band.ts';
+import type { SafeAreaName } from '@captionfarm/contracts';
 import type { Template } from './template.ts';
 import { baseDirection, needsSpaceBetween, visualOrder, type Direction } from './text.ts';
 import type { MeasuredToken } from './tokens.ts';
@@ -25,7 +27,8 @@ export interface LayoutFrame {
   maxLineWidth: number;
 }
 
-export function frameOf(opts: Omit<LayoutOptions, 'words'>): LayoutFrame {
+/** `px`: one output pixel in the units of `opts` (the layout runs at a reference size, see layoutCaptions). */
+export function frameOf(opts: Omit<LayoutOptions, 'words'>, px = 1): LayoutFrame {
   const { template, width, height, measurer } = opts;
   const fontPx = baseFontPx(template, width, height);
   const face = fontFaceFor(template.font, opts.fonts);
@@ -37,16 +40,21 @@ export function frameOf(opts: Omit<LayoutOptions, 'words'>): LayoutFrame {
   };
   const metrics = measurer.fontMetrics(font);
   const lineHeightPx = template.font.lineHeight * fontPx;
-  const textArea = textAreaFor(template, width, height, fontPx, metrics);
+  const textArea = textAreaFor({ template, width, height, fontPx, metrics, app: opts.safeArea ?? 'none', px });
   return { fontPx, font, metrics, lineHeightPx, textArea, maxLineWidth: textArea.width * template.layout.maxWidth };
 }
 
 /**
  * The caption area inset so that outlines, boxes and animations (a bounce's jump, a rise from
- * below, a pop's growth) stay inside the safe area too.
+ * below, a pop's growth) stay inside the safe area too. With an app's zones to keep clear of,
+ * lines are narrower still, so that everything a page may paint (shadows and glows, glyphs
+ * reaching ANY_INK.side past their advance, the slack of the band) is no wider than the caption
+ * area: a page then fits between the side zones (page-position.ts shifts it there when its ends
+ * grow unevenly, and keeps it clear of the top and bottom zones).
  */
-function textAreaFor(template: Template, width: number, height: number, fontPx: number, metrics: FontMetrics): Rect {
-  const area = captionArea(width, height);
+function textAreaFor(o: { template: Template; width: number; height: number; fontPx: number; metrics: FontMetrics; app: SafeAreaName; px: number }): Rect {
+  const { template, fontPx, metrics } = o;
+  const area = captionAreaAt(o.width, o.height, o.app, o.px);
   const capHeight = metrics.capHeight;
   const bg = template.background;
   const outline = template.outline ? template.outline.width : 0;
@@ -64,7 +72,11 @@ function textAreaFor(template: Template, width: number, height: number, fontPx: 
   const pageGrowY = ((ps - 1) * template.layout.maxLines * template.font.lineHeight * fontPx) / 2;
   const top = padY + grow + up + pageGrowY;
   const bottom = padY + grow + down + pageGrowY;
-  const w = Math.max(0, area.width / ps - 2 * padX);
+  let w = Math.max(0, area.width / ps - 2 * padX);
+  if (o.app !== 'none') {
+    const reach = Math.max(maxWordScale(template) * ANY_INK.side + effectsEm(template), bg ? bg.paddingX : 0) * fontPx;
+    w = Math.max(0, Math.min(w, (area.width - 2 * inkSlackPx(fontPx, o.px)) / ps - 2 * reach));
+  }
   return { x: area.x + (area.width - w) / 2, y: area.y + top, width: w, height: Math.max(0, area.height - top - bottom) };
 }
 
