@@ -112,6 +112,15 @@ describe('planCrop', () => {
     expect(times.filter((t, i) => times.indexOf(t) !== i)).toEqual([5]);
   });
 
+  it('puts the cut exactly at a shot time that is no round number (the frame at the shot change is already the new window)', () => {
+    const shot = 16 / 3;
+    const a = analysis({ seconds: 10, shots: [shot], at: (t) => ({ faces: [face(t < shot ? 500 : 1400, 500)] }) });
+    const path = planCrop(a, PORTRAIT);
+    expect(path.keyframes.filter((k) => k.t === shot)).toHaveLength(2);
+    expect(cropAt(path, shot).x + 304).toBeCloseTo(1400, -1);
+    expect(cropAt(path, shot - 1 / 30).x + 304).toBeCloseTo(500, -1);
+  });
+
   it('does not move for detections jittering by +-10 px (the dead band)', () => {
     const rnd = jitter(43);
     const a = analysis({ seconds: 30, fps: 5, at: () => ({ faces: [face(900 + 10 * rnd(), 500 + 10 * rnd(), 200 + 8 * rnd())] }) });

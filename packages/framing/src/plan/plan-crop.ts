@@ -62,7 +62,7 @@ export function planCrop(analysis: FramingAnalysis, out: Size, opts: PlanCropOpt
     const ys = followAxis({ ...axis, wanted: wanted.y, lo: win.height / 2, hi: sh - win.height / 2, band: band * win.height, settle: 0.05 * win.height });
     const times = frameTimes(start, end);
     for (const i of keyframesOf(times, xs, ys)) {
-      keyframes.push({ t: round3(times[i]!), x: Math.round(xs[i]! - win.width / 2), y: Math.round(ys[i]! - win.height / 2) });
+      keyframes.push({ t: times[i]!, x: Math.round(xs[i]! - win.width / 2), y: Math.round(ys[i]! - win.height / 2) });
     }
   }
   return { ...win, keyframes: compact(keyframes) };
@@ -97,8 +97,4 @@ function compact(kfs: readonly CropKeyframe[]): CropKeyframe[] {
   while (out.length > 1 && same(out.at(-1)!, out.at(-2)!)) out.pop();
   if (out.length === 1) return [{ ...out[0]!, t: 0 }];
   return out;
-}
-
-function round3(t: number): number {
-  return Math.round(t * 1000) / 1000;
 }
