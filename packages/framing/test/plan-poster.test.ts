@@ -26,6 +26,15 @@ describe('choosePosterTime', () => {
     expect(choosePosterTime({ analysis: scene({ still: 7 }), outputSeconds: 12 })).toBe(7);
   });
 
+  it("weighs stillness against the clip's own motion: a talking head's pause beats a slightly larger face mid-word", () => {
+    // Mean luma changes as analyzeFraming measures them on a talking head: 0.03 speaking, 0.004 in the pause at 5 s.
+    const a = analysis({
+      seconds: 10,
+      at: (t) => (t === 5 || t === 5.25 ? { faces: [face(960, 540, 280)], motion: 0.004 } : { faces: [face(960, 540, 320)], motion: 0.03 }),
+    });
+    expect(choosePosterTime({ analysis: a, outputSeconds: 10 })).toBe(5);
+  });
+
   it('is deterministic: the same answer twice, the earlier of equal frames', () => {
     const a = analysis({ seconds: 6, at: () => ({ faces: [face(960, 540, 320)], motion: 0.1 }) });
     // Every frame alike: the earliest past the opening half-second (a fade in is no poster).

@@ -1,10 +1,13 @@
 import type { CropPath } from '@captionfarm/contracts';
 import { cropAt } from './crop-path.ts';
+import { median } from './follow.ts';
 import { cx, cy } from './subject.ts';
 import type { FrameSample, FramingAnalysis, ToOutput } from './types.ts';
 
 /** Samples this close to a shot change (source seconds) or the start are not posters: a blend or a half-settled frame. */
 const SHOT_GUARD = 0.5;
+/** Below this mean luma change (0..1) frames are all equally still: sensor noise and compression. */
+const MOTION_FLOOR = 0.002;
 
 interface Candidate {
   sample: FrameSample;
@@ -16,7 +19,7 @@ interface Candidate {
 /**
  * The poster's time in OUTPUT seconds: the sampled frame with the best face (large, near the
  * centre of the frame, or of the first rendition's crop window when `crop` is given) weighted by
- * stillness (a frame that barely differs from its neighbours is sharp), away from shot changes,
+ * stillness against the clip's own (a frame that barely differs from its neighbours is sharp), away from shot changes,
  * and from the first half-second, with a caption on screen when `captions` (output seconds) are given and some frame has one.
  * Without faces: the stillest frame of the middle third. Ties go to the earlier frame.
  */
@@ -43,10 +46,13 @@ export function choosePosterTime(o: {
   pool = preferring(pool, (c) => c.at >= SHOT_GUARD && !analysis.shots.some((s) => Math.abs(c.sample.t - s) < SHOT_GUARD));
   const captions = o.captions;
   if (captions && captions.length > 0) pool = preferring(pool, (c) => captions.some((cap) => c.at >= cap.start && c.at < cap.end));
+  // Stillness is relative to the clip: motion (a mean luma change) is a few hundredths on a talking
+  // head and a few tenths on a moving camera; a frame at the clip's median motion counts half.
+  const typical = Math.max(MOTION_FLOOR, median(pool.map((c) => c.motion)) ?? 0);
   let best: Candidate | null = null;
   let bestScore = 0;
   for (const c of pool) {
-    const score = faceScore(c.sample, analysis, o.crop) * (1 - Math.min(1, Math.max(0, c.motion)));
+    const score = faceScore(c.sample, analysis, o.crop) / (1 + Math.max(0, c.motion) / typical);
     if (score > bestScore) {
       best = c;
       bestScore = score;
