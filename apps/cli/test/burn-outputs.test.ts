@@ -38,7 +38,7 @@ const POSTER_BYTES = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46
 async function agentRuns() {
   const leased = await until(async () => (await agent.agent.lease.mutate({ nodeId, slots: 1, requestId: randomUUID() }))[0], 20_000, 'a job to lease');
   const ref = { nodeId, jobId: leased.jobId, leaseId: leased.leaseId };
-  await agent.agent.ingested.mutate({ ...ref, durationSeconds: 3, width: 320, height: 240 });
+  await agent.agent.ingested.mutate({ ...ref, durationSeconds: 3, width: 3840, height: 2160 });
   await agent.agent.transcribed.mutate({ ...ref, language: 'en', languageProbability: 0.9, words: [{ text: 'Framed.', start: 0.2, end: 0.8 }] });
   await agent.agent.progress.mutate({ ...ref, phase: 'rendering', percent: 0 });
   const outputs = leased.outputs.map((o, index) => ({

@@ -74,7 +74,7 @@ async function succeedWithRenditions(jobId: string) {
   const job = leased.find((j) => j.jobId === jobId);
   if (!job) throw new Error(`job ${jobId} was not leased (got ${leased.map((j) => j.jobId).join(', ')})`);
   const ref = { nodeId, jobId, leaseId: job.leaseId };
-  await agent.agent.ingested.mutate({ ...ref, durationSeconds: 3, width: 1920, height: 1080 });
+  await agent.agent.ingested.mutate({ ...ref, durationSeconds: 3, width: 3840, height: 2160 });
   await agent.agent.transcribed.mutate({ ...ref, language: 'en', languageProbability: 0.9, words: [{ text: 'Framed.', start: 0.2, end: 0.8 }] });
   await agent.agent.progress.mutate({ ...ref, phase: 'rendering', percent: 0 });
   const outputs = job.outputs.map((o, index) => ({
@@ -84,7 +84,7 @@ async function succeedWithRenditions(jobId: string) {
   }));
   for (const o of outputs) {
     const up = await agent.agent.outputUploadUrl.mutate({ ...ref, sizeBytes: o.outputBytes, output: o.index, target: 'video' });
-    if (!up.ok) throw new Error(`no upload URL for rendition ${o.index}`);
+    if (!up.ok) throw new Error(`no upload URL for rendition ${o.index}: ${JSON.stringify(up)}`);
     expect((await fetch(up.url, { method: 'PUT', body: renditionBytes(o.index) })).status).toBe(200);
   }
   let poster: { at: number; width: number; height: number; bytes: number } | undefined;
