@@ -8,7 +8,11 @@ import {
   FontRecordSchema,
   FontUploadRecordSchema,
   JobEditSchema,
+  JobOutputsSchema,
   JobStyleSchema,
+  MAX_OUTPUTS,
+  SAFE_AREA_REFERENCE,
+  SAFE_AREA_ZONES,
   MAX_FONTS_PER_ACCOUNT,
   MAX_FONT_BYTES,
   CreateUploadRequestSchema,
@@ -86,6 +90,7 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
     paths: {
       ...jobPaths(),
       ...jobOutputPaths(),
+      ...renditionPaths(),
       ...fontPaths(),
       ...deliveryPaths(),
       ...profanityPaths(),
@@ -115,6 +120,7 @@ function components(): Record<string, unknown> {
       ErrorBody: schema(ErrorBodySchema),
       TranscriptRecord: schema(TranscriptRecordSchema),
       JobEdit: schema(JobEditSchema),
+      JobOutputs: schema(JobOutputsSchema),
       ProfanityWords: schema(ProfanityWordsSchema, 'input'),
     },
   };
@@ -131,7 +137,10 @@ function jobPaths(): Record<string, unknown> {
           'shorter). Issue 42: edit (silences, fillers, zoom, or your own keep-ranges), hookTitle and profanity make a short ' +
           'in the same job; GET /v1/automation-jobs/{id}/edit shows what was cut. An edit.keep range past the end of the ' +
           'source fails the job after ingest with failureCode edit-out-of-range; an edit that leaves nothing to render fails ' +
-          'it with edit-left-nothing (neither retryable).',
+          'it with edit-left-nothing (neither retryable). Issue 43: reframe, safeArea, placement, outputs (up to ' +
+          `${MAX_OUTPUTS} renditions from one decode and one recognition), poster and subtitles; the record's format, resolution ` +
+          "and downloadUrl are the first rendition's, GET /v1/automation-jobs/{id}/outputs lists them all. A rendition larger " +
+          'than the source fails the job after ingest with output-larger-than-source.',
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJobRequest' } } } },
         responses: {
           '202': json('JobRecord', 'Job created (queued)'),
@@ -141,12 +150,15 @@ function jobPaths(): Record<string, unknown> {
               'resolution that is odd, under 64 px a side or wider than 4:1, over 100 vocabulary terms or 200 ' +
               'replacements, a term or from/to over 50 characters or not one line, the same from twice; an edit value outside ' +
               'its set, edit.keep not ascending, overlapping or with silences/fillers, a hookTitle over 120 characters or ' +
-              '10 seconds; an overlay with an edit or with profanity "bleep")',
+              '10 seconds; an overlay with an edit or with profanity "bleep"; issue 43: more than 4 outputs, an output ' +
+              'resolution that is odd, under 64 px or wider than 4:1, the same rendition twice, outputs with a top-level ' +
+              'resolution, reframe "subject" with no resolution to crop to, an unknown safeArea, placement or subtitles, ' +
+              'an overlay with reframe, outputs, poster or subtitles other than "burn")',
           ),
           '404': errorResponse('not_found (unknown uploadId)'),
           '409': errorResponse('upload_not_completed | upload_already_used'),
           '415': errorResponse('unsupported_media_type'),
-          '422': errorResponse('limit_exceeded (resolution over the frame budget)'),
+          '422': errorResponse("limit_exceeded (resolution, or an outputs[i].resolution, over the plan's frame budget; details[].path names it)"),
           ...common,
           '413': errorResponse(
             `payload_too_large: this route takes bodies up to CAPTIONFARM_MAX_JOB_JSON_BYTES (default ` +
@@ -246,6 +258,35 @@ function jobOutputPaths(): Record<string, unknown> {
           "own, else its template's defaults, resolved at creation). The job record itself keeps exactly the spec's keys.",
         parameters: [idParam],
         responses: { '200': json('JobStyle', "The job's style"), '404': errorResponse("not_found (unknown id, or another account's job)"), ...common },
+      },
+    },
+  };
+}
+
+const SAFE_AREA_TEXT = Object.entries(SAFE_AREA_ZONES)
+  .map(([name, zones]) => `${name}: ${zones.map((z) => `${z.width}x${z.height}+${z.x}+${z.y}`).join(', ')}`)
+  .join('; ');
+
+/** Issue 43: a job's renditions and poster. */
+function renditionPaths(): Record<string, unknown> {
+  return {
+    '/v1/automation-jobs/{id}/outputs': {
+      get: {
+        operationId: 'getJobOutputs',
+        description:
+          "Issue 43: every rendition of the job (index 0 is the job record's own format, resolution and downloadUrl; the " +
+          'others those of outputs at creation, in order) with what was rendered, its size, its own presigned GET link and ' +
+          'expiry, and the poster (a JPEG frame of the first rendition with its caption; null when none was asked for). ' +
+          'Before the job succeeded, and once its outputs expired (7 days), resolution, sizeBytes and the links are null ' +
+          "and the poster null. Also safeArea, placement and subtitles as resolved. safeArea's interface zones, as " +
+          `WxH+X+Y in a ${SAFE_AREA_REFERENCE.width}x${SAFE_AREA_REFERENCE.height} frame, scaled to each output: ${SAFE_AREA_TEXT}. ` +
+          'Minutes are charged once, on the source duration, whatever the number of renditions.',
+        parameters: [idParam],
+        responses: {
+          '200': json('JobOutputs', "The job's renditions and poster"),
+          '404': errorResponse("not_found (unknown id, malformed id, or another account's job)"),
+          ...common,
+        },
       },
     },
   };

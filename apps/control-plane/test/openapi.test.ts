@@ -1,10 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAFE_AREA_ZONES } from '@captionfarm/contracts';
 import { startHarness, type Harness } from './harness.ts';
 
 /**
  * GET /v1/openapi.json as a client generator reads it: every $ref resolves, every operation has a
  * unique operationId, declares the parameters of its path and describes each response; and the
- * routes and bodies of issue 42 (edit, hook title, profanity). The older routes' details are
+ * routes and bodies of issue 42 (edit, hook title, profanity) and issue 43 (framing, renditions),
+ * and every route of the public router is in it. The older routes' details are
  * checked in jobs.test.ts ("service documents").
  */
 let h: Harness;
@@ -96,5 +99,69 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(word.properties)).toEqual(['text', 'start', 'end', 'outputStart', 'outputEnd']);
     expect(word.required).toEqual(['text', 'start', 'end']);
     expect(doc.paths['/v1/automation-jobs/{id}/transcript'].get.description).toMatch(/outputStart\/outputEnd/);
+  });
+
+  it('documents every route of the public router (routes/public.ts): a route added without its document fails here', async () => {
+    const source = await readFile(new URL('../src/routes/public.ts', import.meta.url), 'utf8');
+    const routes = [...source.matchAll(/\br\.(get|post|put|delete|patch)\('([^']+)'/g)].map(([, method, route]) => [
+      method,
+      `/v1${route!.replace(/:(\w+)/g, '{$1}')}`,
+    ]);
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes).toContainEqual(['get', '/v1/automation-jobs/{id}/outputs']);
+    for (const [method, route] of routes) expect(doc.paths[route!]?.[method!], `${method} ${route}`).toBeDefined();
+  });
+
+  it('documents the framing of issue 43: the create fields with their descriptions, GET .../outputs, the refusals', () => {
+    const create = doc.components.schemas.CreateJobRequest.properties;
+    expect(create.reframe).toMatchObject({ enum: ['center', 'subject'], default: 'center', description: expect.stringMatching(/cutting at shot changes/) });
+    expect(create.safeArea).toMatchObject({
+      enum: ['none', 'tiktok', 'reels', 'shorts'],
+      default: 'none',
+      description: expect.stringMatching(/interface zones/),
+    });
+    expect(create.placement).toMatchObject({ enum: ['fixed', 'auto'], default: 'fixed', description: expect.stringMatching(/above or below/) });
+    expect(create.subtitles).toMatchObject({
+      enum: ['burn', 'track', 'both'],
+      default: 'burn',
+      description: expect.stringMatching(/mov_text in MP4, WebVTT in WebM/),
+    });
+    expect(create.poster).toMatchObject({ default: false, description: expect.stringMatching(/JPEG frame/) });
+    expect(create.poster.anyOf[1]).toMatchObject({ required: ['at'], properties: { at: { minimum: 0 } } });
+    expect(create.outputs).toMatchObject({ minItems: 1, maxItems: 4, description: expect.stringMatching(/GET \/v1\/automation-jobs\/\{id\}\/outputs/) });
+    const item = create.outputs.items;
+    expect(Object.keys(item.properties)).toEqual(['resolution', 'format', 'reframe']);
+    expect(item.additionalProperties).toBe(false);
+    for (const field of ['resolution', 'format', 'reframe']) expect(item.properties[field].description, field).toMatch(/\w/);
+    const post = doc.paths['/v1/automation-jobs'].post;
+    expect(post.description).toMatch(/Issue 43: reframe, safeArea, placement, outputs/);
+    expect(post.responses['400'].description).toMatch(/more than 4 outputs/);
+    expect(post.responses['400'].description).toMatch(/an overlay with reframe, outputs, poster/);
+    expect(post.responses['422'].description).toMatch(/outputs\[i\]\.resolution/);
+
+    const outputs = doc.paths['/v1/automation-jobs/{id}/outputs'].get;
+    expect(outputs.operationId).toBe('getJobOutputs');
+    expect(outputs.parameters.map((p: any) => p.name)).toEqual(['id']);
+    expect(outputs.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/JobOutputs');
+    expect(outputs.responses['404'].description).toMatch(/^not_found/);
+    // Each app's zones, from the contracts' table, in the description.
+    expect(outputs.description).toContain(`tiktok: ${SAFE_AREA_ZONES.tiktok.map((z) => `${z.width}x${z.height}+${z.x}+${z.y}`).join(', ')}`);
+    const schema = doc.components.schemas.JobOutputs;
+    expect(schema.required).toEqual(['jobId', 'safeArea', 'placement', 'subtitles', 'outputs', 'poster']);
+    expect(schema.properties.outputs.maxItems).toBe(4);
+    expect(schema.properties.outputs.items.required).toEqual([
+      'index',
+      'format',
+      'reframe',
+      'requestedResolution',
+      'resolution',
+      'sizeBytes',
+      'downloadUrl',
+      'outputExpiresAt',
+    ]);
+    expect(schema.properties.poster.anyOf[0].required).toEqual(['at', 'width', 'height', 'sizeBytes', 'downloadUrl', 'outputExpiresAt']);
+    // The record keeps exactly the spec's keys: no framing field is one of them.
+    expect(doc.components.schemas.JobRecord.required).toHaveLength(15);
+    expect(Object.keys(doc.components.schemas.JobRecord.properties)).not.toContain('outputs');
   });
 });
