@@ -19,6 +19,10 @@
  *                                                 same job without (alternating): the wall ratio, and the
  *                                                 difference stage by stage (issue 42); --pause 1.5 puts
  *                                                 that much silence after each reading, for fast to cut
+ *   npm run bench:e2e -- --outputs   one job with 3 outputs (1080x1920 subject, 1920x1080, 1080x1080) and a
+ *                                                 poster against 3 separate jobs, one per rendition (the
+ *                                                 1080x1920 one with the poster), on a 1920x1080 clip of a
+ *                                                 face (issue 43): CPU-s of everything and wall, alternating
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -31,7 +35,8 @@ import { detectHardware, planHardware, testClipArgs } from '@captionfarm/agent';
 import { whisperBinDir } from '@captionfarm/process/tools';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs } from '../../packages/renderer/src/encoder-args.ts';
 import { verifyWebhook } from '@captionfarm/sdk';
-import { JOB_STAGES, jobStageSeconds, startFarm, submitUpload, terminal, testModelPath, type Farm } from '../../agent/test/e2e-harness.ts';
+import { JOB_STAGES, jobStageSeconds, parseMetrics, startFarm, submitUpload, terminal, testModelPath, type Farm } from '../../agent/test/e2e-harness.ts';
+import { makeClip, type ShotSpec } from '../../packages/framing/test/clips.ts';
 import { startReceiver } from '../../packages/net/test/helpers/receiver.ts';
 
 /** A tool run to its end through the process module (execa, setpriv prefix); rejects on a non-zero exit. */
@@ -46,6 +51,7 @@ const { values } = parseArgs({
     edit: { type: 'boolean', default: false },
     /** Seconds of silence after each reading of en.wav (a clip with pauses for the edit to cut; default none). */
     pause: { type: 'string', default: '0' },
+    outputs: { type: 'boolean', default: false },
   },
 });
 const runs = Number(values.runs);
@@ -215,6 +221,11 @@ bench:e2e --overlap${split ? ' --one-core-each' : ''}  ${seconds} s 1080x1920 jo
     await rm(dir, { recursive: true, force: true });
     process.exit(0);
   }
+  if (values.outputs) {
+    await benchOutputs(dir, planned);
+    await rm(dir, { recursive: true, force: true });
+    process.exit(0);
+  }
   if (values.edit) {
     await benchEdit(bytes, planned);
     await rm(dir, { recursive: true, force: true });
@@ -371,5 +382,120 @@ async function benchEdit(bytes: Buffer, planned: NonNullable<Parameters<Farm['st
   console.log(
     `  stage seconds, edited - plain with overlap off (median): ${JOB_STAGES.map((k) => `${k} ${delta(k) >= 0 ? '+' : ''}${delta(k).toFixed(1)}`).join(', ')}; ` +
       `output ${median(rows.map((r) => r.edited.outputSeconds)).toFixed(1)} of ${seconds} s`,
+  );
+}
+
+/**
+ * The --outputs source: `seconds` of 1920x1080 at 30 fps from real photographs (bench:framing's
+ * clip: the astronaut over a blurred photo, a shot change every 10 s, the face drifting within a
+ * shot, a camera's grain; x264 veryfast) with en.wav looped as its voice.
+ */
+async function faceSource(dir: string): Promise<Buffer> {
+  const places = [
+    { x: 640, y: 420 },
+    { x: 1300, y: 480 },
+    { x: 960, y: 400 },
+  ];
+  const shots: ShotSpec[] = [];
+  for (let i = 0; i * 10 < seconds; i++) {
+    const at = places[i % places.length]!;
+    const frames = Math.round(Math.min(10, seconds - i * 10) * 30);
+    shots.push({ frames, background: i % 2 ? 'rocket.jpg' : 'coffee.png', face: { from: at, to: { x: at.x + 80, y: at.y + 30 } } });
+  }
+  const pictures = await makeClip(dir, 'faces.mp4', { width: 1920, height: 1080, fps: 30, scale: 1.40625, shots, grain: 6, preset: 'veryfast' });
+  const file = path.join(dir, 'faces-voiced.mp4');
+  const voice = ['-stream_loop', '-1', '-i', path.join(shared, 'en.wav'), '-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac'];
+  await run('ffmpeg', ['-v', 'error', '-y', '-i', pictures.file, ...voice, '-t', String(seconds), file]);
+  return readFile(file);
+}
+
+/** The stage seconds of the `jobs` jobs a fresh farm ran (each job's stages summed), once all are counted on /metrics (10 s at most). */
+async function stagesOf(farm: Farm, jobs: number): Promise<Record<(typeof JOB_STAGES)[number], number>> {
+  const family = 'captionfarm_job_phase_duration_seconds';
+  const sum = (m: Map<string, number>, what: 'sum' | 'count', stage: string) =>
+    [...m].filter(([k]) => k.startsWith(`${family}_${what}{phase="${stage}",`)).reduce((a, [, v]) => a + v, 0);
+  for (const end = Date.now() + 10_000; ; ) {
+    const res = await fetch(`${farm.url}/metrics`, { headers: { authorization: `Bearer ${farm.cp.adminToken}` } });
+    const m = parseMetrics(await res.text());
+    if (sum(m, 'count', 'upload') >= jobs)
+      return Object.fromEntries(JOB_STAGES.map((k) => [k, sum(m, 'sum', k)])) as Record<(typeof JOB_STAGES)[number], number>;
+    if (Date.now() > end) throw new Error(`${family} counted fewer than ${jobs} jobs on ${farm.url}/metrics`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * --outputs (issue 43): one job with three renditions and a poster against the same three
+ * renditions as three jobs (the poster with the 1080x1920 one), submitted together to one agent
+ * (one slot: they run one after the other, whisper's model loaded once), each side on a fresh farm
+ * planned as the embedded default, alternating which goes first. CPU-s of all of it: this Node
+ * process (client, control plane, store, agent and the framing analysis's detector), the tools it
+ * waited for (ffmpeg, ffprobe) and whisper-server; wall from the first upload to the last webhook.
+ */
+async function benchOutputs(dir: string, planned: NonNullable<Parameters<Farm['startAgent']>[0]>): Promise<void> {
+  const bytes = await faceSource(dir);
+  const RENDITIONS = [
+    { resolution: { width: 1080, height: 1920 }, reframe: 'subject' },
+    { resolution: { width: 1920, height: 1080 } },
+    { resolution: { width: 1080, height: 1080 } },
+  ];
+  type Arm = 'one' | 'three';
+  const bodies = (arm: Arm): Record<string, unknown>[] =>
+    arm === 'one' ? [{ outputs: RENDITIONS, poster: true }] : RENDITIONS.map((r, i) => ({ ...r, ...(i === 0 ? { poster: true } : {}) }));
+  const measure = (arm: Arm) =>
+    withBenchFarm(bytes, planned, async (farm, client) => {
+      const node0 = process.cpuUsage();
+      const [children0, server0] = [childCpuSeconds(), liveChildCpuSeconds('whisper-server')];
+      const [t, jobs] = await time(async () => {
+        const created = [];
+        for (const body of bodies(arm)) created.push(await client.submit(3_600_000, body));
+        return Promise.all(created.map((c) => c.ended));
+      });
+      const node = process.cpuUsage(node0);
+      const cpu = {
+        node: (node.user + node.system) / 1e6,
+        whisper: liveChildCpuSeconds('whisper-server') - server0,
+        others: childCpuSeconds() - children0,
+      };
+      for (const job of jobs) if (job.status !== 'succeeded') throw new Error(`bench job ended ${job.status}: ${job.failureReason}`);
+      // Every rendition and the poster were made: the listing of each job.
+      let renditions = 0;
+      let posters = 0;
+      for (const job of jobs) {
+        const listing = (await client.api('GET', `/v1/automation-jobs/${job.id}/outputs`)).body as { outputs: unknown[]; poster: unknown };
+        renditions += listing.outputs.length;
+        if (listing.poster) posters++;
+      }
+      if (renditions !== 3 || posters !== 1) throw new Error(`${arm}: ${renditions} renditions and ${posters} posters, not 3 and 1`);
+      return { t, cpu: cpu.node + cpu.whisper + cpu.others, parts: cpu, stages: await stagesOf(farm, jobs.length) };
+    });
+  type Row = Awaited<ReturnType<typeof measure>>;
+  const rows: Record<Arm, Row>[] = [];
+  const loads: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    loads.push(loadavg()[0]!);
+    const row = {} as Record<Arm, Row>;
+    for (const arm of i % 2 === 0 ? (['one', 'three'] as const) : (['three', 'one'] as const)) row[arm] = await measure(arm);
+    loads.push(loadavg()[0]!);
+    rows.push(row);
+    const show = (r: Row) =>
+      `${r.t.toFixed(1)} s, ${r.cpu.toFixed(1)} CPU-s (whisper-server ${r.parts.whisper.toFixed(1)}, ffmpeg and other tools ${r.parts.others.toFixed(1)}, ` +
+      `Node ${r.parts.node.toFixed(1)}; stages ${JOB_STAGES.map((k) => `${k} ${r.stages[k].toFixed(1)}`).join(', ')})`;
+    console.log(
+      `run ${i + 1}: one job, 3 outputs + poster: ${show(row.one)}\n  3 jobs: ${show(row.three)}\n  one / three: CPU ${(row.one.cpu / row.three.cpu).toFixed(3)}, wall ${(row.one.t / row.three.t).toFixed(3)}`,
+    );
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  const spread = (a: number[]) => {
+    const s = [...a].sort((x, y) => x - y);
+    return `${median(s).toFixed(3)} median, range ${s[0]!.toFixed(3)}-${s.at(-1)!.toFixed(3)}`;
+  };
+  console.log(
+    `\nbench:e2e --outputs  ${seconds} s 1920x1080 30 fps clip of a face, 3 renditions (1080x1920 subject, 1920x1080, 1080x1080) + poster, ` +
+      `over ${runs} runs (load average ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores):\n` +
+      `  one job / three jobs, CPU-s: ${spread(rows.map((r) => r.one.cpu / r.three.cpu))}\n` +
+      `  one job / three jobs, wall: ${spread(rows.map((r) => r.one.t / r.three.t))}\n` +
+      `  CPU-s one job ${median(rows.map((r) => r.one.cpu)).toFixed(1)}, three jobs ${median(rows.map((r) => r.three.cpu)).toFixed(1)} (medians); ` +
+      `whisper-server ${median(rows.map((r) => r.one.parts.whisper)).toFixed(1)} against ${median(rows.map((r) => r.three.parts.whisper)).toFixed(1)}`,
   );
 }
