@@ -61,6 +61,8 @@ export interface RunProcessOptions {
   onStderr?: (chunk: string) => void;
   /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
   inputPipe?: boolean;
+  /** Open this many pipes into the child from fd 3 on (`pipe:3`, `pipe:4`, ...); overrides `inputPipe`. */
+  inputPipes?: number;
   /** How much of stderr to keep; default 4096 characters. */
   stderrTailChars?: number;
   /** Niceness added to ours (nice(1), Linux's 1-19), for the child and every thread it starts; default 0. */
@@ -81,6 +83,8 @@ type Binary = RunProcessOptions & { encoding: 'buffer' };
 export interface RunningProcess<Stdout extends string | Buffer = string> {
   /** fd 3 of the child, when `inputPipe` was set. */
   input: Writable | undefined;
+  /** fd 3, 4, ... of the child (`inputPipes`, or the one of `inputPipe`). */
+  inputs: Writable[];
   /**
    * Settles once the child has exited: with its result whatever the exit code, or rejects with
    * the signal's reason if it was aborted (after the child is gone, so callers can remove temp
@@ -98,10 +102,12 @@ export function runProcess(binary: string, opts: Binary): RunningProcess<Buffer>
 export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess;
 export function runProcess(binary: string, opts: RunProcessOptions): RunningProcess<string | Buffer> {
   const { signal } = opts;
-  if (signal?.aborted) return { input: undefined, done: Promise.reject(signal.reason), pid: undefined, kill: () => undefined, stderrTail: () => '' };
+  if (signal?.aborted)
+    return { input: undefined, inputs: [], done: Promise.reject(signal.reason), pid: undefined, kill: () => undefined, stderrTail: () => '' };
+  const pipes = opts.inputPipes ?? (opts.inputPipe ? 1 : 0);
   const [command, args] = dieWithParent(binary, opts.args, opts.nice);
   const child = execa(command, args, {
-    stdio: [opts.input === undefined ? 'ignore' : 'pipe', opts.stdout ?? 'pipe', 'pipe', ...(opts.inputPipe ? (['pipe'] as const) : [])],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', opts.stdout ?? 'pipe', 'pipe', ...Array.from({ length: pipes }, () => 'pipe' as const)],
     ...(opts.input === undefined ? {} : { input: opts.input }),
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
     // Streams are read here (a progress callback, a stderr tail), not buffered whole by execa.
@@ -113,9 +119,10 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
   });
   // Where setpriv is missing (not Linux), a normal exit of ours still takes the child along.
   killOnExit(child);
-  const input = opts.inputPipe ? (child.stdio[3] as Writable) : undefined;
-  // The child closing fd 3 early (error, or it has read enough) must not crash the writer.
-  input?.on('error', () => {});
+  const inputs = Array.from({ length: pipes }, (_, i) => child.stdio[3 + i] as Writable);
+  const input = inputs[0];
+  // The child closing a pipe early (error, or it has read enough) must not crash the writer.
+  for (const pipe of inputs) pipe.on('error', () => {});
 
   let stdout = '';
   const bytes: Buffer[] = [];
@@ -139,7 +146,7 @@ export function runProcess(binary: string, opts: RunProcessOptions): RunningProc
     const out = opts.encoding === 'buffer' ? Buffer.concat(bytes) : stdout;
     return { exitCode: result.exitCode ?? null, exitSignal: (result.signal as NodeJS.Signals | undefined) ?? null, stdout: out, stderrTail: stderr };
   });
-  return { input, done, pid: child.pid, kill: (sig) => void child.kill(sig), stderrTail: () => stderr };
+  return { input, inputs, done, pid: child.pid, kill: (sig) => void child.kill(sig), stderrTail: () => stderr };
 }
 
 /**

@@ -10,6 +10,8 @@ export interface FfRunOptions {
   signal?: AbortSignal | undefined;
   /** Open fd 3 as a pipe into the child (ffmpeg reads it as `pipe:3`). */
   inputPipe?: boolean;
+  /** Open this many pipes from fd 3 on (`pipe:3`, `pipe:4`, ...: one caption stream per rendition). */
+  inputPipes?: number;
   /** Streams stdout (ffmpeg's `-progress pipe:1`) instead of collecting it. */
   onStdout?: (chunk: string) => void;
   /** Niceness added to ours; default 0. */
@@ -21,6 +23,8 @@ export type FfResult = ProcessResult;
 export interface FfRun {
   /** fd 3 of the child, when `inputPipe` was set. */
   input: Writable | undefined;
+  /** fd 3, 4, ... of the child, when `inputPipes` was set. */
+  inputs: Writable[];
   /** Settles when the child has exited; rejects with an AbortError if the signal fired. */
   done: Promise<FfResult>;
 }
@@ -35,12 +39,13 @@ export interface FfRun {
 export function runFf(opts: FfRunOptions): FfRun {
   const { signal } = opts;
   if (signal?.aborted) {
-    return { input: undefined, done: Promise.reject(abortError(signal)) };
+    return { input: undefined, inputs: [], done: Promise.reject(abortError(signal)) };
   }
   const run = runProcess(ffmpegPaths()[opts.bin], {
     args: opts.args,
     signal,
     inputPipe: opts.inputPipe ?? false,
+    ...(opts.inputPipes === undefined ? {} : { inputPipes: opts.inputPipes }),
     nice: opts.nice ?? 0,
     env: withHeapMalloc(),
     ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
@@ -48,5 +53,5 @@ export function runFf(opts: FfRunOptions): FfRun {
   const done = run.done.catch((err: unknown) => {
     throw signal?.aborted ? abortError(signal) : err;
   });
-  return { input: run.input, done };
+  return { input: run.input, inputs: run.inputs, done };
 }

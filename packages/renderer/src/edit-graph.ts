@@ -47,7 +47,7 @@ const ZOOM_EASE_SECONDS = 0.12;
  * to its end does not): frame-aligned ranges meet frame times exactly, where a double's last bit
  * would otherwise decide.
  */
-const FRAME_EPSILON = 1e-4;
+export const FRAME_EPSILON = 1e-4;
 /** Pieces of audio shorter than this (a bleep that ends a few µs before a cut) are not made. */
 const PIECE_EPSILON = 5e-4;
 
@@ -87,7 +87,7 @@ export function sec(n: number): string {
  * (ffmpeg evaluates only the branch taken): log2(n) comparisons a frame instead of n, so 2,000
  * ranges cost a frame no more than 11 tests.
  */
-function byTime(n: number, t: string, startOf: (i: number) => number, leaf: (i: number) => string): string {
+export function byTime(n: number, t: string, startOf: (i: number) => number, leaf: (i: number) => string): string {
   const tree = (lo: number, hi: number): string => {
     if (hi - lo === 1) return leaf(lo);
     const mid = (lo + hi) >> 1;

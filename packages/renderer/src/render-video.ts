@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
 import { bandImageBytes, bandImages } from './band-images.ts';
 import { runFf } from './call-ff.ts';
 import { nvencAvailable } from './detect-nvenc.ts';
-import { editGraph, type RenderEdit } from './edit-graph.ts';
+import { editGraph, type EditGraph, type RenderEdit } from './edit-graph.ts';
 import type { OutputFormat, Quality, VideoEncoder } from './encoder-args.ts';
 import { abortError, RenderError } from './errors.ts';
 import { MATROSKA_FRAME_PREFIX_MAX, matroskaFramePrefix, matroskaHeader, type BandPixelFormat } from './matroska-stream.ts';
@@ -14,7 +14,7 @@ import { createProgressReporter } from './parse-ffmpeg-progress.ts';
 import { captionStep, planCaptionFrames, type CaptionFrame } from './plan-caption-frames.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
 import { probeMedia, type MediaInfo } from './probe-media.ts';
-import { bandPixelFormat, plainReencodeArgs, renderArgs, renderGraph, type RenderArgsInput } from './render-args.ts';
+import { bandPixelFormat, plainReencodeArgs, runArgs, runGraph, type OutputArgs, type RunArgsInput } from './render-args.ts';
 
 /** What a painter factory is told: the output frame it paints for. */
 export interface OutputFrame extends Size {
@@ -129,16 +129,21 @@ export function renderVideo(opts: RenderVideoOptions): Promise<RenderResult> {
       checkBand(stream.band, out);
       return { band: stream.band, parts: new Replay(streamedParts(stream, source.durationSeconds, source.fps)) };
     }
-    let part: CaptionPart;
-    try {
-      const painter = typeof opts.painter === 'function' ? opts.painter(frame) : opts.painter!;
-      part = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds, fps: source.fps }) };
-    } catch (cause) {
-      throw new RenderError('render-failed', `The caption painter failed: ${String(cause)}`, { cause });
-    }
-    checkBand(part.painter.band, out);
-    return { band: part.painter.band, parts: [part] };
+    return painterCaptions(opts.painter!, frame, durationSeconds);
   });
+}
+
+/** A painter's captions for one output: the painter built for its frame, its images planned over `durationSeconds`. */
+export function painterCaptions(painterOrFactory: BandPainter | ((frame: OutputFrame) => BandPainter), frame: OutputFrame, durationSeconds: number): Captions {
+  let part: CaptionPart;
+  try {
+    const painter = typeof painterOrFactory === 'function' ? painterOrFactory(frame) : painterOrFactory;
+    part = { painter, frames: planCaptionFrames({ keyAt: (t) => painter.keyAt(t), durationSeconds, fps: frame.fps }) };
+  } catch (cause) {
+    throw new RenderError('render-failed', `The caption painter failed: ${String(cause)}`, { cause });
+  }
+  checkBand(part.painter.band, frame);
+  return { band: part.painter.band, parts: [part] };
 }
 
 /**
@@ -216,7 +221,7 @@ interface CaptionPart {
   frames: CaptionFrame[];
 }
 
-interface Captions {
+export interface Captions {
   band: BandRect;
   parts: Iterable<CaptionPart> | AsyncIterable<CaptionPart>;
 }
@@ -239,51 +244,73 @@ async function transcode(
   const durationSeconds = edit?.outputSeconds ?? source.durationSeconds;
   const captions = captionsFor(source, out, durationSeconds);
   const image = opts.overlayImage ? imageFor(opts.overlayImage, { ...out, fps: source.fps }) : null;
+  const [result] = await encodeRun({
+    input: opts.input,
+    source,
+    edit,
+    durationSeconds,
+    signal,
+    onProgress: opts.onProgress,
+    encoder: opts.encoder ?? 'auto',
+    plain: captions === null,
+    outputs: [{ output: opts.output, format: opts.format, quality: opts.quality, out, threads: opts.threads, overlay, captions, image }],
+  });
+  return result!;
+}
 
-  const report = createProgressReporter(durationSeconds, (p) => opts.onProgress?.(p));
-  const wanted = opts.encoder ?? 'auto';
-  const encoder = await pickEncoder(opts.format, wanted, overlay);
-  const attempt = (enc: VideoEncoder): Promise<void> =>
-    encodeOnce({
-      opts,
-      captions,
-      image,
-      onStdout: report,
-      args: {
-        input: opts.input,
-        format: opts.format,
-        quality: opts.quality,
-        encoder: enc,
-        source,
-        out,
-        sourceAudioCodec: source.hasAudio ? source.audioCodec : null,
-        threads: opts.threads,
-        overlay,
-        edit,
-      },
-    });
-  let used = encoder;
+/** One output of a run as planned: its file, encode, size, and what goes over its picture. */
+export interface PlannedOutput extends Omit<OutputArgs, 'encoder' | 'band' | 'image'> {
+  /** Its caption band and images; null: none (no pipe). */
+  captions: Captions | null;
+  /** Written next to its partial output for ffmpeg to read, and removed with it. */
+  image: (OverlayImage & { fps: number }) | null;
+}
+
+/** One ffmpeg run: the source, its edit, and every output it writes. */
+export interface PlannedRun {
+  input: string;
+  source: MediaInfo;
+  edit: EditGraph | undefined;
+  /** The outputs' duration (the source's, or the edit's kept length): progress runs over it. */
+  durationSeconds: number;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((percent: number) => void) | undefined;
+  encoder: 'auto' | 'cpu' | 'nvenc';
+  /** The bench's plain re-encode (one output, no captions, no graph). */
+  plain: boolean;
+  outputs: PlannedOutput[];
+}
+
+/**
+ * Runs ffmpeg once for every output (again on the CPU, all of them, where an NVENC attempt
+ * failed), then probes each output: every file is in place, or none is.
+ */
+export async function encodeRun(run: PlannedRun): Promise<RenderResult[]> {
+  const { signal } = run;
+  const report = createProgressReporter(run.durationSeconds, (p) => run.onProgress?.(p));
+  const encoders = await Promise.all(run.outputs.map((o) => pickEncoder(o.format, run.encoder, o.overlay === true)));
+  let used = encoders;
   try {
-    await attempt(encoder);
+    await encodeOnce(run, encoders, report);
   } catch (err) {
     // A GPU can be present yet refuse a session (consumer cards allow few at once): redo on CPU.
-    if (encoder !== 'nvenc' || wanted === 'nvenc' || signal?.aborted || !(err instanceof RenderError)) throw err;
-    used = 'cpu';
-    await attempt('cpu');
+    if (!encoders.includes('nvenc') || run.encoder === 'nvenc' || signal?.aborted || !(err instanceof RenderError)) throw err;
+    used = encoders.map(() => 'cpu');
+    await encodeOnce(run, used, report);
   }
-  const result = await probeMedia(opts.output, { signal }).catch(async (cause: unknown) => {
-    // ffmpeg can exit 0 after a failed write (ENOSPC while finishing an mp4): the truncated file goes.
-    const full = await diskFull(dirname(opts.output));
-    await rm(opts.output, { force: true });
+  const results = await Promise.all(run.outputs.map((o) => probeMedia(o.output, { signal }))).catch(async (cause: unknown) => {
+    // ffmpeg can exit 0 after a failed write (ENOSPC while finishing an mp4): the truncated files go.
+    const full = await diskFull(dirname(run.outputs[0]!.output));
+    await Promise.all(run.outputs.map((o) => rm(o.output, { force: true })));
     if (signal?.aborted) throw abortError(signal);
     throw new RenderError('render-failed', `ffmpeg finished but its output is not readable${full ? `: ${full}` : ''}`, { cause });
   });
-  opts.onProgress?.(100);
-  return { width: result.width, height: result.height, durationSeconds: result.durationSeconds, encoder: used };
+  run.onProgress?.(100);
+  return results.map((r, i) => ({ width: r.width, height: r.height, durationSeconds: r.durationSeconds, encoder: used[i]! }));
 }
 
 /** The overlay image at the output size, or null; a factory that throws fails the render like a painter that does. */
-function imageFor(factory: NonNullable<RenderVideoOptions['overlayImage']>, frame: OutputFrame): (OverlayImage & { fps: number }) | null {
+export function imageFor(factory: NonNullable<RenderVideoOptions['overlayImage']>, frame: OutputFrame): (OverlayImage & { fps: number }) | null {
   let image: OverlayImage | null;
   try {
     image = factory(frame);
@@ -314,27 +341,15 @@ function checkBand(band: BandPainter['band'], out: Size): void {
   }
 }
 
-interface EncodeJob {
-  opts: ReencodeOptions;
-  /** Everything but the output path, which is a fresh temp name per attempt, the band and the image's file. */
-  args: Omit<RenderArgsInput, 'band' | 'output' | 'image' | 'graphScript'>;
-  captions: Captions | null;
-  /** Written next to the partial output for ffmpeg to read, and removed with it. */
-  image: (OverlayImage & { fps: number }) | null;
-  onStdout: (chunk: string) => void;
-}
-
-/** One ffmpeg run into a temp file next to the output, renamed into place on success and removed otherwise. */
-async function encodeOnce(job: EncodeJob): Promise<void> {
-  const { opts, captions } = job;
-  // Next to the output, so the final rename never crosses file systems.
-  const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomUUID().slice(0, 8)}.partial`);
-  const args = { ...job.args, output: partial };
-  // Files ffmpeg reads besides the source (the overlay image, a long graph), gone with the run.
+/** One ffmpeg run into temp files next to the outputs, renamed into place on success and removed otherwise. */
+async function encodeOnce(run: PlannedRun, encoders: readonly VideoEncoder[], onStdout: (chunk: string) => void): Promise<void> {
+  // Next to each output, so the final rename never crosses file systems.
+  const partials = run.outputs.map((o) => join(dirname(o.output), `.${basename(o.output)}.${randomUUID().slice(0, 8)}.partial`));
+  // Files ffmpeg reads besides the source (the overlay images, a long graph), gone with the run.
   const sideFiles: string[] = [];
   try {
-    const ffArgs = captions ? await renderArgsWithFiles(job, { ...args, band: captions.band }, sideFiles) : plainReencodeArgs(args);
-    await runEncode(job, partial, ffArgs);
+    const ffArgs = await runArgsWithFiles(run, encoders, partials, sideFiles);
+    await runEncode(run, partials, ffArgs, onStdout);
   } finally {
     await Promise.all(sideFiles.map((f) => rm(f, { force: true })));
   }
@@ -343,67 +358,81 @@ async function encodeOnce(job: EncodeJob): Promise<void> {
 /** Past this many characters the graph goes to ffmpeg in a file: Linux caps one argument at 128 KiB. */
 const GRAPH_ARG_MAX = 64 * 1024;
 
-/** The render's arguments, with the overlay image (and a graph too long for an argument) written next to the partial output. */
-async function renderArgsWithFiles(job: EncodeJob, args: Omit<RenderArgsInput, 'image' | 'graphScript'>, sideFiles: string[]): Promise<string[]> {
-  const input: RenderArgsInput = { ...args };
-  if (job.image) {
-    const { png, fps, ...where } = job.image;
-    const path = `${args.output}.image.png`;
-    sideFiles.push(path);
-    await writeFile(path, png);
-    input.image = { path, fps, ...where };
+/** The run's arguments, with each overlay image (and a graph too long for an argument) written next to the partial outputs. */
+async function runArgsWithFiles(run: PlannedRun, encoders: readonly VideoEncoder[], partials: string[], sideFiles: string[]): Promise<string[]> {
+  const outputs: OutputArgs[] = [];
+  for (const [i, { captions, image, ...o }] of run.outputs.entries()) {
+    const output: OutputArgs = { ...o, output: partials[i]!, encoder: encoders[i]!, band: captions?.band ?? null };
+    if (image) {
+      const { png, fps, ...where } = image;
+      const path = `${partials[i]}.image.png`;
+      sideFiles.push(path);
+      await writeFile(path, png);
+      output.image = { path, fps, ...where };
+    }
+    outputs.push(output);
   }
-  const graph = renderGraph(input);
+  const sourceAudioCodec = run.source.hasAudio ? run.source.audioCodec : null;
+  if (run.plain) return plainReencodeArgs({ ...outputs[0]!, input: run.input, source: run.source, sourceAudioCodec });
+  const input: RunArgsInput = { input: run.input, source: run.source, sourceAudioCodec, edit: run.edit, outputs };
+  const graph = runGraph(input);
   if (graph.length > GRAPH_ARG_MAX) {
-    input.graphScript = `${args.output}.graph`;
+    input.graphScript = `${partials[0]}.graph`;
     sideFiles.push(input.graphScript);
     await writeFile(input.graphScript, graph);
   }
-  return renderArgs(input);
+  return runArgs(input);
 }
 
-/** ffmpeg with `ffArgs` writing `partial`, fed the caption stream, renamed into place on success. */
-async function runEncode(job: EncodeJob, partial: string, ffArgs: string[]): Promise<void> {
-  const { opts, captions } = job;
-  // Our own reason to stop ffmpeg: the painter threw. Without it ffmpeg would see the caption
+/** ffmpeg with `ffArgs` writing the partials, each captioned output fed its own caption stream, renamed into place on success. */
+async function runEncode(run: PlannedRun, partials: string[], ffArgs: string[], onStdout: (chunk: string) => void): Promise<void> {
+  const captioned = run.outputs.filter((o) => o.captions !== null);
+  // Our own reason to stop ffmpeg: a painter threw. Without it ffmpeg would see the caption
   // stream end, keep the last caption to the end and report success.
   const stop = new AbortController();
-  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const run = runFf({ bin: 'ffmpeg', args: ffArgs, signal, inputPipe: captions !== null, onStdout: job.onStdout, nice: ENCODE_NICE });
+  const signal = run.signal ? AbortSignal.any([run.signal, stop.signal]) : stop.signal;
+  const ff = runFf({ bin: 'ffmpeg', args: ffArgs, signal, inputPipes: captioned.length, onStdout, nice: ENCODE_NICE });
   // Pipe errors (ffmpeg died or stopped reading) are ignored here: ffmpeg's exit status tells.
   let painterError: unknown;
   let streamError: unknown;
-  const feeding = !captions
-    ? Promise.resolve()
-    : feedCaptions(run.input!, captions, bandPixelFormat(job.args), signal).catch((err: unknown) => {
+  const feeding = Promise.all(
+    captioned.map((o, k) =>
+      feedCaptions(ff.inputs[k]!, o.captions!, bandPixelFormat(o), signal).catch((err: unknown) => {
         if (err instanceof PainterFailure) {
-          painterError = err.cause;
+          painterError ??= err.cause;
           stop.abort();
         } else if (err instanceof StreamFailure) {
-          streamError = err.cause;
+          streamError ??= err.cause;
           stop.abort();
         }
-      });
+      }),
+    ),
+  );
   let ok = false;
+  const renamed: string[] = [];
   try {
-    const [result] = await Promise.all([run.done, feeding]);
+    const [result] = await Promise.all([ff.done, feeding]);
     if (result.exitCode !== 0) {
-      const full = await diskFull(dirname(partial));
+      const full = await diskFull(dirname(partials[0]!));
       throw new RenderError('render-failed', `ffmpeg failed (${result.exitSignal ?? `exit ${result.exitCode}`})${full ? `: ${full}` : ''}`, {
         stderrTail: result.stderrTail,
       });
     }
-    await rename(partial, opts.output);
+    for (const [i, o] of run.outputs.entries()) {
+      await rename(partials[i]!, o.output);
+      renamed.push(o.output);
+    }
     ok = true;
   } catch (err) {
-    if (opts.signal?.aborted) throw abortError(opts.signal);
+    if (run.signal?.aborted) throw abortError(run.signal);
     if (streamError !== undefined) throw streamError;
     if (painterError !== undefined) throw new RenderError('render-failed', `The caption painter failed: ${String(painterError)}`, { cause: painterError });
     throw err;
   } finally {
     if (!ok) {
       await feeding;
-      await rm(partial, { force: true });
+      // Outputs already renamed into place (a rename that failed part-way) go too: all or none.
+      await Promise.all([...partials, ...renamed].map((f) => rm(f, { force: true })));
     }
   }
 }

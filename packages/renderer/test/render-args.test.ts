@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { audioEncoderArgs, videoEncoderArgs } from '../src/encoder-args.ts';
-import { bandPixelFormat, plainReencodeArgs, renderArgs, type RenderArgsInput } from '../src/render-args.ts';
+import { bandPixelFormat, plainReencodeArgs, renderArgs, runArgs, type RenderArgsInput, type RunArgsInput } from '../src/render-args.ts';
 
 const base: RenderArgsInput = {
   input: '/in/source video.mov',
@@ -81,5 +81,71 @@ describe('encoder arguments', () => {
     ['webm', null, []],
   ] as const)('audio for %s from %s', (format, sourceAudioCodec, expected) => {
     expect(audioEncoderArgs({ format, sourceAudioCodec })).toEqual(expected);
+  });
+});
+
+describe('runArgs: several outputs from one run', () => {
+  const run: RunArgsInput = {
+    input: '/in/source.mp4',
+    source: { width: 1920, height: 1080 },
+    sourceAudioCodec: 'aac',
+    edit: {
+      keep: [
+        { start: 0, end: 1 },
+        { start: 2, end: 3 },
+      ],
+      zooms: [],
+      bleeps: [],
+      sourceSeconds: 4,
+      outputSeconds: 2,
+    },
+    outputs: [
+      { output: 'a.mp4', format: 'mp4', quality: 'high', encoder: 'cpu', out: { width: 608, height: 1080 }, band: { x: 0, y: 600, width: 608, height: 200 } },
+      {
+        output: 'b.webm',
+        format: 'webm',
+        quality: 'high',
+        encoder: 'cpu',
+        out: { width: 1280, height: 720 },
+        band: null,
+        subtitles: { path: '/s/c.vtt', language: 'ger' },
+      },
+      {
+        output: 'c.mp4',
+        format: 'mp4',
+        quality: 'high',
+        encoder: 'cpu',
+        out: { width: 540, height: 540 },
+        band: { x: 0, y: 300, width: 540, height: 200 },
+        crop: { width: 1080, height: 1080, keyframes: [{ t: 0, x: 100, y: 0 }] },
+      },
+    ],
+  };
+  const args = runArgs(run);
+  const graph = after(args, '-filter_complex')!;
+
+  it('reads each caption stream from its own pipe and the subtitle file as WebVTT', () => {
+    expect(args.filter((_a, i) => args[i - 1] === '-i')).toEqual(['/in/source.mp4', 'pipe:3', '/s/c.vtt', 'pipe:4']);
+  });
+
+  it('cuts once, splits, and gives each output its own chain; the edited audio is made once and split', () => {
+    expect(graph.match(/select=/g)).toHaveLength(1);
+    expect(graph).toMatch(/^\[0:v:0\]select=.*,setpts=.*,split=3\[c0\]\[c1\]\[c2\];/);
+    expect(graph).toContain('[c0]crop=608:1080[base0];[base0][1:v]overlay=x=0:y=600:format=yuv420:eof_action=repeat[v0]');
+    expect(graph).toContain('[c1]scale=1280:720:flags=bicubic[v1]');
+    expect(graph).toContain("[c2]crop=w=1080:h=1080:x='round(100)':y='round(0)':exact=1,scale=540:540:flags=bicubic[base2];[base2][3:v]overlay");
+    expect(graph.match(/asegment/g)).toHaveLength(1);
+    expect(graph).toContain('[edited]asplit=3[a0][a1][a2]');
+  });
+
+  it('maps each output its video, audio and subtitles, with its own encoder and file', () => {
+    const at = (file: string) => args.indexOf(file);
+    const second = args.slice(at('./a.mp4') + 1, at('./b.webm') + 1);
+    expect(second.slice(0, 6)).toEqual(['-map', '[v1]', '-map', '[a1]', '-map', '2:0']);
+    expect(second.join(' ')).toContain('-c:v libvpx-vp9');
+    expect(second.join(' ')).toContain('-c:s webvtt -metadata:s:s:0 language=ger');
+    const third = args.slice(at('./b.webm') + 1);
+    expect(third.slice(0, 4)).toEqual(['-map', '[v2]', '-map', '[a2]']);
+    expect(third).not.toContain('-c:s');
   });
 });
