@@ -182,7 +182,11 @@ describe('framing and renditions in the dashboard', () => {
     const rows = page.getByTestId('rendition');
     await expect(rows.nth(1).locator('.field-error').textContent()).resolves.toMatch(/even number of pixels/);
     await expect(rows.nth(0).locator('.field-error').count()).resolves.toBe(0);
-    await expect(rows.nth(1).getByLabel('Rendition 2 width').getAttribute('aria-describedby')).resolves.toBeTruthy();
+    // Said once, at the row; the width is marked, not the row's other fields.
+    await expect(page.locator('.field-error', { hasText: 'even number of pixels' }).count()).resolves.toBe(1);
+    await expect(page.getByLabel('Rendition 2 width').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.getByLabel('Rendition 2 format').getAttribute('aria-invalid')).resolves.toBeNull();
+    await expect(page.getByLabel('Rendition 2 width').getAttribute('aria-describedby')).resolves.toBeTruthy();
     expect(page.url()).toMatch(/\/jobs\/new$/);
 
     await page.getByRole('button', { name: 'Remove rendition 2' }).click();
@@ -218,9 +222,18 @@ describe('framing and renditions in the dashboard', () => {
     await agent.progress.mutate({ ...ref, phase: 'rendering', percent: 10 });
 
     // Running: the page shows no renditions yet.
+    const asked: string[] = [];
+    const onRequest = (r: { url: () => string }) => {
+      if (r.url().endsWith('/outputs')) asked.push(r.url());
+    };
+    page.on('request', onRequest);
     await page.goto(`/jobs/${job.jobId}`);
     await page.locator('[data-status="running"]').waitFor();
+    // The page's other queries have answered (the deliveries card), and it never asked for the renditions.
+    await page.getByText('Sent when the job ends').waitFor();
     await expect(page.getByRole('heading', { name: 'Renditions' }).count()).resolves.toBe(0);
+    expect(asked).toEqual([]);
+    page.off('request', onRequest);
 
     const files = await Promise.all(sizes.map((s) => lavfiVideo(`${s.resolution.width}x${s.resolution.height}`, s.format)));
     for (const [index, bytes] of files.entries()) {

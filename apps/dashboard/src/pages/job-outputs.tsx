@@ -5,7 +5,7 @@
 import type { JobOutput, JobOutputs } from '@captionfarm/contracts';
 import { useQuery } from '@tanstack/react-query';
 import { api, type JobRecord } from '../api.ts';
-import { bytes, when } from '../format.ts';
+import { bytes } from '../format.ts';
 import { Card, ErrorState } from '../ui.tsx';
 
 const REFRAMED: Record<JobOutput['reframe'], string> = { center: 'centre crop', subject: 'follows the speaker' };
@@ -80,7 +80,6 @@ function Rendition({ output: out }: { output: JobOutput }) {
             <a className="btn small" href={out.downloadUrl} download>
               Download {label}
             </a>
-            <span className="muted small">kept until {when(out.outputExpiresAt)}</span>
           </div>
         )}
       </figcaption>

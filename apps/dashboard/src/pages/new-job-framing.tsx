@@ -4,6 +4,7 @@
 // subtitles. What is sent is renditions.ts's framingOptions.
 import { MAX_OUTPUTS, SAFE_AREA_REFERENCE, SAFE_AREA_ZONES, type SafeAreaName } from '@captionfarm/contracts';
 import { useId } from 'react';
+import { ApiFailure } from '../api.ts';
 import { TemplatePreview } from '../previews.tsx';
 import { rowErrorPath, SIZE_PRESETS, withRowAdded, type RenditionRow } from '../renditions.ts';
 import { Card, Choice, Field } from '../ui.tsx';
@@ -72,8 +73,8 @@ export function FramingCard({ form, fe }: Section) {
           </Field>
         )}
       </div>
-      <Renditions form={form} fe={fe} />
       {safeArea !== 'none' && safeArea in ZONE_APP && <SafeAreaPreview templateId={templateId} safeArea={safeArea as keyof typeof ZONE_APP} />}
+      <Renditions form={form} fe={fe} />
     </Card>
   );
 }
@@ -83,6 +84,8 @@ function Renditions({ form, fe }: Section) {
   const { overlay } = form.fields;
   const setRow = (i: number, patch: Partial<RenditionRow>) => form.set({ renditions: rows.map((r, j) => (j === i ? { ...r, ...patch } : r)) });
   const full = rows.length >= MAX_OUTPUTS;
+  // A message about the list itself (a row's own shows at its row).
+  const general = form.error instanceof ApiFailure ? form.error.details.find((d) => d.path === 'outputs')?.message : undefined;
   return (
     <fieldset className="renditions">
       <legend>Renditions</legend>
@@ -98,6 +101,7 @@ function Renditions({ form, fe }: Section) {
           row={row}
           overlay={overlay}
           error={fe(rowErrorPath(rows.length, i))}
+          invalid={(what) => !!fe(`${rowErrorPath(rows.length, i)}${rows.length > 1 || what !== 'resolution' ? `.${what}` : ''}`)}
           onChange={(patch) => setRow(i, patch)}
           onRemove={i > 0 ? () => form.set({ renditions: rows.filter((_, j) => j !== i) }) : undefined}
         />
@@ -108,7 +112,7 @@ function Renditions({ form, fe }: Section) {
         </button>
         {full && <span className="muted small">At most {MAX_OUTPUTS} renditions a job.</span>}
       </div>
-      {fe('outputs') && !fe(rowErrorPath(rows.length, 0)) && <small className="field-error">{fe('outputs')}</small>}
+      {general && <small className="field-error">{general}</small>}
     </fieldset>
   );
 }
@@ -118,19 +122,24 @@ function RenditionFields(props: {
   row: RenditionRow;
   overlay: boolean;
   error: string | undefined;
+  /** Whether the API's message is about this part of the row (its size, format or reframe). */
+  invalid: (what: 'resolution' | 'format' | 'reframe') => boolean;
   onChange: (patch: Partial<RenditionRow>) => void;
   onRemove: (() => void) | undefined;
 }) {
   const { index: i, row, overlay } = props;
   const id = useId();
   const name = `Rendition ${i + 1}`;
-  const control = (what: string) => ({ id: `${id}-${what}`, 'aria-describedby': props.error ? `${id}-err` : undefined });
+  const control = (what: string) => {
+    const part = what === 'format' || what === 'reframe' ? what : 'resolution';
+    return { id: `${id}-${what}`, 'aria-describedby': props.error ? `${id}-err` : undefined, 'aria-invalid': props.invalid(part) || undefined };
+  };
   return (
-    <div className={`rendition ${props.error ? 'invalid' : ''}`} data-testid="rendition">
+    <div className="rendition" data-testid="rendition">
       <span className="rendition-name">{i === 0 ? `${i + 1} · the job's` : i + 1}</span>
       <div className="field">
         <label htmlFor={`${id}-size`}>
-          <span className="sr-only">{name} </span>size
+          <span className="sr-only">{name} </span>Size
         </label>
         <select {...control('size')} value={row.size} onChange={(e) => props.onChange({ size: e.target.value })}>
           <option value="">As the source</option>
@@ -146,13 +155,13 @@ function RenditionFields(props: {
         <>
           <div className="field narrow">
             <label htmlFor={`${id}-width`}>
-              <span className="sr-only">{name} </span>width
+              <span className="sr-only">{name} </span>Width
             </label>
             <input {...control('width')} inputMode="numeric" value={row.width} onChange={(e) => props.onChange({ width: e.target.value })} />
           </div>
           <div className="field narrow">
             <label htmlFor={`${id}-height`}>
-              <span className="sr-only">{name} </span>height
+              <span className="sr-only">{name} </span>Height
             </label>
             <input {...control('height')} inputMode="numeric" value={row.height} onChange={(e) => props.onChange({ height: e.target.value })} />
           </div>
@@ -160,7 +169,7 @@ function RenditionFields(props: {
       )}
       <div className="field">
         <label htmlFor={`${id}-format`}>
-          <span className="sr-only">{name} </span>format
+          <span className="sr-only">{name} </span>Format
         </label>
         <select {...control('format')} value={row.format} onChange={(e) => props.onChange({ format: e.target.value })}>
           <option value="mp4" disabled={overlay}>
@@ -176,7 +185,7 @@ function RenditionFields(props: {
       </div>
       <div className="field">
         <label htmlFor={`${id}-reframe`}>
-          <span className="sr-only">{name} </span>reframe
+          <span className="sr-only">{name} </span>Reframe
         </label>
         <select {...control('reframe')} value={row.reframe} disabled={overlay} onChange={(e) => props.onChange({ reframe: e.target.value })}>
           <option value="">As the job</option>
