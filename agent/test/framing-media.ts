@@ -97,7 +97,7 @@ export interface Match {
  * [x0, x1] and y in [y0, y1] (clamped to the frame); x refined to a sub-pixel by a parabola
  * through the scores either side of the best.
  */
-export function findPatch(frame: Gray, patch: Gray, area: { x0?: number; x1?: number; y0?: number; y1?: number } = {}): Match {
+function findPatch(frame: Gray, patch: Gray, area: { x0?: number; x1?: number; y0?: number; y1?: number } = {}): Match {
   const { width: pw, height: ph } = patch;
   const n = pw * ph;
   let pMean = 0;
