@@ -54,8 +54,12 @@ const K = OUT.height / SRC.height;
 const HALF = 0.5;
 /** A match of the face patch counts as the face at this normalized cross-correlation (the astronaut scores 0.96-0.98 in the clips). */
 const FOUND = 0.7;
-/** "No jump larger than a few pixels per frame": the crop's step within a shot, in output pixels (1080 wide: 8). */
-const MAX_STEP = 4;
+/**
+ * "No jump larger than a few pixels per frame": the crop's step within a shot at most 1% of the
+ * output's width a frame (5.4 px here, 10.8 at 1080 wide), plus 1 px for the measurement's own
+ * error (the face found to a sub-pixel on half-size frames).
+ */
+const MAX_STEP = 0.01 * 540 + 1;
 /** Every 5th frame is read in full colour for caption pixels (35 frames of 175). */
 const EVERY = 5;
 /** A frame's pixels that differ by more than the encodes' own noise when nothing is drawn: measured 0 in the clips (see the tests' logs). */
@@ -79,14 +83,15 @@ beforeAll(async () => {
       (c) => withSpeech(c, 'one.mp4', SPEECH),
     ),
     // Two shots cut at frame 76 (3.04 s, on no 2, 4, 5 or 10 per second sampling grid): the face
-    // at a quarter of the width drifting right, then at three quarters drifting left.
+    // about a quarter of the width in, moving 100 px right (1.3 px a frame: out of any dead band,
+    // so the crop has to pan), then about three quarters in, moving 100 px left.
     makeClip(farm.dir, 'two-pictures.mp4', {
       ...SRC,
       fps: FPS,
       scale: SCALE,
       shots: [
-        { frames: 76, background: 'coffee.png', face: { from: { x: 220, y: 290 }, to: { x: 260, y: 290 } } },
-        { frames: FRAMES - 76, background: 'rocket.jpg', face: { from: { x: 740, y: 290 }, to: { x: 700, y: 290 } } },
+        { frames: 76, background: 'coffee.png', face: { from: { x: 200, y: 290 }, to: { x: 300, y: 290 } } },
+        { frames: FRAMES - 76, background: 'rocket.jpg', face: { from: { x: 760, y: 290 }, to: { x: 660, y: 290 } } },
       ],
     }).then((c) => withSpeech(c, 'two.mp4', SPEECH)),
   ]);
@@ -198,10 +203,14 @@ describe('reframe subject across a shot change (face at 1/4, cut at 3.04 s, face
     cropX = boxes.map((b, i) => two.faceAt(i)!.x - b.x / K);
   }, 400_000);
 
-  it('keeps the face inside the middle 60% in every frame of both shots (175 of 175)', () => {
-    const lost = boxes.flatMap((b, i) =>
-      scores[i]! >= FOUND && insideMiddle(b, OUT.width) ? [] : [`frame ${i}: x ${b.x.toFixed(0)} r=${scores[i]!.toFixed(2)}`],
-    );
+  it("keeps the face's centre inside the middle 60% in every frame of both shots (175 of 175), the face moving", () => {
+    // The centre, not the whole face: a moving face may drift within the crop's dead band before the crop follows.
+    const lost = boxes.flatMap((b, i) => {
+      const x = b.x + b.width / 2;
+      return scores[i]! >= FOUND && x >= 0.2 * OUT.width && x <= 0.8 * OUT.width ? [] : [`frame ${i}: centre x ${x.toFixed(0)} r=${scores[i]!.toFixed(2)}`];
+    });
+    const xs = boxes.map((b) => b.x + b.width / 2);
+    console.log(`two shots: face centre x ${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)} of ${OUT.width}`);
     expect(lost).toEqual([]);
   });
 
@@ -220,10 +229,10 @@ describe('reframe subject across a shot change (face at 1/4, cut at 3.04 s, face
     expect(Math.abs(big.frame - c)).toBeLessThanOrEqual(1);
     // The step is the whole move: nothing of it is spread over the frames either side.
     expect(Math.abs(big.step)).toBeGreaterThanOrEqual(0.9 * Math.abs(after - before));
-    expect(after - before).toBeGreaterThan(300); // from around the 1/4 face (x 220-260) to around the 3/4 face (700-740)
+    expect(after - before).toBeGreaterThan(300); // from around the first shot's face (x 200-300) to around the second's (760-660)
   });
 
-  it(`within each shot the crop moves at most ${MAX_STEP} output pixels a frame`, () => {
+  it(`within each shot the crop moves at most ${MAX_STEP.toFixed(1)} output pixels a frame`, () => {
     const c = two.shotFrames[1]!;
     const steps = cropX.slice(1).map((x, i) => ({ frame: i + 1, px: Math.abs(x - cropX[i]!) * K }));
     const inShot = steps.filter((s) => s.frame !== c);
