@@ -67,7 +67,10 @@ function step(x: number, v: number, target: number, dt: number, a: AxisInput): [
   const wanted = Math.sign(err) * Math.min(a.maxSpeed, stopSpeed);
   const dv = Math.max(-a.accel * dt, Math.min(a.accel * dt, wanted - v));
   const nv = v + dv;
-  return [Math.min(a.hi, Math.max(a.lo, x + nv * dt)), nv];
+  const nx = x + nv * dt;
+  // Braking is discrete: stop on the target rather than pass it and come back.
+  if (Math.sign(target - nx) !== Math.sign(err)) return [target, 0];
+  return [Math.min(a.hi, Math.max(a.lo, nx)), nv];
 }
 
 /** The frame times of a shot: start, start + 1/FOLLOW_FPS, ..., and `end` itself. */

@@ -12,20 +12,24 @@ export interface PlanCropOptions {
 }
 
 /**
- * The bound on the crop's motion: 5 source pixels per frame at 30 fps for a 1080-line source
- * (150 px/s, about 9 output pixels a frame on a 1080x1920 rendition of a 1920x1080 source: a
- * window's width in 4 s), in proportion to the source's short side for other sizes.
+ * The bound on the crop's motion: 6 source pixels per frame at 30 fps for a 1080-line source
+ * (180 px/s: a 608 px window's width in 3.4 s, about 11 output pixels a frame on a 1080x1920
+ * rendition of a 1920x1080 source), in proportion to the source's short side for other sizes.
+ * 5 px (the first choice) let a face walking at 150 px/s drift to the window's outer fifth.
  */
 export function panStepLimit(source: Size): number {
-  return (5 * Math.min(source.width, source.height)) / 1080;
+  return (6 * Math.min(source.width, source.height)) / 1080;
 }
 
 /** Where a face is held in a window shorter than the source: its centre at 40% of the window's height (headroom). */
 const FACE_HEADROOM = 0.1;
 /** A pan reaches full speed in this many seconds (eased in and out). */
 const RAMP_SECONDS = 0.4;
-/** The crop follows a little below the bound, so rounding keyframes to whole pixels stays within it. */
-const SPEED_MARGIN = 0.85;
+/**
+ * The crop moves this much (pixels a frame) below the bound: keyframes are whole pixels at least
+ * 4 frames apart, so rounding adds at most 1 px over 4 frames to a chord's speed.
+ */
+const ROUNDING_MARGIN = 0.3;
 
 /**
  * A crop path that follows the subject of each shot (the largest, most persistent face; else the
@@ -46,7 +50,8 @@ export function planCrop(analysis: FramingAnalysis, out: Size, opts: PlanCropOpt
   const duration = analysis.durationSeconds > 0 ? analysis.durationSeconds : (samples.at(-1)?.t ?? 0) + 1 / FOLLOW_FPS;
   const cuts = [...new Set(analysis.shots)].filter((s) => s > 0 && s < duration).sort((a, b) => a - b);
   const bounds = [0, ...cuts, duration];
-  const maxSpeed = (opts.maxStepPerFrame ?? panStepLimit(analysis)) * FOLLOW_FPS * SPEED_MARGIN;
+  const limit = opts.maxStepPerFrame ?? panStepLimit(analysis);
+  const maxSpeed = Math.max(limit / 2, limit - ROUNDING_MARGIN) * FOLLOW_FPS;
   const band = (opts.deadBand ?? 0.3) / 2;
   const keyframes: CropKeyframe[] = [];
   for (let k = 0; k + 1 < bounds.length; k++) {
