@@ -178,6 +178,8 @@ describe('planCrop', () => {
     expect(maxStep(planCrop(a, PORTRAIT, { maxStepPerFrame: 2 }), 8)).toBeLessThanOrEqual(2);
     // 300 px is inside the middle 100% of a 608 px window: no move at all.
     expect(planCrop(a, PORTRAIT, { deadBand: 1 }).keyframes).toHaveLength(1);
+    expect(() => planCrop(a, PORTRAIT, { maxStepPerFrame: 0 })).toThrow(RangeError);
+    expect(() => planCrop(a, PORTRAIT, { deadBand: 1.5 })).toThrow(/deadBand/);
   });
 
   it('stays on one face within a shot when two take turns being detected', () => {

@@ -41,6 +41,11 @@ const ROUNDING_MARGIN = 0.3;
  * two per hold, two per cut.
  */
 export function planCrop(analysis: FramingAnalysis, out: Size, opts: PlanCropOptions = {}): CropPath {
+  const limit = opts.maxStepPerFrame ?? panStepLimit(analysis);
+  const band = (opts.deadBand ?? 0.3) / 2;
+  if (!(limit > 0 && Number.isFinite(limit))) throw new RangeError(`planCrop: maxStepPerFrame must be a positive number of pixels, not ${limit}`);
+  if (!(band >= 0 && band <= 0.5)) throw new RangeError(`planCrop: deadBand must be a fraction of the window from 0 to 1, not ${opts.deadBand}`);
+  const maxSpeed = Math.max(limit / 2, limit - ROUNDING_MARGIN) * FOLLOW_FPS;
   const win = cropWindow(analysis, out);
   const centred = centerCrop(analysis, out);
   const sw = Math.max(2, Math.floor(analysis.width / 2) * 2);
@@ -50,9 +55,6 @@ export function planCrop(analysis: FramingAnalysis, out: Size, opts: PlanCropOpt
   const duration = analysis.durationSeconds > 0 ? analysis.durationSeconds : (samples.at(-1)?.t ?? 0) + 1 / FOLLOW_FPS;
   const cuts = [...new Set(analysis.shots)].filter((s) => s > 0 && s < duration).sort((a, b) => a - b);
   const bounds = [0, ...cuts, duration];
-  const limit = opts.maxStepPerFrame ?? panStepLimit(analysis);
-  const maxSpeed = Math.max(limit / 2, limit - ROUNDING_MARGIN) * FOLLOW_FPS;
-  const band = (opts.deadBand ?? 0.3) / 2;
   const keyframes: CropKeyframe[] = [];
   for (let k = 0; k + 1 < bounds.length; k++) {
     const start = bounds[k]!;
