@@ -15,7 +15,17 @@ const sdkDir = path.resolve(import.meta.dirname, '..');
 const repo = path.resolve(sdkDir, '../..');
 const tsc = path.join(repo, 'node_modules/typescript/bin/tsc');
 
-const EXAMPLE = `import { createClient, isApiError, isTerminal, type CaptionStyle, type EditRequest, type Job, type TemplateSummary } from '@captionfarm/sdk';
+const EXAMPLE = `import {
+  createClient,
+  isApiError,
+  isTerminal,
+  type CaptionStyle,
+  type EditRequest,
+  type Job,
+  type JobOutputs,
+  type OutputRequest,
+  type TemplateSummary,
+} from '@captionfarm/sdk';
 
 const [baseUrl, apiKey, video] = process.argv.slice(2) as [string, string, string];
 const cf = createClient({ baseUrl, apiKey });
@@ -46,6 +56,20 @@ try {
   if (isApiError(err, 'edit_not_available')) noEdit = err.code;
 }
 const words: string[] = await cf.setProfanityWords(['frak']);
+// Issue 43: the framing fields typed, and GET .../outputs of the queued job.
+const outputs: OutputRequest[] = [{ resolution: { width: 1080, height: 1920 } }, { resolution: { width: 1920, height: 1080 }, format: 'webm', reframe: 'center' }];
+const framed = await cf.createJob({
+  videoUrl: 'https://cdn.example.com/talk.mp4',
+  templateId: 'karaoke',
+  reframe: 'subject',
+  safeArea: 'tiktok',
+  placement: 'auto',
+  outputs,
+  poster: { at: 1 },
+  subtitles: 'both',
+});
+const renditions: JobOutputs = await cf.getJobOutputs(framed.id);
+await cf.cancelJob(framed.id);
 console.log(JSON.stringify({
   templates: templates.map((t) => t.id),
   uploadId: upload.uploadId,
@@ -57,6 +81,7 @@ console.log(JSON.stringify({
   missing,
   noEdit,
   words: [...words, ...(await cf.getProfanityWords())],
+  renditions: { formats: renditions.outputs.map((o) => o.format), safeArea: renditions.safeArea, poster: renditions.poster },
 }));
 `;
 
@@ -69,6 +94,7 @@ await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke',
 await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', style: { font: { famly: 'Inter' } } });
 await cf.previewTemplate('karaoke', { style: { text: { case: 'title' } } });
 await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', edit: { silences: 'slow' } });
+await cf.createJob({ videoUrl: 'https://x.example/a.mp4', templateId: 'karaoke', safeArea: 'snapchat', outputs: [{ format: 'mov' }] });
 `;
 
 let h: Harness;
@@ -154,9 +180,11 @@ describe('the packed SDK in a plain Node project', () => {
       /wrong\.ts\(6,\d+\): error TS2322: Type '"title"' is not assignable to type '"(none|upper|lower)" \| "(none|upper|lower)" \| "(none|upper|lower)" \| undefined'/,
     );
     expect(wrong).toMatch(/wrong\.ts\(7,\d+\): error TS2322: Type '"slow"' is not assignable to type '"(off|natural|fast|extra-fast)" \|/);
+    expect(wrong).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type '"snapchat"' is not assignable to type '"(none|tiktok|reels|shorts)" \|/);
+    expect(wrong).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type '"mov"' is not assignable to type '"(mp4|webm)" \|/);
   }, 600_000); // two tsc runs: minutes on a loaded 2-core machine
 
-  it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors, edit, profane words', async () => {
+  it('runs with node (no tsx) against a real control plane: templates, upload, job, cancel, wait, list, typed errors, edit, profane words, framed job outputs', async () => {
     const { key } = await h.account('pro');
     const video = path.join(project, 'clip.mp4');
     await makeTestClip(video, { seconds: 1 });
@@ -171,6 +199,7 @@ describe('the packed SDK in a plain Node project', () => {
       missing: string;
       noEdit: string;
       words: string[];
+      renditions: { formats: string[]; safeArea: string; poster: unknown };
     };
     expect(out.templates).toContain('karaoke');
     expect(out.job.status).toBe('queued');
@@ -186,5 +215,6 @@ describe('the packed SDK in a plain Node project', () => {
     expect(out.missing).toBe('not_found');
     expect(out.noEdit).toBe('edit_not_available');
     expect(out.words).toEqual(['frak', 'frak']);
+    expect(out.renditions).toEqual({ formats: ['mp4', 'webm'], safeArea: 'tiktok', poster: null });
   });
 });
