@@ -1,6 +1,6 @@
 import type { CropPath } from '@captionfarm/contracts';
 import { describe, expect, it } from 'vitest';
-import { centerCrop, cropAt, panStepLimit, planCrop } from '../src/plan/index.ts';
+import { centerCrop, cropAt, cropWindow, panStepLimit, planCrop } from '../src/plan/index.ts';
 import { analysis, centreOf, face, HD, jitter, VERTICAL } from './plan-fixtures.ts';
 
 const PORTRAIT = { width: 1080, height: 1920 };
@@ -255,5 +255,43 @@ describe('planCrop', () => {
     expect(path.keyframes.length).toBeLessThanOrEqual(4 * 30 + 2 * 3);
     expect(maxStep(path, 30, [10, 20])).toBeLessThanOrEqual(panStepLimit(HD));
     expectInsideSource(path, a);
+  });
+
+  it('keeps its promises on 40 random clips (faces that come, go and jump, dropouts, salient boxes, shots): inside the source, sorted, within the bound, cuts only at shot changes', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const rnd = jitter(seed);
+      const u = () => (rnd() + 1) / 2;
+      const seconds = 5 + Math.floor(u() * 40);
+      const shots = [...new Set(Array.from({ length: Math.floor(u() * 5) }, () => Math.round(u() * seconds * 30) / 30))]
+        .filter((t) => t > 0)
+        .sort((p, q) => p - q);
+      const size = u() < 0.3 ? VERTICAL : HD;
+      const out = size === HD ? PORTRAIT : LANDSCAPE;
+      const people = Array.from({ length: Math.floor(u() * 3) }, () => ({
+        x: u() * size.width,
+        y: u() * size.height,
+        v: (u() - 0.5) * 400,
+        h: 60 + u() * 300,
+      }));
+      const a = analysis({
+        seconds,
+        size,
+        shots,
+        fps: [2, 4, 5][Math.floor(u() * 3)]!,
+        at: (t) => ({
+          faces: people.filter(() => u() < 0.8).map((p) => face(Math.min(size.width - 1, Math.max(1, p.x + p.v * t + 15 * rnd())), p.y, p.h, 0.7 + 0.3 * u())),
+          salient: u() < 0.5 ? { x: u() * (size.width - 300), y: u() * (size.height - 300), width: 300, height: 300 } : null,
+          motion: u() * 0.1,
+        }),
+      });
+      const path = planCrop(a, out);
+      expect(path).toMatchObject(cropWindow(size, out));
+      expectInsideSource(path, size);
+      const times = path.keyframes.map((k) => k.t);
+      expect([...times].sort((p, q) => p - q)).toEqual(times);
+      for (const t of times.filter((t, i) => times.indexOf(t) !== i)) expect(shots).toContain(t);
+      expect(maxStep(path, seconds, shots)).toBeLessThanOrEqual(panStepLimit(size));
+      expect(path.keyframes.length).toBeLessThanOrEqual(4 * seconds + 2 * (shots.length + 1));
+    }
   });
 });

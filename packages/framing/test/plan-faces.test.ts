@@ -1,7 +1,7 @@
 import type { CropPath } from '@captionfarm/contracts';
 import { describe, expect, it } from 'vitest';
 import { centerCrop, cropAt, facesOnOutput, planCrop } from '../src/plan/index.ts';
-import { analysis, face } from './plan-fixtures.ts';
+import { analysis, face, jitter } from './plan-fixtures.ts';
 
 const PORTRAIT = { width: 1080, height: 1920 };
 const box = (x: number, y: number, width: number, height: number, score = 0.9) => ({ x, y, width, height, score });
@@ -90,5 +90,38 @@ describe('facesOnOutput', () => {
     const a = analysis({ seconds: 3, at: () => ({}) });
     expect(facesOnOutput({ analysis: a, crop: centerCrop(a, PORTRAIT), out: PORTRAIT })).toEqual([]);
     expect(cropAt(centerCrop(a, PORTRAIT), 1)).toEqual({ x: 656, y: 0 });
+  });
+
+  it('on 40 random clips and edits: every box inside the output frame, every span non-empty and inside the edited output', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const rnd = jitter(seed);
+      const u = () => (rnd() + 1) / 2;
+      const seconds = 4 + Math.floor(u() * 20);
+      const people = Array.from({ length: 1 + Math.floor(u() * 3) }, () => ({ x: u() * 1920, y: u() * 1080, v: (u() - 0.5) * 300, h: 40 + u() * 300 }));
+      const a = analysis({
+        seconds,
+        fps: 4,
+        shots: u() < 0.5 ? [Math.round(u() * seconds * 30) / 30] : [],
+        at: (t) => ({ faces: people.filter(() => u() < 0.8).map((p) => face(p.x + p.v * t, p.y, p.h)) }),
+      });
+      // Keep [0, c1) and [c2, end): the edit cuts [c1, c2).
+      const c1 = u() * seconds * 0.6;
+      const c2 = c1 + u() * seconds * 0.3;
+      const toOutput = (t: number) => (t < c1 ? t : t < c2 ? null : t - (c2 - c1));
+      const outputSeconds = seconds - (c2 - c1);
+      for (const crop of [planCrop(a, PORTRAIT), centerCrop(a, PORTRAIT)]) {
+        for (const { start, end, box: b } of facesOnOutput({ analysis: a, crop, out: PORTRAIT, toOutput })) {
+          expect(b.x).toBeGreaterThanOrEqual(0);
+          expect(b.y).toBeGreaterThanOrEqual(0);
+          expect(b.width).toBeGreaterThan(0);
+          expect(b.height).toBeGreaterThan(0);
+          expect(b.x + b.width).toBeLessThanOrEqual(PORTRAIT.width);
+          expect(b.y + b.height).toBeLessThanOrEqual(PORTRAIT.height);
+          expect(start).toBeGreaterThanOrEqual(0);
+          expect(end).toBeGreaterThan(start);
+          expect(end).toBeLessThanOrEqual(outputSeconds + 1e-6);
+        }
+      }
+    }
   });
 });

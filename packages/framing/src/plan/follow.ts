@@ -92,10 +92,11 @@ const GRID_FRAMES = 8;
  */
 export function keyframesOf(times: readonly number[], xs: readonly number[], ys: readonly number[], tolerance = 1): number[] {
   const last = times.length - 1;
-  const candidates: number[] = [];
-  // A candidate too close to the shot's end would make a short chord where rounding shows.
-  for (let i = 0; i < last - GRID_FRAMES / 2; i += GRID_FRAMES) candidates.push(i);
-  candidates.push(last);
+  // The shot's first and last frames always; between them, a candidate too close to the end
+  // would make a short chord where rounding shows.
+  const candidates: number[] = [0];
+  for (let i = GRID_FRAMES; i < last - GRID_FRAMES / 2; i += GRID_FRAMES) candidates.push(i);
+  if (last > 0) candidates.push(last);
   const keep = new Set([candidates[0]!, candidates.at(-1)!]);
   const stack: [number, number][] = [[0, candidates.length - 1]];
   while (stack.length > 0) {
