@@ -25,3 +25,17 @@ export const RequestedResolutionSchema = ResolutionSchema.superRefine((r, ctx) =
     ctx.addIssue({ code: 'custom', path: [], message: `an aspect ratio of at most ${MAX_REQUESTED_ASPECT}:1` });
   }
 });
+
+type PixelSize = { width: number; height: number };
+
+/**
+ * Whether a requested size is an upscale of the source: more pixels than it, or a longer side
+ * longer than its longer side. So a 1920x1080 source gives 1080x1920 (issue 43: the Shorts
+ * rendition of 16:9 footage, the same pixels turned), 1080x1080 or 1280x720, never 2560x1440 or
+ * 2000x1000. (Before issue 43, each side had to fit: a turned rendition was refused.)
+ */
+export function largerThanSource(resolution: PixelSize, source: PixelSize): boolean {
+  return (
+    resolution.width * resolution.height > source.width * source.height || Math.max(resolution.width, resolution.height) > Math.max(source.width, source.height)
+  );
+}

@@ -1,3 +1,4 @@
+import { largerThanSource } from '@captionfarm/contracts';
 import { RenderError } from './errors.ts';
 
 export interface Size {
@@ -8,8 +9,9 @@ export interface Size {
 /**
  * The output frame size. H.264/VP9 in 4:2:0 need even sizes, so every size is rounded down to
  * even (an odd source loses its last row/column rather than being resampled).
- * - `resolution` given: that size, never larger than the (rotated) source in either dimension,
- *   else 'output-larger-than-source'. A different aspect ratio is filled and centre-cropped.
+ * - `resolution` given: that size, never larger than the (rotated) source (`largerThanSource`),
+ *   else 'output-larger-than-source'. A different aspect ratio is filled and centre-cropped (or
+ *   cropped along a subject's path, issue 43).
  * - omitted: the source size, scaled down (aspect kept) to fit `maxPixels` when it is over.
  */
 export function planOutputSize(opts: { source: Size; resolution?: Size | undefined; maxPixels?: number | undefined }): Size {
@@ -18,7 +20,7 @@ export function planOutputSize(opts: { source: Size; resolution?: Size | undefin
     if (!(resolution.width >= 2 && resolution.height >= 2)) {
       throw new RenderError('render-failed', `Invalid output resolution ${resolution.width}x${resolution.height}`);
     }
-    if (resolution.width > source.width || resolution.height > source.height) {
+    if (largerThanSource(resolution, source)) {
       throw new RenderError(
         'output-larger-than-source',
         `Requested ${resolution.width}x${resolution.height} is larger than the ` +

@@ -32,9 +32,19 @@ describe('planOutputSize', () => {
   });
 
   it.each([
-    [src(1280, 720), src(1920, 1080)],
+    [src(1920, 1080), src(1080, 1920)], // issue 43: the Shorts rendition of 16:9 footage, the same pixels turned
     [src(1080, 1920), src(1920, 1080)], // a landscape request from a portrait source
+    [src(1920, 1080), src(1080, 1350)],
+    [src(1280, 720), src(720, 720)],
+  ])('takes %o -> %o: no more pixels and no longer side than the source', (source, resolution) => {
+    expect(planOutputSize({ source, resolution })).toEqual(resolution);
+  });
+
+  it.each([
+    [src(1280, 720), src(1920, 1080)],
     [src(1280, 720), src(1280, 722)],
+    [src(1280, 720), src(800, 1280)], // turned, but more pixels
+    [src(1920, 1080), src(2000, 1000)], // fewer pixels, but a longer side
   ])('rejects %o -> %o with output-larger-than-source', (source, resolution) => {
     expect(() => planOutputSize({ source, resolution })).toThrow(expect.objectContaining({ code: 'output-larger-than-source' }));
     expect(() => planOutputSize({ source, resolution })).toThrow(RenderError);

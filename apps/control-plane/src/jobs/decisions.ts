@@ -1,4 +1,4 @@
-import { PLANS, type PlanId } from '@captionfarm/contracts';
+import { largerThanSource, PLANS, type PlanId } from '@captionfarm/contracts';
 import type { AgentTimings } from '../agents/timings.ts';
 import type { Ending } from './finish.ts';
 import type { UploadProbe } from './probe-upload.ts';
@@ -40,7 +40,7 @@ export function outputLargerThanSource(
   renditions: readonly Rendition[],
   source: { width: number; height: number },
 ): Extract<Ending, { status: 'failed' }> | null {
-  const i = renditions.findIndex((r) => r.width !== null && r.height !== null && (r.width > source.width || r.height > source.height));
+  const i = renditions.findIndex((r) => r.width !== null && r.height !== null && largerThanSource({ width: r.width, height: r.height }, source));
   if (i === -1) return null;
   const r = renditions[i]!;
   const which = renditions.length > 1 ? `outputs[${i}].resolution ` : '';
