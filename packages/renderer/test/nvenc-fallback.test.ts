@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nvencAvailable } from '../src/detect-nvenc.ts';
 import type { RenderError } from '../src/errors.ts';
+import { renderRenditions } from '../src/render-renditions.ts';
 import { renderVideo } from '../src/render-video.ts';
 import { blockPainter, ffprobeJson, frameAt, makeVideo, near, tempDir } from './helpers/media.ts';
 
@@ -82,6 +83,27 @@ describe('NVENC', () => {
     const late = (await frameAt(out, 0.96)).rgb(80, 90);
     expect(near(mid, [255, 0, 0]), `red at 0.6 s: ${mid}`).toBe(true);
     expect(near(late, [255, 0, 0]), `still red at 0.96 s: ${late}`).toBe(true);
+  });
+
+  it('redoes the whole run of several renditions on the CPU when its NVENC session fails', async () => {
+    const outs = [join(dir, 'r0.mp4'), join(dir, 'r1.webm'), join(dir, 'r2.mp4')];
+    const results = await renderRenditions({
+      input,
+      quality: 'low',
+      renditions: [
+        { output: outs[0]!, format: 'mp4', painter: blockPainter({ width: 160, height: 120 }) },
+        { output: outs[1]!, format: 'webm', resolution: { width: 120, height: 120 }, painter: blockPainter({ width: 120, height: 120 }) },
+        { output: outs[2]!, format: 'mp4', resolution: { width: 64, height: 120 }, painter: null },
+      ],
+    });
+    expect(results.map((r) => [r.width, r.height, r.encoder])).toEqual([
+      [160, 120, 'cpu'],
+      [120, 120, 'cpu'],
+      [64, 120, 'cpu'],
+    ]);
+    for (const out of outs) expect((await ffprobeJson(out)).streams).toHaveLength(2);
+    // The red caption of the first rendition survived the retry.
+    expect(near((await frameAt(outs[0]!, 0.6)).rgb(80, 90), [255, 0, 0])).toBe(true);
   });
 
   it("fails with render-failed and ffmpeg's reason when 'nvenc' is forced", async () => {
