@@ -85,6 +85,10 @@ describe('renderRenditions: three renditions from one run', () => {
     paths.square = join(dir, 'square.mp4');
     const subtitles = join(dir, 'captions.vtt');
     await writeFile(subtitles, vtt(cues));
+    // The hook image of the square rendition: a blue 40x40 square at (20, 20) until 1 s.
+    const blue = join(dir, 'blue.png');
+    await ffmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'color=c=blue:s=40x40', '-frames:v', '1', blue]);
+    const png = await readFile(blue);
     results = await renderRenditions({
       input: source,
       quality: 'high',
@@ -100,7 +104,14 @@ describe('renderRenditions: three renditions from one run', () => {
           painter: () => widePainter,
           subtitles: { path: subtitles, language: 'de' },
         },
-        { output: paths.square, format: 'mp4', resolution: { width: 240, height: 240 }, painter: null, subtitles: { path: subtitles, language: 'de' } },
+        {
+          output: paths.square,
+          format: 'mp4',
+          resolution: { width: 240, height: 240 },
+          painter: null,
+          overlayImage: () => ({ png, x: 20, y: 20, until: 1 }),
+          subtitles: { path: subtitles, language: 'de' },
+        },
       ],
     });
   });
@@ -153,6 +164,13 @@ describe('renderRenditions: three renditions from one run', () => {
       ).toEqual([true, true, true]);
     }
     expect(tallPainter.painted.length).toBe(3);
+  });
+
+  it('lays the hook image over its own rendition only, until its time', async () => {
+    const BLUE: [number, number, number] = [0, 0, 255];
+    expect(near((await frameAt(paths.square, 0.5)).rgb(40, 40), BLUE)).toBe(true);
+    expect(near((await frameAt(paths.square, 1.5)).rgb(40, 40), GREY)).toBe(true);
+    expect(near((await frameAt(paths.wide, 0.5)).rgb(40, 40), GREY)).toBe(true);
   });
 
   it('crops the tall rendition where the path says on every frame, through the edit and the path cut', async () => {
@@ -209,7 +227,6 @@ describe('renderRenditions: three renditions from one run', () => {
 describe('renderRenditions failures', () => {
   it('fails the whole run with output-larger-than-source when one rendition is larger than the source, writing nothing', async () => {
     const work = join(dir, 'too-large');
-    await ffmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'nullsrc=s=2x2:d=0.04', '-frames:v', '1', join(dir, 'unused.png')]);
     const err = await renderRenditions({
       input: source,
       quality: 'low',
@@ -229,7 +246,8 @@ describe('renderRenditions failures', () => {
     const painter = blockPainter({ width: 320, height: 180 });
     // Aborts from inside the run: the painter is asked for the image at 1 s only while ffmpeg runs.
     const aborting = { ...painter, paint: (ctx: Parameters<typeof painter.paint>[0], t: number) => (t >= 1 ? controller.abort() : painter.paint(ctx, t)) };
-    const png = await readFile(join(dir, 'unused.png'));
+    await ffmpeg(['-v', 'error', '-f', 'lavfi', '-i', 'nullsrc=s=2x2', '-frames:v', '1', join(dir, 'tiny.png')]);
+    const png = await readFile(join(dir, 'tiny.png'));
     const err = await renderRenditions({
       input: source,
       quality: 'low',
