@@ -68,8 +68,18 @@ function detector(): Promise<Detector> {
 async function load(): Promise<Detector> {
   const require = createRequire(import.meta.url);
   setWasmPaths(`${dirname(require.resolve('@tensorflow/tfjs-backend-wasm'))}/`);
-  if (!(await tf.setBackend('wasm'))) throw new Error('TensorFlow.js could not start its wasm backend');
-  await tf.ready();
+  // The backend's Emscripten module adds process-wide 'uncaughtException' and 'unhandledRejection'
+  // listeners that rethrow (printing its whole minified source with the error) and would override
+  // the host's own handling: they are taken off again once it has started.
+  const uncaught = new Set(process.listeners('uncaughtException'));
+  const unhandled = new Set(process.listeners('unhandledRejection'));
+  try {
+    if (!(await tf.setBackend('wasm'))) throw new Error('TensorFlow.js could not start its wasm backend');
+    await tf.ready();
+  } finally {
+    for (const l of process.listeners('uncaughtException')) if (!uncaught.has(l)) process.removeListener('uncaughtException', l);
+    for (const l of process.listeners('unhandledRejection')) if (!unhandled.has(l)) process.removeListener('unhandledRejection', l);
+  }
   // The package's exports map does not list models/: find it beside dist/.
   const models = join(dirname(require.resolve('@vladmandic/human')), '..', 'models');
   const json = JSON.parse(readFileSync(join(models, 'blazeface.json'), 'utf8')) as {

@@ -13,6 +13,8 @@ const FPS = 30;
 /** The astronaut at 1.40625x (720 px): her face is 127x129 px in the 1920x1080 clip, 17 px wide in the 256 px sample. */
 const SCALE = 1.40625;
 let dir: string;
+// Before the model is first loaded in this process (the first test loads it).
+const listenersBefore = { uncaught: process.listeners('uncaughtException'), unhandled: process.listeners('unhandledRejection') };
 let oneFace: Clip;
 let twoShots: Clip;
 
@@ -113,6 +115,11 @@ describe('analyzeFraming', () => {
     await expect(run).rejects.toMatchObject({ name: 'AbortError' });
     const after = (await readdir(tmpdir())).filter((n) => n.startsWith('captionfarm-framing-'));
     expect(after.filter((n) => !before.includes(n))).toEqual([]);
+  });
+
+  it("leaves the process's uncaughtException and unhandledRejection listeners as they were (the wasm module adds its own)", () => {
+    expect(process.listeners('uncaughtException')).toEqual(listenersBefore.uncaught);
+    expect(process.listeners('unhandledRejection')).toEqual(listenersBefore.unhandled);
   });
 
   it("rejects with ffmpeg's message on a file that is not a video", async () => {

@@ -28,9 +28,15 @@ const pos = (from: number, to: number, k: number, n: number) => Math.floor(from 
 /**
  * A `width` x `height` H.264 clip at `fps` built with ffmpeg from the photographs: each shot a
  * blurred background photo, the astronaut scaled by `scale` laid over it so that her face's centre
- * moves linearly from `from` to `to` over the shot (whole pixels a frame), hard cuts between shots.
+ * moves linearly from `from` to `to` over the shot (whole pixels a frame), hard cuts between shots;
+ * `grain` adds temporal noise of that strength (a camera's grain, so an encoder works as on real
+ * footage), `preset` is x264's (default ultrafast).
  */
-export async function makeClip(dir: string, name: string, o: { width: number; height: number; fps: number; scale: number; shots: ShotSpec[] }): Promise<Clip> {
+export async function makeClip(
+  dir: string,
+  name: string,
+  o: { width: number; height: number; fps: number; scale: number; shots: ShotSpec[]; grain?: number; preset?: string },
+): Promise<Clip> {
   const file = join(dir, name);
   const side = Math.round(ASTRONAUT_SIZE * o.scale);
   const centre = { x: (ASTRONAUT_FACE.x + ASTRONAUT_FACE.width / 2) * o.scale, y: (ASTRONAUT_FACE.y + ASTRONAUT_FACE.height / 2) * o.scale };
@@ -53,7 +59,7 @@ export async function makeClip(dir: string, name: string, o: { width: number; he
       );
     } else graph.push(`[bg${i}]trim=end_frame=${s.frames}[s${i}]`);
   });
-  graph.push(`${o.shots.map((_, i) => `[s${i}]`).join('')}concat=n=${o.shots.length}:v=1,format=yuv420p[v]`);
+  graph.push(`${o.shots.map((_, i) => `[s${i}]`).join('')}concat=n=${o.shots.length}:v=1${o.grain ? `,noise=alls=${o.grain}:allf=t` : ''},format=yuv420p[v]`);
   await runToEnd(ffmpegPaths().ffmpeg, {
     args: [
       '-y',
