@@ -1,5 +1,6 @@
-import type { HookTitle } from '@captionfarm/contracts';
+import type { HookTitle, SafeAreaName } from '@captionfarm/contracts';
 import {
+  captionArea,
   fontFaceFor,
   graphemes,
   hasNoSpaceScript,
@@ -31,6 +32,11 @@ export interface HookTitleOptions {
   height: number;
   /** Where the captions go (the band painter's band): the title never overlaps it. */
   band: Rect;
+  /**
+   * `tiktok`, `reels`, `shorts`: the title (its whole image: box, halo and shadow) keeps out of
+   * that app's interface zones too, centred between its side zones; default `none`.
+   */
+  safeArea?: SafeAreaName | undefined;
 }
 
 /** The title as an RGBA PNG (straight alpha) tight around its box, and where it goes in the frame (even pixels). */
@@ -108,22 +114,34 @@ export function paintHookTitle(o: HookTitleOptions): HookTitleImage {
   const ctx = createCanvas(8, 8).getContext('2d');
   const specAt = (sizePx: number): FontSpec => ({ family: face.family, weight, sizePx, letterSpacingPx: o.template.font.letterSpacing * sizePx });
   const minPx = (MIN_SIZE_PERCENT * side) / 100;
+  const maxWidth = maxTitleWidth(o);
   let sizePx = basePx;
-  let layout = layoutTitle(ctx, text, specAt(sizePx), look, o.width, { truncate: false });
+  let layout = layoutTitle(ctx, text, specAt(sizePx), look, maxWidth, { truncate: false });
   while (!layout && sizePx > minPx) {
     sizePx = Math.max(minPx, sizePx * 0.95);
-    layout = layoutTitle(ctx, text, specAt(sizePx), look, o.width, { truncate: sizePx <= minPx });
+    layout = layoutTitle(ctx, text, specAt(sizePx), look, maxWidth, { truncate: sizePx <= minPx });
   }
-  layout ??= layoutTitle(ctx, text, specAt(sizePx), look, o.width, { truncate: true })!;
+  layout ??= layoutTitle(ctx, text, specAt(sizePx), look, maxWidth, { truncate: true })!;
   let at = placeTitle(o, layout);
   // Only a band covering most of the frame gets here: a smaller title where one fits.
   while (!at && sizePx > minPx * LAST_RESORT_SHRINK) {
     sizePx *= 0.9;
-    layout = layoutTitle(ctx, text, specAt(sizePx), look, o.width, { truncate: true })!;
+    layout = layoutTitle(ctx, text, specAt(sizePx), look, maxWidth, { truncate: true })!;
     at = placeTitle(o, layout);
   }
   if (!at) throw new Error(`No room for the hook title outside the caption band ${JSON.stringify(o.band)} in a ${o.width}x${o.height} frame`);
   return { png: drawTitle(layout, look), ...at };
+}
+
+/**
+ * The widest the title's image may be: MAX_WIDTH of the frame, and with an app's zones no wider
+ * than the caption area between its side zones, less 4 px for the rounding to even pixels
+ * (placeTitle centres it on even pixels).
+ */
+function maxTitleWidth(o: HookTitleOptions): number {
+  const app = o.safeArea ?? 'none';
+  if (app === 'none') return o.width * MAX_WIDTH;
+  return Math.min(o.width * MAX_WIDTH, captionArea(o.width, o.height, app).width - 4);
 }
 
 /** The colours: the style's, else the template's text colour on its highlight colour, readable either way. */
@@ -162,10 +180,10 @@ function caseOf(text: string, c: Template['text']['case']): string {
 
 /**
  * The title's lines at font `spec`, balanced (the narrowest width that needs no more lines than
- * the widest), within MAX_WIDTH of the frame; null when it needs more than MAX_LINES, unless
- * `truncate`, which cuts the third line with an ellipsis.
+ * the widest), its image within `maxWidth` (maxTitleWidth); null when it needs more than
+ * MAX_LINES, unless `truncate`, which cuts the third line with an ellipsis.
  */
-function layoutTitle(ctx: SKRSContext2D, text: string, spec: FontSpec, look: Look, frameWidth: number, o: { truncate: boolean }): TitleLayout | null {
+function layoutTitle(ctx: SKRSContext2D, text: string, spec: FontSpec, look: Look, maxWidth: number, o: { truncate: boolean }): TitleLayout | null {
   const px = spec.sizePx;
   const measure = (s: string) => {
     setFont(ctx, spec, s);
@@ -173,7 +191,7 @@ function layoutTitle(ctx: SKRSContext2D, text: string, spec: FontSpec, look: Loo
     return Math.max(0, ctx.measureText(s).width - Math.max(spec.letterSpacingPx, 0));
   };
   const margin = look.box ? 0 : Math.ceil(px * (look.haloWidthEm + 0.2));
-  const maxText = frameWidth * MAX_WIDTH - 2 * PAD_X * px - 2 * margin;
+  const maxText = maxWidth - 2 * PAD_X * px - 2 * margin;
   const tokens = tokensOf(text, maxText, measure);
   let lines = wrap(tokens, maxText, measure);
   if (lines.length > MAX_LINES) {
@@ -258,29 +276,33 @@ function ellipsize(text: string, maxWidth: number, measure: (s: string) => numbe
 /**
  * Where the title goes, even pixels: centred, near the top of the safe area (under the platform's
  * tabs) when the captions are in the lower half, else above the bottom 20%; moved off the band
- * (to the nearest side of it with room) when it would overlap it. Null when no place has room.
+ * (to the nearest side of it with room) when it would overlap it; with an app's zones, between
+ * its top bar and its bottom block. Null when no place has room.
  */
 function placeTitle(o: HookTitleOptions, l: TitleLayout): Omit<HookTitleImage, 'png'> | null {
   const { width: W, height: H, band } = o;
+  const app = o.safeArea ?? 'none';
   const w = even(Math.ceil(l.width + 2 * l.margin));
   const h = even(Math.ceil(l.height + 2 * l.margin));
   if (w > W || h > H) return null;
   const x = even(Math.floor((W - w) / 2));
-  const safe = safeArea(W, H);
+  const safe = safeArea(W, H, app);
+  const [minY, maxY] = app === 'none' ? [0, H] : [safe.y, safe.y + safe.height];
   const bandOnTop = band.y + band.height / 2 < H / 2;
   const preferred = bandOnTop ? Math.min(H * (1 - BOTTOM_KEEP_OUT), safe.y + safe.height) - h : safe.y + TOP_OFFSET * H;
   const gap = BAND_GAP * Math.min(W, H);
   const overlapsX = band.x < x + w + gap && x - gap < band.x + band.width;
   const free: [number, number][] = overlapsX
     ? [
-        [0, band.y - gap],
-        [band.y + band.height + gap, H],
+        [minY, band.y - gap],
+        [band.y + band.height + gap, maxY],
       ]
-    : [[0, H]];
+    : [[minY, maxY]];
   let best: number | null = null;
-  for (const [lo, hi] of free) {
+  for (const [lo0, hi] of free) {
+    const lo = Math.max(lo0, minY);
     const top = even(Math.ceil(lo));
-    const last = Math.floor(hi) - h;
+    const last = Math.floor(Math.min(hi, maxY)) - h;
     if (last < top) continue;
     const y = Math.min(Math.max(even(Math.round(preferred)), top), last - (last % 2));
     if (best === null || Math.abs(y - preferred) < Math.abs(best - preferred)) best = y;

@@ -32,8 +32,15 @@ export class BandOverflow extends Error {
 }
 
 /** The band for words not known yet (`bandForAnyWords`, measured with the canvas the painter draws with). */
-export function bandForAnyWordsOf(opts: Pick<BandPainterOptions, 'template' | 'width' | 'height' | 'fonts'>): Rect {
-  return bandForAnyWords({ template: opts.template, width: opts.width, height: opts.height, measurer: createCanvasMeasurer(), fonts: opts.fonts });
+export function bandForAnyWordsOf(opts: Pick<BandPainterOptions, 'template' | 'width' | 'height' | 'fonts' | 'safeArea'>): Rect {
+  return bandForAnyWords({
+    template: opts.template,
+    width: opts.width,
+    height: opts.height,
+    measurer: createCanvasMeasurer(),
+    fonts: opts.fonts,
+    safeArea: opts.safeArea,
+  });
 }
 
 /**
@@ -71,7 +78,17 @@ interface PainterState {
 export function createBandPainter(opts: BandPainterOptions): BandPainter & { layout: CaptionLayout } {
   const { template, width, height } = opts;
   const measurer = createCanvasMeasurer();
-  const layout = layoutCaptions({ words: opts.words, template, width, height, measurer, fonts: opts.fonts });
+  const layout = layoutCaptions({
+    words: opts.words,
+    template,
+    width,
+    height,
+    measurer,
+    fonts: opts.fonts,
+    safeArea: opts.safeArea,
+    placement: opts.placement,
+    avoid: opts.avoid,
+  });
   const band = opts.band ?? layout.band;
   if (!containsRect(band, layout.band, 0)) throw new BandOverflow(band, layout.band);
   const s: PainterState = {

@@ -1,5 +1,5 @@
 import type { Image, SKRSContext2D } from './canvas.ts';
-import type { Word } from '@captionfarm/contracts';
+import type { Placement, SafeAreaName, TimedBox, Word } from '@captionfarm/contracts';
 import type { CustomFontFace, Rect, Template } from '@captionfarm/captions';
 
 /** An even-aligned rectangle in output pixels (the captions' one Rect type). */
@@ -44,6 +44,12 @@ export interface BandPainterOptions {
    * the words' own. Words whose captions reach outside it throw BandOverflow.
    */
   band?: BandRect | undefined;
+  /** `tiktok`, `reels`, `shorts`: nothing painted inside that app's interface zones; default `none` (the generic margins). */
+  safeArea?: SafeAreaName | undefined;
+  /** `auto`: a page that would cover a face of `avoid` moves above or below it; default `fixed`. */
+  placement?: Placement | undefined;
+  /** Faces to keep clear of with `placement: 'auto'`, in output pixels and output seconds. */
+  avoid?: readonly TimedBox[] | undefined;
 }
 
 export interface PreviewFrameOptions extends BandPainterOptions {
