@@ -10,6 +10,7 @@ export { planOutputSize, type Size } from './plan-output-size.ts';
 export type { CropKeyframe, CropPath } from './crop-path.ts';
 export { renderRenditions, type Rendition, type RenderRenditionsOptions } from './render-renditions.ts';
 export { probeMedia, type MediaInfo } from './probe-media.ts';
+export { renderPoster, type PosterOptions, type PosterResult } from './poster.ts';
 export {
   CaptionsChanged,
   reencodeVideo,
