@@ -132,7 +132,13 @@ function RenditionFields(props: {
   const name = `Rendition ${i + 1}`;
   const control = (what: string) => {
     const part = what === 'format' || what === 'reframe' ? what : 'resolution';
-    return { id: `${id}-${what}`, 'aria-describedby': props.error ? `${id}-err` : undefined, 'aria-invalid': props.invalid(part) || undefined };
+    return {
+      id: `${id}-${what}`,
+      'aria-describedby': props.error ? `${id}-err` : undefined,
+      'aria-invalid': props.invalid(part) || undefined,
+      // An overlay has one rendition: the others stay as set, not sent, until it is turned off.
+      disabled: overlay && (i > 0 || what === 'reframe'),
+    };
   };
   return (
     <div className="rendition" data-testid="rendition">
@@ -187,7 +193,7 @@ function RenditionFields(props: {
         <label htmlFor={`${id}-reframe`}>
           <span className="sr-only">{name} </span>Reframe
         </label>
-        <select {...control('reframe')} value={row.reframe} disabled={overlay} onChange={(e) => props.onChange({ reframe: e.target.value })}>
+        <select {...control('reframe')} value={row.reframe} onChange={(e) => props.onChange({ reframe: e.target.value })}>
           <option value="">As the job</option>
           <option value="center">Centre</option>
           <option value="subject">Follow the speaker</option>
