@@ -121,6 +121,8 @@ interface AvoidInput {
  */
 function avoidFaces(o: AvoidInput): number[] {
   const dys = o.pages.map(() => 0);
+  // Each face grown by the gap once: the pages of a phrase share these objects (candidates() groups by them).
+  const grown = o.avoid.map((f) => ({ start: f.start, end: f.end, box: grow(f.box, o.gap) }));
   let prev = 0;
   for (const phrase of phrasesOf(o.pages)) {
     const items: Item[] = [];
@@ -128,9 +130,7 @@ function avoidFaces(o: AvoidInput): number[] {
       const ink = o.inks[i];
       if (!ink) continue;
       const p = o.pages[i]!;
-      const faces = o.avoid
-        .filter((f) => f.start < p.end + TIME_SLACK && f.end > p.start - TIME_SLACK)
-        .map((f) => ({ x: f.box.x - o.gap, y: f.box.y - o.gap, width: f.box.width + 2 * o.gap, height: f.box.height + 2 * o.gap }));
+      const faces = grown.filter((f) => f.start < p.end + TIME_SLACK && f.end > p.start - TIME_SLACK).map((f) => f.box);
       items.push({ index: i, ink, faces, lo: Math.min(o.area.y, ink.y), hi: Math.max(o.area.y + o.area.height, ink.y + ink.height) });
     }
     const whole = placeForPhrase(items, prev, o);
