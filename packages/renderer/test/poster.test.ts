@@ -91,6 +91,17 @@ describe('renderPoster', () => {
     }
   });
 
+  it('a WebM rendition (VP9) too', async () => {
+    const webm = join(dir, 'clip.webm');
+    await ffmpeg(['-i', video, '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-crf', '20', '-b:v', '0', webm]);
+    const output = join(dir, 'webm.jpg');
+    await renderPoster({ video: webm, at: 2.53, output });
+    const got = await rgb(output);
+    const want = psnr(got, await rgb(webm, 63), 640);
+    expect(want).toBeGreaterThan(35);
+    expect(psnr(got, await rgb(webm, 64), 640)).toBeLessThan(want - 10);
+  });
+
   it('a JPEG (JFIF, full range), its levels right: black stays black and white white', async () => {
     const output = join(dir, 'levels.jpg');
     await renderPoster({ video, at: 1, output });
