@@ -115,6 +115,34 @@ describe('captionfarm burn, end to end', () => {
     expect(await farm.balance(accountId)).toBe(before - 1); // the source's 7 s: one minute
   });
 
+  it('--outputs, --poster, --subtitles both (issue 43): every rendition and the poster saved and playable, the captions as a track, charged once', async () => {
+    const { accountId, env } = await account();
+    const before = await farm.balance(accountId);
+    const cli = await cliPiped(
+      [
+        ...['burn', speech, '-t', 'karaoke', '--language', 'en', '-o', 'framed.mp4', '--safe-area', 'tiktok'],
+        ...['--outputs', '360x640,320x180:webm', '--poster', '--subtitles', 'both'],
+      ],
+      env,
+      farm.dir,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/job [0-9a-f-]{36}: template karaoke, mp4, high quality, 2 renditions and a poster\n/);
+    expect(cli.stdout).toMatch(/saved framed\.mp4 \(.+, 360x640, 0:04 long\)\n/);
+    expect(cli.stdout).toMatch(/saved framed\.320x180\.webm \(.+, 320x180, 0:04 long\)\n/);
+    expect(cli.stdout).toMatch(/saved framed\.poster\.jpg \(poster, .+, 360x640 at \d+\.\d\d s\)\n/);
+    const [mp4, webm, poster] = await Promise.all(['framed.mp4', 'framed.320x180.webm', 'framed.poster.jpg'].map((f) => probe(path.join(farm.dir, f))));
+    // Burned and a subtitle track: mov_text in MP4, WebVTT in WebM.
+    expect(mp4!.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264', 'mov_text']);
+    expect(webm!.streams.map((s) => s.codec_name).sort()).toEqual(['opus', 'vp9', 'webvtt']);
+    expect(webm!.streams.find((s) => s.codec_type === 'video')).toMatchObject({ width: 320, height: 180 });
+    expect(poster!.streams[0]).toMatchObject({ codec_name: 'mjpeg', width: 360, height: 640 });
+    expect(await farm.balance(accountId)).toBe(before - 1);
+    const id = JOB_ID.exec(cli.stdout)![1]!;
+    const listed = await cliPiped(['jobs', 'outputs', id], env);
+    expect(listed.stdout.split('\n')[0]).toBe('safe area tiktok, placement fixed, subtitles both');
+  });
+
   it('a file that is not a video fails with source-unreadable: the failure code is printed, exit 1', async () => {
     const { accountId, env } = await account();
     const before = await farm.balance(accountId);
