@@ -7,12 +7,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Box } from '@captionfarm/contracts';
 import { runProcess, withHeapMalloc } from '@captionfarm/process';
 import { ffmpegPaths } from '@captionfarm/process/tools';
-import { type DetectFaces, faceDetector } from './detect.ts';
-import { lumaOf, meanAbsDiff, salientBox } from './salient.ts';
-import type { FrameSample, FramingAnalysis } from './plan/types.ts';
+import { faceDetector } from './detect.ts';
+import type { FramingAnalysis } from './plan/types.ts';
+import { createSampler } from './sampler.ts';
 import { frameSplitter, parseShotTimes, sampleArgs, sampleSize } from './sample.ts';
 
 export interface AnalyzeFramingOptions {
@@ -34,25 +33,6 @@ function abortError(signal: AbortSignal): unknown {
   return reason instanceof DOMException && reason.name === 'AbortError' ? reason : new DOMException('The framing analysis was aborted', 'AbortError');
 }
 
-/** Turns sampled frames into FrameSamples: faces (or the salient region) and motion, boxes scaled to the source. */
-function sampler(detect: DetectFaces, size: { width: number; height: number }, source: { width: number; height: number }, sampleFps: number) {
-  const pixels = size.width * size.height;
-  const sx = source.width / size.width;
-  const sy = source.height / size.height;
-  let previous: Uint8Array | null = null;
-  const samples: FrameSample[] = [];
-  const toSource = (b: Box): Box => ({ x: b.x * sx, y: b.y * sy, width: b.width * sx, height: b.height * sy });
-  const onFrame = (rgb: Uint8Array): void => {
-    const luma = lumaOf(rgb, pixels);
-    const motion = previous ? meanAbsDiff(luma, previous) : 0;
-    const faces = detect(rgb, size.width, size.height).map((f) => ({ ...toSource(f), score: f.score }));
-    const salient = faces.length ? null : salientBox(luma, previous, size.width, size.height);
-    samples.push({ t: samples.length / sampleFps, faces, salient: salient && toSource(salient), motion });
-    previous = luma;
-  };
-  return { onFrame, samples };
-}
-
 /**
  * Samples the source `sampleFps` times a second and reports the faces (else the salient region)
  * and motion of each sample, and the shot changes found on every frame. The face model is loaded
@@ -70,16 +50,28 @@ export async function analyzeFraming(opts: AnalyzeFramingOptions): Promise<Frami
   const work = await mkdtemp(join(tmpdir(), 'captionfarm-framing-'));
   try {
     const shotsFile = join(work, 'shots.txt');
-    const { onFrame, samples } = sampler(detect, size, source, sampleFps);
+    const sampler = createSampler(detect, size, source, sampleFps);
+    // The frames are handled in the pipe's 'data' events: an error there (the detector's) must not
+    // escape as an uncaught exception; it stops ffmpeg and is thrown once ffmpeg is gone.
+    let failure: { error: unknown } | null = null;
     const run = runProcess(ffmpegPaths().ffmpeg, {
       args: sampleArgs({ input: opts.input, size, sampleFps, shotsFile, threads: opts.threads }),
       signal,
       env: withHeapMalloc(),
-      onStdoutBytes: frameSplitter(size.width * size.height * 3, onFrame),
+      onStdoutBytes: frameSplitter(size.width * size.height * 3, (frame) => {
+        if (failure) return;
+        try {
+          sampler.onFrame(frame);
+        } catch (error) {
+          failure = { error };
+          run.kill('SIGKILL');
+        }
+      }),
     });
     const result = await run.done.catch((err: unknown) => {
       throw signal?.aborted ? abortError(signal) : err;
     });
+    if (failure) throw (failure as { error: unknown }).error;
     if (result.exitCode !== 0) {
       throw new Error(`framing: ffmpeg exited with code ${result.exitCode ?? result.exitSignal} on ${opts.input}: ${result.stderrTail.trim() || 'no output'}`);
     }
@@ -89,7 +81,7 @@ export async function analyzeFraming(opts: AnalyzeFramingOptions): Promise<Frami
       height: source.height,
       durationSeconds: source.durationSeconds,
       sampleFps,
-      samples,
+      samples: sampler.finish(),
       shots: parseShotTimes(shotsText, source.fps),
     };
   } finally {
