@@ -77,6 +77,32 @@ function createJobRequestSchema(): Record<string, unknown> {
   return doc;
 }
 
+/** GET .../outputs' answer, its fields described (the contracts' schema carries doc comments only). */
+function jobOutputsSchema(): Record<string, unknown> {
+  const doc = schema(JobOutputsSchema) as { properties: Record<string, Record<string, unknown>> };
+  const describe = (node: Record<string, unknown>, descriptions: Record<string, string>) => {
+    const props = node.properties as Record<string, Record<string, unknown>>;
+    for (const [key, description] of Object.entries(descriptions)) props[key] = { ...props[key], description };
+  };
+  describe(doc as Record<string, unknown>, {
+    safeArea: 'As resolved at creation (default none).',
+    placement: 'As resolved at creation (default fixed).',
+    subtitles: 'As resolved at creation (default burn).',
+    outputs: "Every rendition in the job's order; index 0 is the job record's own (its format, resolution and downloadUrl).",
+    poster: 'The poster; null when none was asked for, before the job succeeded, and once its outputs expired.',
+  });
+  describe((doc.properties.outputs as { items: Record<string, unknown> }).items, {
+    requestedResolution: "As asked for at creation; null: the source's size.",
+    resolution: 'What was rendered; null until the job succeeded.',
+    sizeBytes: 'null until the job succeeded.',
+    downloadUrl: 'A presigned GET link (no Authorization header); null before the job succeeded and once the outputs expired.',
+    outputExpiresAt: 'When downloadUrl stops working (7 days after the job succeeded); null with downloadUrl.',
+  });
+  const poster = (doc.properties.poster as { anyOf: Record<string, unknown>[] }).anyOf[0]!;
+  describe(poster, { at: 'Output seconds of the first rendition the frame was taken at.', downloadUrl: 'A presigned GET link to the JPEG.' });
+  return doc;
+}
+
 const fontIdParam = { ...idParam, description: "A font id (uuid); another account's font is 404." };
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the server validates with. */
@@ -120,7 +146,7 @@ function components(): Record<string, unknown> {
       ErrorBody: schema(ErrorBodySchema),
       TranscriptRecord: schema(TranscriptRecordSchema),
       JobEdit: schema(JobEditSchema),
-      JobOutputs: schema(JobOutputsSchema),
+      JobOutputs: jobOutputsSchema(),
       ProfanityWords: schema(ProfanityWordsSchema, 'input'),
     },
   };

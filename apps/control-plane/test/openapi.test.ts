@@ -160,6 +160,12 @@ describe('the OpenAPI document', () => {
       'outputExpiresAt',
     ]);
     expect(schema.properties.poster.anyOf[0].required).toEqual(['at', 'width', 'height', 'sizeBytes', 'downloadUrl', 'outputExpiresAt']);
+    expect(schema.properties.outputs.description).toMatch(/index 0 is the job record's own/);
+    expect(schema.properties.outputs.items.properties.downloadUrl).toMatchObject({
+      type: ['string', 'null'],
+      description: expect.stringMatching(/^A presigned GET link/),
+    });
+    expect(schema.properties.poster.anyOf[0].properties.at.description).toMatch(/Output seconds/);
     // The record keeps exactly the spec's keys: no framing field is one of them.
     expect(doc.components.schemas.JobRecord.required).toHaveLength(15);
     expect(Object.keys(doc.components.schemas.JobRecord.properties)).not.toContain('outputs');
