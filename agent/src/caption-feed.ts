@@ -6,7 +6,7 @@
  */
 import type { CaptionLayout, CustomFontFace, Template } from '@captionfarm/captions';
 import { settledUntil } from '@captionfarm/captions';
-import type { Word } from '@captionfarm/contracts';
+import type { SafeAreaName, Word } from '@captionfarm/contracts';
 import { bandForAnyWordsOf, CaptionsChanged, createBandPainter, type CaptionStream, type OutputFrame } from '@captionfarm/renderer';
 
 export interface CaptionFeed {
@@ -18,7 +18,12 @@ export interface CaptionFeed {
   stream(frame: OutputFrame): CaptionStream;
 }
 
-export function createCaptionFeed(o: { template: Template; fonts: ReadonlyMap<string, CustomFontFace> }): CaptionFeed {
+export function createCaptionFeed(o: {
+  template: Template;
+  fonts: ReadonlyMap<string, CustomFontFace>;
+  /** Issue 43: the app whose interface zones the captions keep out of. */
+  safeArea?: SafeAreaName | undefined;
+}): CaptionFeed {
   let latest: { words: Word[]; finalUntil: number } | null = null;
   let failure: { err: unknown } | null = null;
   let wake: (() => void) | null = null;
@@ -34,8 +39,8 @@ export function createCaptionFeed(o: { template: Template; fonts: ReadonlyMap<st
       wake?.();
     },
     stream(frame) {
-      const { template, fonts } = o;
-      const band = bandForAnyWordsOf({ template, width: frame.width, height: frame.height, fonts });
+      const { template, fonts, safeArea } = o;
+      const band = bandForAnyWordsOf({ template, width: frame.width, height: frame.height, fonts, safeArea });
       return {
         band,
         async next() {
@@ -46,7 +51,7 @@ export function createCaptionFeed(o: { template: Template; fonts: ReadonlyMap<st
           if (failure !== null) throw failure.err;
           const { words, finalUntil } = latest!;
           latest = null;
-          const painter = createBandPainter({ words, template, width: frame.width, height: frame.height, fps: frame.fps, fonts, band });
+          const painter = createBandPainter({ words, template, width: frame.width, height: frame.height, fps: frame.fps, fonts, band, safeArea });
           const layout = painter.layout;
           if (previous) {
             // What was painted already must not move: the pages shown before the last `until`.

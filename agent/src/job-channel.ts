@@ -65,8 +65,8 @@ export function createJobChannel(o: {
     async transcribed(transcript) {
       return check(await sendAgain('transcribed', () => client.transcribed.mutate({ ...ref, ...transcript })));
     },
-    async outputUploadUrl(sizeBytes) {
-      const r = await sendAgain('output upload URL', () => client.outputUploadUrl.mutate({ ...ref, sizeBytes }));
+    async outputUploadUrl(sizeBytes, what = {}) {
+      const r = await sendAgain('output upload URL', () => client.outputUploadUrl.mutate({ ...ref, sizeBytes, ...what }));
       if (!r.ok) {
         check(r);
         throw new JobAborted(r.reason);

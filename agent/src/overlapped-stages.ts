@@ -27,7 +27,7 @@ export async function recognizeBesideRender(o: {
   const { render, renderWork, signal } = o;
   const replacements = o.job.replacements ?? [];
   checkFont(o.template, o.fonts);
-  const feed = createCaptionFeed({ template: o.template, fonts: o.fonts });
+  const feed = createCaptionFeed({ template: o.template, fonts: o.fonts, safeArea: o.job.safeArea });
   const rendered = renderWork.keep(render.following((frame) => feed.stream(frame), renderWork.signal));
   // A render that fails for its own reasons stops recognition at once; one whose captions
   // outgrew what was planned (BandOverflow, CaptionsChanged) is redone once the words are in.

@@ -1,11 +1,22 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseTemplate } from '@captionfarm/captions';
-import { CONTENT_TYPES, type EditPlan, type LeasedJob, type RecognitionChecks, type Word } from '@captionfarm/contracts';
+import { parseTemplate, toVtt } from '@captionfarm/captions';
+import {
+  CONTENT_TYPES,
+  type CompletedOutput,
+  type CompletedPoster,
+  type CropPath,
+  type EditPlan,
+  type LeasedJob,
+  type RecognitionChecks,
+  type Word,
+} from '@captionfarm/contracts';
 import type { SafeFetchFn } from '@captionfarm/net';
-import type { RenderResult } from '@captionfarm/renderer';
+import { centerCrop, type FramingAnalysis } from '@captionfarm/framing';
+import { renderPoster, type BandPainter, type MediaInfo, type RenderResult } from '@captionfarm/renderer';
 import { isEdited, planJobEdit } from './edit-stage.ts';
-import { JobAborted } from './errors.ts';
+import { failureOf, JobAborted } from './errors.ts';
+import { isFramed, planRenditions, posterTime, startFramingAnalysis } from './framing-stage.ts';
 import { uploadFile } from './ingest.ts';
 import { ingest } from './ingest-stage.ts';
 import { recognizeBesideRender, renderedWithEveryWord } from './overlapped-stages.ts';
@@ -50,8 +61,16 @@ export interface JobChannel {
     /** An edited job's edit plan (issue 42). */
     edit?: EditPlan;
   }): Promise<LeaseAnswer>;
-  outputUploadUrl(sizeBytes: number): Promise<string>;
-  complete(result: { resolution: { width: number; height: number }; outputBytes: number; phaseSeconds: PhaseSeconds }): Promise<LeaseAnswer>;
+  /** A presigned PUT for the job's output: rendition `output` (default 0), or the poster (issue 43). */
+  outputUploadUrl(sizeBytes: number, what?: { output?: number; target?: 'video' | 'poster' }): Promise<string>;
+  complete(result: {
+    resolution: { width: number; height: number };
+    outputBytes: number;
+    phaseSeconds: PhaseSeconds;
+    /** Issue 43: every rendition uploaded (index 0 is the one above). */
+    outputs?: CompletedOutput[];
+    poster?: CompletedPoster;
+  }): Promise<LeaseAnswer>;
 }
 
 export interface PipelineDeps {
@@ -101,16 +120,21 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
   // extraction, and an overlapped render (started before the words are final).
   const audioWork = sideWork(signal);
   const renderWork = sideWork(signal);
+  // Issue 43: the picture's analysis (faces, shots), beside recognition.
+  const framingWork = sideWork(signal);
   try {
     const ingested = await ingest({ job, channel, deps, dir, signal, audioWork });
+    const analysis = startFramingAnalysis({ job, source: ingested.source, info: ingested.info, work: framingWork });
 
     // --- transcribe (with overlapped stages, the render runs from the first final words on)
     phaseSeconds.ingest = lap();
     await channel.phase('transcribing', null);
     const template = parseTemplate(job.template);
     const output = path.join(dir, `output.${job.format}`);
-    // An edited job (issue 42) plans its cuts from every word, then renders on their timeline.
+    // An edited job (issue 42) plans its cuts from every word, then renders on their timeline;
+    // a framed one (issue 43) renders every rendition at once, with every word known.
     const edited = isEdited(job);
+    const framed = isFramed(job);
     let plan: EditPlan | undefined;
     const edit = async (given: Word[], language: string | null) => {
       const planned = await planJobEdit({ job, ingested, template, words: given, language, dir, signal });
@@ -126,7 +150,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
       // A transcript given at creation replaces recognition: exactly its words are burned.
       words = job.transcript.words.map((w) => ({ ...w, confidence: 1 }));
       if (edited) words = await editGivenWords({ job, channel, words, edit });
-    } else if (!deps.overlap || edited) {
+    } else if (!deps.overlap || edited || framed) {
       words = await recognize({ signal });
     } else {
       const { fonts, info } = ingested;
@@ -147,28 +171,109 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     phaseSeconds.transcribe = lap();
     await channel.phase('rendering', render.percent);
     render.reportPercents();
-    let result: RenderResult;
+    let results: { path: string; format: 'mp4' | 'webm' | 'mov'; result: RenderResult }[];
+    const seen = analysis ? await analysis : null;
+    // The first rendition's window (the poster shows it): its subject's path, or the centre crop.
+    let window: CropPath | undefined;
     if (rendered) {
-      result = await renderedWithEveryWord({ rendered, render, words, log: deps.log });
+      results = [{ path: output, format: job.format, result: await renderedWithEveryWord({ rendered, render, words, log: deps.log }) }];
+    } else if (framed) {
+      checkFont(template, ingested.fonts);
+      const renditions = planRenditions({ job, info: ingested.info, analysis: seen, dir, plan });
+      window = renditions[0]!.crop;
+      const subtitles = job.subtitles === 'burn' ? undefined : await writeSubtitles(dir, words);
+      const made = await render.withRenditions(words, renditions, subtitles);
+      results = renditions.map((r, i) => ({ path: r.output, format: r.format, result: made[i]! }));
     } else {
       checkFont(template, ingested.fonts);
-      result = await render.withWords(words);
+      results = [{ path: output, format: job.format, result: await render.withWords(words) }];
     }
+    const poster = job.poster
+      ? await makePoster({ job, dir, first: results[0]!, analysis: seen, plan, words, painter: render.painterOf(0), window, info: ingested.info, signal })
+      : undefined;
 
     // --- upload
     phaseSeconds.render = lap();
-    const size = (await stat(output)).size;
-    const url = await channel.outputUploadUrl(size);
-    await uploadFile(url, output, size, CONTENT_TYPES[job.format], signal);
+    const outputs = await uploadRenditions({ job, channel, results, signal });
+    if (poster) {
+      const url = await channel.outputUploadUrl(poster.bytes, { target: 'poster' });
+      await uploadFile(url, poster.path, poster.bytes, CONTENT_TYPES.jpg, signal);
+    }
     phaseSeconds.upload = lap();
-    const done = await channel.complete({ resolution: { width: result.width, height: result.height }, outputBytes: size, phaseSeconds });
+    const first = outputs[0]!;
+    const done = await channel.complete({
+      resolution: first.resolution,
+      outputBytes: first.outputBytes,
+      phaseSeconds,
+      // A lease from before issue 43 lists no renditions: its control plane knows only the one.
+      ...((job.outputs ?? []).length > 0 ? { outputs } : {}),
+      ...(poster ? { poster: { at: poster.at, width: poster.width, height: poster.height, bytes: poster.bytes } } : {}),
+    });
     if (!done.ok) throw new JobAborted(done.reason);
   } finally {
     audioWork.stop();
     renderWork.stop();
+    framingWork.stop();
     await renderWork.ended();
     await audioWork.ended();
+    await framingWork.ended();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Each rendition's file uploaded to its own presigned URL, in order; what complete reports of them. */
+async function uploadRenditions(o: {
+  job: LeasedJob;
+  channel: JobChannel;
+  results: { path: string; format: 'mp4' | 'webm' | 'mov'; result: RenderResult }[];
+  signal: AbortSignal;
+}): Promise<CompletedOutput[]> {
+  const outputs: CompletedOutput[] = [];
+  for (const [index, r] of o.results.entries()) {
+    const size = (await stat(r.path)).size;
+    const url = await o.channel.outputUploadUrl(size, index === 0 ? {} : { output: index });
+    await uploadFile(url, r.path, size, CONTENT_TYPES[r.format], o.signal);
+    outputs.push({ index, resolution: { width: r.result.width, height: r.result.height }, outputBytes: size });
+  }
+  return outputs;
+}
+
+/** The captions as a WebVTT file (issue 43's subtitle track), on the output timeline. */
+async function writeSubtitles(dir: string, words: readonly Word[]): Promise<string> {
+  const file = path.join(dir, 'captions.vtt');
+  await writeFile(file, toVtt(words.map(({ text, start, end }) => ({ text, start, end }))));
+  return file;
+}
+
+/** The poster (issue 43): a JPEG of the first rendition at the time asked for or chosen, with its caption. */
+async function makePoster(o: {
+  job: LeasedJob;
+  dir: string;
+  first: { path: string; result: RenderResult };
+  analysis: FramingAnalysis | null;
+  plan: EditPlan | undefined;
+  words: readonly Word[];
+  painter: BandPainter | undefined;
+  window: CropPath | undefined;
+  info: MediaInfo;
+  signal: AbortSignal;
+}): Promise<{ path: string; at: number; width: number; height: number; bytes: number }> {
+  const { result } = o.first;
+  const crop = o.window ?? centerCrop(o.info, { width: result.width, height: result.height });
+  const at = posterTime({ job: o.job, analysis: o.analysis, plan: o.plan, outputSeconds: result.durationSeconds, captions: o.words, crop });
+  const file = path.join(o.dir, 'poster.jpg');
+  try {
+    // Captions not burned (a subtitle track only): the poster gets them from the painter.
+    const made = await renderPoster({
+      video: o.first.path,
+      at,
+      output: file,
+      painter: o.job.subtitles === 'track' ? (o.painter ?? null) : null,
+      signal: o.signal,
+    });
+    return { path: file, ...made };
+  } catch (err) {
+    throw failureOf(err, 'renderer');
   }
 }
 

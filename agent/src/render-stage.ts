@@ -1,7 +1,9 @@
 import type { CustomFontFace, Rect as BandRect, Template } from '@captionfarm/captions';
-import type { EditPlan, LeasedJob, Word } from '@captionfarm/contracts';
+import type { EditPlan, LeasedJob, SafeAreaName, Word } from '@captionfarm/contracts';
 import {
   createBandPainter,
+  renderRenditions,
+  type BandPainter,
   paintHookTitle,
   renderVideo,
   type CaptionStream,
@@ -10,6 +12,7 @@ import {
   type RenderVideoOptions,
 } from '@captionfarm/renderer';
 import { failureOf, JobFailure } from './errors.ts';
+import type { RenditionPlan } from './framing-stage.ts';
 import type { Ingested } from './ingest-stage.ts';
 import type { JobChannel, PipelineDeps } from './pipeline.ts';
 
@@ -23,6 +26,13 @@ export interface JobRender {
   withWords(words: Word[]): Promise<RenderResult>;
   /** Renders what `captionStream` gives, under `signal` (an overlapped render). */
   following(captionStream: (frame: OutputFrame) => CaptionStream, signal: AbortSignal): Promise<RenderResult>;
+  /**
+   * Issue 43: every rendition of a framed job from `words`, in one ffmpeg run; `subtitles`, a
+   * WebVTT file of the words, muxed as a track into each (subtitles track or both).
+   */
+  withRenditions(words: Word[], renditions: RenditionPlan[], subtitles: string | undefined): Promise<RenderResult[]>;
+  /** The caption painter of rendition `index` (laid out by withRenditions): the poster's captions when they are not burned. */
+  painterOf(index: number): BandPainter | undefined;
 }
 
 export function jobRender(o: {
@@ -42,6 +52,7 @@ export function jobRender(o: {
   let percent = 0;
   // Where the captions go at an output size: the hook title keeps clear of it.
   let bandOf: (size: OutputFrame) => BandRect = () => ({ x: 0, y: 0, width: 0, height: 0 });
+  let painters: BandPainter[] = [];
   const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, signal: AbortSignal) => {
     percent = 0;
     const plan = changesPicture(o.edit?.(), info.durationSeconds);
@@ -51,7 +62,7 @@ export function jobRender(o: {
         output: o.output,
         ...captions,
         ...(plan ? { edit: { keep: plan.keep, zooms: plan.zooms, bleeps: plan.bleeps } } : {}),
-        ...(job.hookTitle ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, bandOf) } : {}),
+        ...(job.hookTitle ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, bandOf, job.safeArea) } : {}),
         format: job.format,
         overlay: job.overlay,
         quality: job.quality,
@@ -83,13 +94,64 @@ export function jobRender(o: {
       const painter = (size: OutputFrame) => {
         const key = `${size.width}x${size.height}`;
         if (made?.key !== key)
-          made = { key, painter: createBandPainter({ words, template: o.template, width: size.width, height: size.height, fps: info.fps, fonts }) };
+          made = {
+            key,
+            painter: createBandPainter({ words, template: o.template, width: size.width, height: size.height, fps: info.fps, fonts, safeArea: job.safeArea }),
+          };
         return made.painter;
       };
       bandOf = (size) => painter(size).band;
       return render({ painter }, o.signal);
     },
     following: (captionStream, signal) => render({ captionStream }, signal),
+    withRenditions: async (words, renditions, subtitles) => {
+      percent = 0;
+      const plan = changesPicture(o.edit?.(), info.durationSeconds);
+      painters = renditions.map((r) =>
+        createBandPainter({
+          words,
+          template: o.template,
+          width: r.size.width,
+          height: r.size.height,
+          fps: info.fps,
+          fonts,
+          safeArea: job.safeArea,
+          placement: job.placement,
+          avoid: r.avoid,
+        }),
+      );
+      try {
+        return await renderRenditions({
+          input: ingested.source,
+          source: info,
+          quality: job.quality,
+          maxPixels: job.frameBudget,
+          signal: o.signal,
+          onProgress: (p) => {
+            percent = p;
+            if (reporting) o.channel.percent(p);
+          },
+          encoder: o.deps.encoder,
+          threads: o.deps.x264Threads,
+          ...(plan ? { edit: { keep: plan.keep, zooms: plan.zooms, bleeps: plan.bleeps } } : {}),
+          renditions: renditions.map((r, i) => {
+            const painter = painters[i]!;
+            return {
+              output: r.output,
+              format: r.format,
+              resolution: r.size,
+              crop: r.crop,
+              painter: job.subtitles === 'track' ? null : painter,
+              ...(job.hookTitle ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, () => painter.band, job.safeArea) } : {}),
+              ...(subtitles ? { subtitles: { path: subtitles, language: job.language } } : {}),
+            };
+          }),
+        });
+      } catch (err) {
+        throw failureOf(err, 'renderer');
+      }
+    },
+    painterOf: (index) => painters[index],
   };
 }
 
@@ -111,9 +173,10 @@ function hookImage(
   template: Template,
   ingested: Ingested,
   bandOf: (size: OutputFrame) => BandRect,
+  safeArea: SafeAreaName,
 ): NonNullable<RenderVideoOptions['overlayImage']> {
   return (frame) => {
-    const { png, x, y } = paintHookTitle({ hook, template, fonts: ingested.fonts, width: frame.width, height: frame.height, band: bandOf(frame) });
+    const { png, x, y } = paintHookTitle({ hook, template, fonts: ingested.fonts, width: frame.width, height: frame.height, band: bandOf(frame), safeArea });
     return { png, x, y, until: hook.seconds };
   };
 }
