@@ -1,4 +1,4 @@
-import type { CustomFontFace, Rect as BandRect, Template } from '@captionfarm/captions';
+import { inkBounds, unionRect, type CaptionLayout, type CustomFontFace, type Rect as BandRect, type Template } from '@captionfarm/captions';
 import type { EditPlan, LeasedJob, SafeAreaName, Word } from '@captionfarm/contracts';
 import {
   createBandPainter,
@@ -52,7 +52,7 @@ export function jobRender(o: {
   let percent = 0;
   // Where the captions go at an output size: the hook title keeps clear of it.
   let bandOf: (size: OutputFrame) => BandRect = () => ({ x: 0, y: 0, width: 0, height: 0 });
-  let painters: BandPainter[] = [];
+  let painters: (BandPainter & { layout: CaptionLayout })[] = [];
   const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, signal: AbortSignal) => {
     percent = 0;
     const plan = changesPicture(o.edit?.(), info.durationSeconds);
@@ -142,7 +142,9 @@ export function jobRender(o: {
               resolution: r.size,
               crop: r.crop,
               painter: job.subtitles === 'track' ? null : painter,
-              ...(job.hookTitle ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, () => painter.band, job.safeArea) } : {}),
+              ...(job.hookTitle
+                ? { overlayImage: hookImage(job.hookTitle, o.template, ingested, () => bandDuring(painter, o.template, job.hookTitle!.seconds), job.safeArea) }
+                : {}),
               ...(subtitles ? { subtitles: { path: subtitles, language: job.language } } : {}),
             };
           }),
@@ -179,6 +181,21 @@ function hookImage(
     const { png, x, y } = paintHookTitle({ hook, template, fonts: ingested.fonts, width: frame.width, height: frame.height, band: bandOf(frame), safeArea });
     return { png, x, y, until: hook.seconds };
   };
+}
+
+/**
+ * Where the captions paint during the first `seconds` (the hook title's): the ink of the pages on
+ * screen then. With placement auto the painter's band also holds every place a later page moved
+ * to, which could leave the title no room; the title only has to keep clear of what shares its time.
+ */
+function bandDuring(painter: BandPainter & { layout: CaptionLayout }, template: Template, seconds: number): BandRect {
+  const { pages } = inkBounds(painter.layout, template);
+  let box: BandRect | null = null;
+  painter.layout.pages.forEach((page, i) => {
+    const ink = pages[i];
+    if (ink && page.start < seconds) box = unionRect(box, ink);
+  });
+  return box ?? { x: 0, y: 0, width: 0, height: 0 };
 }
 
 /** The template's uploaded font must be among the job's: one deleted after the job was created fails it. */
