@@ -1,27 +1,12 @@
+import type { CropKeyframe, CropPath } from '@captionfarm/contracts';
 import { byTime, FRAME_EPSILON, sec, type TimeSpan } from './edit-graph.ts';
 import { RenderError } from './errors.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';
 
-// Issue 43: a reframed rendition's crop window as ffmpeg filters. Pure functions of the path;
-// render-args.ts puts them in each rendition's chain.
-
-/**
- * The crop window over time (the shape of CropPath in @captionfarm/contracts, which the agent
- * passes as is): a `width` x `height` window in SOURCE pixels (rotation applied), its top-left
- * corner at each keyframe (SOURCE seconds, ascending), moving linearly between keyframes; two
- * keyframes at the same `t` are a cut (the second holds from `t`). Before the first keyframe the
- * first holds, after the last the last.
- */
-export interface CropPath {
-  width: number;
-  height: number;
-  keyframes: readonly CropKeyframe[];
-}
-export interface CropKeyframe {
-  t: number;
-  x: number;
-  y: number;
-}
+// Issue 43: a reframed rendition's crop window (contracts' CropPath: a window in SOURCE pixels,
+// rotation applied, its corner at keyframes in SOURCE seconds, linear between them, two keyframes
+// at one t a cut) as ffmpeg filters. Pure functions of the path; render-args.ts puts them in each
+// rendition's chain.
 
 /** The window's corner at source time `s`; `before`: the position just before `s` (the left limit at a cut). */
 export function cropPositionAt(path: CropPath, s: number, before = false): { x: number; y: number } {

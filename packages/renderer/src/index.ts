@@ -7,7 +7,6 @@ export type { RenderEdit, TimeSpan } from './edit-graph.ts';
 export { RenderError, type RenderErrorCode } from './errors.ts';
 export { createProgressReporter, parseFfmpegProgress } from './parse-ffmpeg-progress.ts';
 export { planOutputSize, type Size } from './plan-output-size.ts';
-export type { CropKeyframe, CropPath } from './crop-path.ts';
 export { renderRenditions, type Rendition, type RenderRenditionsOptions } from './render-renditions.ts';
 export { probeMedia, type MediaInfo } from './probe-media.ts';
 export { renderPoster, type PosterOptions, type PosterResult } from './poster.ts';

@@ -1,5 +1,6 @@
 import type { Rect } from '@captionfarm/captions';
-import { cropFilters, type CropPath } from './crop-path.ts';
+import type { CropPath } from '@captionfarm/contracts';
+import { cropFilters } from './crop-path.ts';
 import { cutVideoFilters, editAudioGraph, sec, zoomFilters, type EditGraph } from './edit-graph.ts';
 import { audioEncoderArgs, muxerArgs, videoEncoderArgs, type OutputFormat, type Quality, type VideoEncoder } from './encoder-args.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';

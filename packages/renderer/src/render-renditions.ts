@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import type { CropPath } from './crop-path.ts';
+import type { CropPath } from '@captionfarm/contracts';
 import { editGraph, type RenderEdit } from './edit-graph.ts';
 import type { Quality } from './encoder-args.ts';
 import { abortError } from './errors.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cropFilters, cropPathOnOutput, cropPositionAt, type CropPath } from '../src/crop-path.ts';
+import type { CropPath } from '@captionfarm/contracts';
+import { cropFilters, cropPathOnOutput, cropPositionAt } from '../src/crop-path.ts';
 import { RenderError } from '../src/errors.ts';
 
 const path: CropPath = {

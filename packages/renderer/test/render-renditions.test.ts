@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { ffmpegPaths } from '@captionfarm/process/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CropPath } from '../src/crop-path.ts';
+import type { CropPath } from '@captionfarm/contracts';
 import { RenderError } from '../src/errors.ts';
 import { renderRenditions } from '../src/render-renditions.ts';
 import type { RenderResult } from '../src/render-video.ts';
