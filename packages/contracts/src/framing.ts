@@ -90,6 +90,32 @@ export interface CropKeyframe {
   y: number;
 }
 
+/**
+ * The window's top-left corner at `t` (source seconds): linear between keyframes; at two keyframes
+ * with the same `t` (a cut) the second holds from `t` on; before the first the first, after the
+ * last the last. `before`: the position just before `t` (the left limit, the first of a cut pair).
+ * The planners, the renderer's crop expression and the tests read a path through this one function.
+ */
+export function cropAt(path: CropPath, t: number, before = false): { x: number; y: number } {
+  const k = path.keyframes;
+  if (k.length === 0) return { x: 0, y: 0 };
+  const at = (i: number) => ({ x: k[i]!.x, y: k[i]!.y });
+  if (before ? t <= k[0]!.t : t < k[0]!.t) return at(0);
+  // The last keyframe at or before t (strictly before, for the left limit): binary search.
+  let lo = 0;
+  let hi = k.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (before ? k[mid]!.t < t : k[mid]!.t <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  const a = k[lo]!;
+  const b = k[lo + 1];
+  if (!b || b.t <= a.t) return at(lo);
+  const f = (t - a.t) / (b.t - a.t);
+  return { x: a.x + (b.x - a.x) * f, y: a.y + (b.y - a.y) * f };
+}
+
 /** Something captions must not cover from `start` to `end` (OUTPUT seconds), in OUTPUT pixels: a face. */
 export interface TimedBox {
   start: number;

@@ -1,6 +1,7 @@
 import type { CropPath } from '@captionfarm/contracts';
 import { describe, expect, it } from 'vitest';
-import { centerCrop, cropAt, cropWindow, panStepLimit, planCrop } from '../src/plan/index.ts';
+import { cropAt } from '@captionfarm/contracts';
+import { centerCrop, cropWindow, panStepLimit, planCrop } from '../src/plan/index.ts';
 import { analysis, centreOf, face, HD, jitter, VERTICAL } from './plan-fixtures.ts';
 
 const PORTRAIT = { width: 1080, height: 1920 };

@@ -1,6 +1,7 @@
 import type { CropPath } from '@captionfarm/contracts';
 import { describe, expect, it } from 'vitest';
-import { centerCrop, cropAt, facesOnOutput, planCrop } from '../src/plan/index.ts';
+import { cropAt } from '@captionfarm/contracts';
+import { centerCrop, facesOnOutput, planCrop } from '../src/plan/index.ts';
 import { analysis, face, jitter } from './plan-fixtures.ts';
 
 const PORTRAIT = { width: 1080, height: 1920 };

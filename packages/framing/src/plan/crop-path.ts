@@ -23,31 +23,6 @@ export function centerCrop(source: Size, out: Size): CropPath {
   };
 }
 
-/**
- * The window's top-left corner at `t` (source seconds): linear between keyframes; at two keyframes
- * with the same `t` (a cut) the second holds from `t` on; before the first the first, after the last
- * the last. The renderer's crop expression and the tests read the path through this one function.
- */
-export function cropAt(path: CropPath, t: number): { x: number; y: number } {
-  const kfs = path.keyframes;
-  const first = kfs[0];
-  if (!first) return { x: 0, y: 0 };
-  if (t < first.t) return { x: first.x, y: first.y };
-  // The last keyframe at or before t (the later of a cut pair).
-  let lo = 0;
-  let hi = kfs.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (kfs[mid]!.t <= t) lo = mid;
-    else hi = mid - 1;
-  }
-  const a = kfs[lo]!;
-  const b = kfs[lo + 1];
-  if (!b || b.t <= a.t) return { x: a.x, y: a.y };
-  const f = (t - a.t) / (b.t - a.t);
-  return { x: a.x + (b.x - a.x) * f, y: a.y + (b.y - a.y) * f };
-}
-
 function evenFloor(n: number): number {
   return Math.max(2, Math.floor(n / 2) * 2);
 }

@@ -1,5 +1,4 @@
-import type { Box, CropPath, TimedBox } from '@captionfarm/contracts';
-import { cropAt } from './crop-path.ts';
+import { cropAt, type Box, type CropPath, type TimedBox } from '@captionfarm/contracts';
 import type { FramingAnalysis, Size, ToOutput } from './types.ts';
 
 /**

@@ -1,4 +1,4 @@
-export { centerCrop, cropAt, cropWindow } from './crop-path.ts';
+export { centerCrop, cropWindow } from './crop-path.ts';
 export { facesOnOutput } from './faces-on-output.ts';
 export { type PlanCropOptions, panStepLimit, planCrop } from './plan-crop.ts';
 export { choosePosterTime } from './poster.ts';

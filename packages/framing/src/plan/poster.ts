@@ -1,5 +1,4 @@
-import type { CropPath } from '@captionfarm/contracts';
-import { cropAt } from './crop-path.ts';
+import { cropAt, type CropPath } from '@captionfarm/contracts';
 import { median } from './follow.ts';
 import { cx, cy } from './subject.ts';
 import type { FrameSample, FramingAnalysis, ToOutput } from './types.ts';
