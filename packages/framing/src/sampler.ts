@@ -1,10 +1,11 @@
 /**
  * Turns the sampled frames, in order, into FrameSamples. The face detector is the analysis's main
  * cost (about 60 CPU-ms a sample, against a few ms for the rest), so it does not run on every
- * sample: it runs on every DETECT_STRIDE-th, and the samples between two detections get the
+ * sample: it runs on every DETECT_STRIDE-th (every 2 s at 4 samples a second), and the samples between two detections get the
  * faces interpolated between them where the two agree (the same number of faces, each pair
  * overlapping by IoU >= AGREE_IOU: the same people, moved a little); where they do not (a cut, a
- * face that came or went, a quick move) each sample between is detected too. The frames between
+ * face that came or went, a quick move) the sample halfway is detected and each half is resolved
+ * the same way, down to single samples. The frames between
  * two detections are kept until the second (at most DETECT_STRIDE - 1 small RGB frames).
  * README "Cost" has the measurements.
  */
@@ -14,7 +15,7 @@ import type { FrameSample, ScoredBox } from './plan/types.ts';
 import { lumaOf, meanAbsDiff, salientBox } from './salient.ts';
 
 /** The detector runs on one sample in this many (and on those between where its results disagree). */
-const DETECT_STRIDE = 4;
+const DETECT_STRIDE = 8;
 /** Two detections agree when each face of one overlaps one of the other by at least this IoU. */
 const AGREE_IOU = 0.4;
 
@@ -85,15 +86,23 @@ export function createSampler(
     const s = faces.length ? null : salientBox(p.luma, p.previous, size.width, size.height);
     p.sample.salient = s && { x: s.x * sx, y: s.y * sy, width: s.width * sx, height: s.height * sy };
   };
-  /** The samples between `last` and `next` (both detected). */
-  const resolve = (next: FrameSample) => {
-    const pairs = last ? pairFaces(last.faces, next.faces) : null;
-    for (const p of pending) {
-      if (!pairs || !last) {
-        settle(p, detectOn(p.rgb));
-        continue;
-      }
-      const k = (p.sample.t - last.t) / (next.t - last.t);
+  /**
+   * The samples between two detected ones: interpolated where the two agree, else the middle one
+   * is detected and each half resolved the same way (a cut among 7 samples costs 3 detections, not 7).
+   */
+  const resolveBetween = (left: FrameSample, right: FrameSample, between: Pending[]): void => {
+    if (!between.length) return;
+    const pairs = pairFaces(left.faces, right.faces);
+    if (!pairs) {
+      const m = Math.floor(between.length / 2);
+      const mid = between[m]!;
+      settle(mid, detectOn(mid.rgb));
+      resolveBetween(left, mid.sample, between.slice(0, m));
+      resolveBetween(mid.sample, right, between.slice(m + 1));
+      return;
+    }
+    for (const p of between) {
+      const k = (p.sample.t - left.t) / (right.t - left.t);
       const faces = pairs.map(([a, b]) => ({
         x: lerp(a.x, b.x, k),
         y: lerp(a.y, b.y, k),
@@ -103,6 +112,9 @@ export function createSampler(
       }));
       settle(p, faces);
     }
+  };
+  const resolve = (next: FrameSample) => {
+    if (last) resolveBetween(last, next, pending);
     pending = [];
   };
 

@@ -30,12 +30,13 @@ const pos = (from: number, to: number, k: number, n: number) => Math.floor(from 
  * blurred background photo, the astronaut scaled by `scale` laid over it so that her face's centre
  * moves linearly from `from` to `to` over the shot (whole pixels a frame), hard cuts between shots;
  * `grain` adds temporal noise of that strength (a camera's grain, so an encoder works as on real
- * footage), `preset` is x264's (default ultrafast).
+ * footage), `preset` is x264's (default ultrafast), `kbps` a bitrate cap instead of CRF 20 (grain at
+ * CRF 20 makes a 76 Mbit/s stream, far above what cameras and phones record).
  */
 export async function makeClip(
   dir: string,
   name: string,
-  o: { width: number; height: number; fps: number; scale: number; shots: ShotSpec[]; grain?: number; preset?: string },
+  o: { width: number; height: number; fps: number; scale: number; shots: ShotSpec[]; grain?: number; preset?: string; kbps?: number },
 ): Promise<Clip> {
   const file = join(dir, name);
   const side = Math.round(ASTRONAUT_SIZE * o.scale);
