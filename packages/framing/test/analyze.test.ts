@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,14 +108,28 @@ describe('analyzeFraming', () => {
     }
   });
 
-  it('rejects with an AbortError when the signal fires, and leaves no temp folder behind', async () => {
+  it('rejects with an AbortError when the signal fires before ffmpeg starts, and leaves no temp folder behind', async () => {
     const before = (await readdir(tmpdir())).filter((n) => n.startsWith('captionfarm-framing-'));
     const controller = new AbortController();
-    const run = analyzeFraming({ input: twoShots.file, source: sourceOf(twoShots), signal: controller.signal, sampleFps: 30 });
+    const run = analyzeFraming({ input: twoShots.file, source: sourceOf(twoShots), signal: controller.signal });
     controller.abort();
     await expect(run).rejects.toMatchObject({ name: 'AbortError' });
     const after = (await readdir(tmpdir())).filter((n) => n.startsWith('captionfarm-framing-'));
     expect(after.filter((n) => !before.includes(n))).toEqual([]);
+  });
+
+  it('kills its running ffmpeg when the signal fires, and rejects with an AbortError', async () => {
+    const controller = new AbortController();
+    // 30 samples a second: the run lasts long enough to be caught running.
+    const run = analyzeFraming({ input: twoShots.file, source: sourceOf(twoShots), signal: controller.signal, sampleFps: 30 });
+    const outcome = run.then(
+      () => 'finished',
+      (err: unknown) => err,
+    );
+    const pid = await ffmpegOn(twoShots.file, outcome);
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 
   it("leaves the process's uncaughtException and unhandledRejection listeners as they were (the wasm module adds its own)", () => {
@@ -128,6 +143,23 @@ describe('analyzeFraming', () => {
     );
   });
 });
+
+/** The pid of the ffmpeg analysing `file` (found in /proc), polled until `ended` settles. */
+async function ffmpegOn(file: string, ended: Promise<unknown>): Promise<number> {
+  let done = false;
+  void ended.then(() => {
+    done = true;
+  });
+  while (!done) {
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (cmd.includes(file) && cmd.includes('scdet')) return Number(pid);
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('the analysis ended before its ffmpeg was seen running');
+}
 
 /** The background photo unblurred, as a clip the size of `clip`. */
 async function makeSharpClip(clip: Clip, background: 'coffee.png' | 'chelsea.png'): Promise<string> {
