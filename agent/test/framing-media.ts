@@ -109,8 +109,8 @@ function findPatch(frame: Gray, patch: Gray, area: { x0?: number; x1?: number; y
     pz[i] = patch.data[i]! - pMean;
     pVar += pz[i]! * pz[i]!;
   }
-  const xs = [Math.max(0, area.x0 ?? 0), Math.min(frame.width - pw, area.x1 ?? frame.width)];
-  const ys = [Math.max(0, area.y0 ?? 0), Math.min(frame.height - ph, area.y1 ?? frame.height)];
+  const xs = [Math.max(0, Math.ceil(area.x0 ?? 0)), Math.min(frame.width - pw, Math.floor(area.x1 ?? frame.width))];
+  const ys = [Math.max(0, Math.ceil(area.y0 ?? 0)), Math.min(frame.height - ph, Math.floor(area.y1 ?? frame.height))];
   const score = (x: number, y: number): number => {
     let s = 0;
     let ss = 0;
@@ -248,7 +248,24 @@ export async function probeStreams(file: string): Promise<{
   return { format: j.format.format_name, streams: j.streams };
 }
 
-/** The first subtitle track of `file`, converted by ffmpeg to WebVTT. */
-export async function subtitleTrack(file: string): Promise<string> {
-  return (await runToEnd('ffmpeg', { args: ['-v', 'error', '-i', file, '-map', '0:s:0', '-f', 'webvtt', '-'] })).stdout as string;
+/**
+ * The cues of `file`'s first subtitle track on its picture's timeline: each packet's time less the
+ * video's start (a WebM with Opus starts its video a few ms after 0, its audio before it: a player
+ * shows a cue at that distance from the first frame), its text as ffmpeg reads it; mov_text's
+ * empty samples (the gaps between cues, 2 bytes) left out.
+ */
+export async function subtitleCues(file: string): Promise<Cue[]> {
+  const probe = async (args: string[]) => JSON.parse((await runToEnd('ffprobe', { args: ['-v', 'error', '-of', 'json', ...args, file] })).stdout);
+  const video = await probe(['-select_streams', 'v:0', '-show_entries', 'stream=start_time']);
+  const start = Number(video.streams[0].start_time);
+  const packets = (await probe(['-select_streams', 's:0', '-show_entries', 'packet=pts_time,duration_time,size'])).packets as {
+    pts_time: string;
+    duration_time: string;
+    size: string;
+  }[];
+  const vtt = (await runToEnd('ffmpeg', { args: ['-v', 'error', '-i', file, '-map', '0:s:0', '-f', 'webvtt', '-'] })).stdout as string;
+  const texts = parseCues(vtt).map((c) => c.text);
+  const timed = packets.filter((p) => Number(p.size) > 2);
+  if (timed.length !== texts.length) throw new Error(`${file}: ${timed.length} subtitle packets with text, ${texts.length} cues`);
+  return timed.map((p, i) => ({ start: Number(p.pts_time) - start, end: Number(p.pts_time) + Number(p.duration_time) - start, text: texts[i]! }));
 }
