@@ -1,4 +1,4 @@
-import type { CropKeyframe, CropPath } from '@captionfarm/contracts';
+import { cropAt, type CropKeyframe, type CropPath } from '@captionfarm/contracts';
 import { byTime, FRAME_EPSILON, sec, type TimeSpan } from './edit-graph.ts';
 import { RenderError } from './errors.ts';
 import { sizeFilters, type Size } from './plan-output-size.ts';
@@ -7,20 +7,6 @@ import { sizeFilters, type Size } from './plan-output-size.ts';
 // rotation applied, its corner at keyframes in SOURCE seconds, linear between them, two keyframes
 // at one t a cut) as ffmpeg filters. Pure functions of the path; render-args.ts puts them in each
 // rendition's chain.
-
-/** The window's corner at source time `s`; `before`: the position just before `s` (the left limit at a cut). */
-export function cropPositionAt(path: CropPath, s: number, before = false): { x: number; y: number } {
-  const k = path.keyframes;
-  const at = (i: number) => ({ x: k[i]!.x, y: k[i]!.y });
-  if (before ? s <= k[0]!.t : s < k[0]!.t) return at(0);
-  // The last keyframe at or before s (strictly before, for the left limit).
-  let i = k.length - 1;
-  while (i > 0 && (before ? k[i]!.t >= s : k[i]!.t > s)) i--;
-  const next = k[i + 1];
-  if (!next) return at(i);
-  const f = (s - k[i]!.t) / (next.t - k[i]!.t);
-  return { x: k[i]!.x + (next.x - k[i]!.x) * f, y: k[i]!.y + (next.y - k[i]!.y) * f };
-}
 
 /**
  * The path on the OUTPUT timeline of an edit: each keep-range contributes its start and end
@@ -32,10 +18,10 @@ export function cropPathOnOutput(path: CropPath, keep: readonly TimeSpan[]): Cro
   const out: CropKeyframe[] = [];
   let at = 0;
   for (const r of keep) {
-    out.push({ t: at, ...cropPositionAt(path, r.start) });
+    out.push({ t: at, ...cropAt(path, r.start) });
     for (const k of path.keyframes) if (k.t > r.start && k.t < r.end) out.push({ t: at + (k.t - r.start), x: k.x, y: k.y });
     at += r.end - r.start;
-    out.push({ t: at, ...cropPositionAt(path, r.end, true) });
+    out.push({ t: at, ...cropAt(path, r.end, true) });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CropPath } from '@captionfarm/contracts';
-import { cropFilters, cropPathOnOutput, cropPositionAt } from '../src/crop-path.ts';
+import { cropFilters, cropPathOnOutput } from '../src/crop-path.ts';
 import { RenderError } from '../src/errors.ts';
 
 const path: CropPath = {
@@ -13,21 +13,6 @@ const path: CropPath = {
     { t: 3, x: 900, y: 10 },
   ],
 };
-
-describe('cropPositionAt', () => {
-  it.each([
-    [0, false, { x: 100, y: 0 }], // before the first keyframe: the first holds
-    [1.5, false, { x: 200, y: 20 }], // linear between keyframes
-    [2, false, { x: 800, y: 10 }], // at a cut: the second keyframe holds from its time
-    [2, true, { x: 300, y: 40 }], // just before the cut: the pan's end
-    [2.5, false, { x: 850, y: 10 }],
-    [9, false, { x: 900, y: 10 }], // after the last: the last holds
-  ] as const)('at %s s (before: %s)', (s, before, expected) => {
-    const p = cropPositionAt(path, s, before);
-    expect(p.x).toBeCloseTo(expected.x, 9);
-    expect(p.y).toBeCloseTo(expected.y, 9);
-  });
-});
 
 describe('cropPathOnOutput', () => {
   it('moves each keep-range onto the output timeline and joins ranges with a cut', () => {
