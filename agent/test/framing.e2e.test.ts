@@ -268,6 +268,7 @@ describe('reframe subject across a shot change (face at 1/4, cut at 3.04 s, face
 const sampled = (video: string) => rgbFrames(video, { ...OUT, every: EVERY });
 
 describe('captions that keep clear (540x960 subject: safeArea tiktok + placement auto + subtitles both, against fixed)', () => {
+  const WIDE = { font: { size: 9 } };
   let clean: Buffer[];
   let faces: Box[];
   let auto: Burned;
@@ -278,8 +279,10 @@ describe('captions that keep clear (540x960 subject: safeArea tiktok + placement
   beforeAll(async () => {
     // The captions-free reference: the same rendition with the captions only as a track.
     const reference = await burn(one, 'reference.mp4', { resolution: OUT, reframe: 'subject', subtitles: 'track' });
-    auto = await burn(one, 'auto.mp4', { resolution: OUT, reframe: 'subject', safeArea: 'tiktok', placement: 'auto', subtitles: 'both' });
-    fixed = await burn(one, 'fixed.mp4', { resolution: OUT, reframe: 'subject' });
+    // Karaoke's text at 9% of the frame's short side (7% by default): lines up to the generic
+    // margins' full width (70-470 of 540), which reaches TikTok's button column (458-540).
+    auto = await burn(one, 'auto.mp4', { resolution: OUT, reframe: 'subject', safeArea: 'tiktok', placement: 'auto', subtitles: 'both', style: WIDE });
+    fixed = await burn(one, 'fixed.mp4', { resolution: OUT, reframe: 'subject', style: WIDE });
     clean = await sampled(reference.video);
     const t = await faceTrack(reference.video, one);
     faces = t.boxes.filter((_, i) => i % EVERY === 0);
@@ -303,12 +306,14 @@ describe('captions that keep clear (540x960 subject: safeArea tiktok + placement
     const inZones = autoMasks.flatMap((m, i) =>
       zones.flatMap((z) => (countIn(m, OUT.width, z) > 0 ? [`frame ${i * EVERY} zone ${JSON.stringify(z)}: ${countIn(m, OUT.width, z)} px`] : [])),
     );
-    // For comparison (not a requirement): the fixed job without safeArea.
+    // The fixed job without safeArea, the same text.
     const fixedIn = fixedMasks.reduce((a, m) => a + zones.reduce((s, z) => s + countIn(m, OUT.width, z), 0), 0);
     console.log(
       `tiktok zones ${JSON.stringify(zones)}: caption pixels inside, auto+tiktok ${inZones.length ? inZones.join('; ') : 'none'}; fixed without safeArea ${fixedIn}`,
     );
     expect(inZones).toEqual([]);
+    // The same text without safeArea does reach into them: the test can tell.
+    expect(fixedIn).toBeGreaterThan(NOISE_PIXELS);
   });
 
   it('placement auto: no caption pixel covers the face in any sampled frame, where fixed does', () => {
