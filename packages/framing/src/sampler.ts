@@ -1,7 +1,7 @@
 /**
  * Turns the sampled frames, in order, into FrameSamples. The face detector is the analysis's main
  * cost (about 60 CPU-ms a sample, against a few ms for the rest), so it does not run on every
- * sample: it runs on every DETECT_STRIDE-th (every 2 s at 4 samples a second), and the samples between two detections get the
+ * sample: it runs on every DETECT_STRIDE-th (every 4 s at 4 samples a second), and the samples between two detections get the
  * faces interpolated between them where the two agree (the same number of faces, each pair
  * overlapping by IoU >= AGREE_IOU: the same people, moved a little); where they do not (a cut, a
  * face that came or went, a quick move) the sample halfway is detected and each half is resolved
@@ -15,7 +15,7 @@ import type { FrameSample, ScoredBox } from './plan/types.ts';
 import { lumaOf, meanAbsDiff, salientBox } from './salient.ts';
 
 /** The detector runs on one sample in this many (and on those between where its results disagree). */
-const DETECT_STRIDE = 8;
+const DETECT_STRIDE = 16;
 /** Two detections agree when each face of one overlaps one of the other by at least this IoU. */
 const AGREE_IOU = 0.4;
 

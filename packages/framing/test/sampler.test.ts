@@ -28,21 +28,21 @@ function run(frames: number, faceAt: (i: number) => { x: number; y: number } | n
 }
 
 describe('createSampler', () => {
-  it('detects one sample in eight and interpolates the faces between two that agree', () => {
-    // The 4 px face moves 1/8 px a sample: each detection overlaps the one before by IoU 0.6.
-    const { samples, seen } = run(17, (i) => ({ x: 2 + i / 8, y: 3 }));
-    expect(seen).toEqual([0, 8, 16]);
+  it('detects one sample in sixteen and interpolates the faces between two that agree', () => {
+    // The 4 px face moves 1/16 px a sample: each detection overlaps the one before by IoU 0.6.
+    const { samples, seen } = run(33, (i) => ({ x: 2 + i / 16, y: 3 }));
+    expect(seen).toEqual([0, 16, 32]);
     expect(samples.map((s) => s.t).slice(0, 5)).toEqual([0, 0.25, 0.5, 0.75, 1]);
     // Source pixels (10x the sampled frame), linear between the detections.
-    expect(samples.map((s) => s.faces[0]!.x)).toEqual(Array.from({ length: 17 }, (_, i) => 20 + i * 1.25));
+    expect(samples.map((s) => s.faces[0]!.x)).toEqual(Array.from({ length: 33 }, (_, i) => 20 + i * 0.625));
     expect(samples.every((s) => s.salient === null)).toBe(true);
   });
 
   it('finds where two detections that disagree part by halving (a cut: the face jumped at sample 6)', () => {
-    const { samples, seen } = run(9, (i) => (i < 6 ? { x: 1, y: 1 } : { x: 5, y: 5 }));
-    // 0 and 8 disagree: 4 (agrees with 0: 1-3 interpolated), then 6 (agrees with 8: 7 interpolated), then 5.
-    expect(seen).toEqual([0, 8, 4, 6, 5]);
-    expect(samples.map((s) => s.faces[0]!.x)).toEqual([10, 10, 10, 10, 10, 10, 50, 50, 50]);
+    const { samples, seen } = run(17, (i) => (i < 6 ? { x: 1, y: 1 } : { x: 5, y: 5 }));
+    // 0 and 16 disagree: 8 (agrees with 16: 9-15 interpolated), 4 (agrees with 0), 6 (agrees with 8), then 5.
+    expect(seen).toEqual([0, 16, 8, 4, 6, 5]);
+    expect(samples.map((s) => s.faces[0]!.x)).toEqual(Array.from({ length: 17 }, (_, i) => (i < 6 ? 10 : 50)));
   });
 
   it('detects between a face and nobody, and gives the samples without a face a salient region (or none on a flat frame)', () => {
