@@ -2,12 +2,20 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { CropPath } from '@captionfarm/contracts';
 import { editGraph, type RenderEdit } from './edit-graph.ts';
-import type { Quality } from './encoder-args.ts';
 import { abortError } from './errors.ts';
 import type { BandPainter } from './paint/types.ts';
 import { planOutputSize, type Size } from './plan-output-size.ts';
-import { probeMedia, type MediaInfo } from './probe-media.ts';
-import { encodeRun, imageFor, painterCaptions, type OutputFrame, type OverlayImage, type PlannedOutput, type RenderResult } from './render-video.ts';
+import { probeMedia } from './probe-media.ts';
+import {
+  encodeRun,
+  imageFor,
+  painterCaptions,
+  type OutputFrame,
+  type OverlayImage,
+  type PlannedOutput,
+  type ReencodeOptions,
+  type RenderResult,
+} from './render-video.ts';
 import { subtitleLanguage } from './subtitle-language.ts';
 
 /** At most this many renditions in one run (MAX_OUTPUTS of @captionfarm/contracts). */
@@ -35,21 +43,14 @@ export interface Rendition {
   subtitles?: { path: string; language?: string | null | undefined } | undefined;
 }
 
-export interface RenderRenditionsOptions {
-  input: string;
-  /** The source's probe, when the caller already has it. */
-  source?: MediaInfo | undefined;
-  quality: Quality;
-  /** Frame budget for renditions without a resolution, as ReencodeOptions.maxPixels. */
-  maxPixels?: number | undefined;
-  /** Kills ffmpeg, removes every temp file, rejects AbortError. */
-  signal?: AbortSignal | undefined;
-  /** Whole percents 0..100 of the one run, increasing only; 100 once every output is in place. */
-  onProgress?: ((percent: number) => void) | undefined;
-  /** As renderVideo's: NVENC for the mp4 renditions where it works; an NVENC failure redoes the whole run on the CPU. */
-  encoder?: 'auto' | 'cpu' | 'nvenc' | undefined;
-  /** The machine's encoder threads, shared among the renditions by their pixels. */
-  threads?: number | undefined;
+/**
+ * The run's options, as renderVideo's (ReencodeOptions): `maxPixels` is the budget of renditions
+ * without a resolution; `onProgress` the one run's percents, 100 once every output is in place; an
+ * NVENC failure redoes the whole run on the CPU; `threads` are shared among the renditions by
+ * their pixels; `signal` kills ffmpeg and removes every temp file.
+ */
+export interface RenderRenditionsOptions
+  extends Pick<ReencodeOptions, 'input' | 'source' | 'quality' | 'maxPixels' | 'signal' | 'onProgress' | 'encoder' | 'threads'> {
   /** Applied to every rendition (cut once, before the split); zooms and bleeps in OUTPUT seconds. */
   edit?: RenderEdit | undefined;
   renditions: readonly Rendition[];

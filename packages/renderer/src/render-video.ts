@@ -27,7 +27,7 @@ export interface ReencodeOptions {
   output: string;
   format: OutputFormat;
   quality: Quality;
-  /** Output size; larger than the source in either dimension -> RenderError 'output-larger-than-source'. */
+  /** Output size; an upscale (more pixels, or a longer side, than the source: largerThanSource) -> RenderError 'output-larger-than-source'. */
   resolution?: Size | undefined;
   /** Plan frame budget (pixels), used when resolution is omitted: bigger sources are scaled down to fit. */
   maxPixels?: number | undefined;
