@@ -175,6 +175,8 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
     const seen = analysis ? await analysis : null;
     // The first rendition's window (the poster shows it): its subject's path, or the centre crop.
     let window: CropPath | undefined;
+    // A framed job's first caption painter (the poster's captions when they are not burned).
+    let painter: BandPainter | undefined;
     if (rendered) {
       results = [{ path: output, format: job.format, result: await renderedWithEveryWord({ rendered, render, words, log: deps.log }) }];
     } else if (framed) {
@@ -183,13 +185,14 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
       window = renditions[0]!.crop;
       const subtitles = job.subtitles === 'burn' ? undefined : await writeSubtitles(dir, words);
       const made = await render.withRenditions(words, renditions, subtitles);
-      results = renditions.map((r, i) => ({ path: r.output, format: r.format, result: made[i]! }));
+      painter = made.painters[0];
+      results = renditions.map((r, i) => ({ path: r.output, format: r.format, result: made.results[i]! }));
     } else {
       checkFont(template, ingested.fonts);
       results = [{ path: output, format: job.format, result: await render.withWords(words) }];
     }
     const poster = job.poster
-      ? await makePoster({ job, dir, first: results[0]!, analysis: seen, plan, words, painter: render.painterOf(0), window, info: ingested.info, signal })
+      ? await makePoster({ job, dir, first: results[0]!, analysis: seen, plan, words, painter, window, info: ingested.info, signal })
       : undefined;
 
     // --- upload

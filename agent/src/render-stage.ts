@@ -30,9 +30,11 @@ export interface JobRender {
    * Issue 43: every rendition of a framed job from `words`, in one ffmpeg run; `subtitles`, a
    * WebVTT file of the words, muxed as a track into each (subtitles track or both).
    */
-  withRenditions(words: Word[], renditions: RenditionPlan[], subtitles: string | undefined): Promise<RenderResult[]>;
-  /** The caption painter of rendition `index` (laid out by withRenditions): the poster's captions when they are not burned. */
-  painterOf(index: number): BandPainter | undefined;
+  withRenditions(
+    words: Word[],
+    renditions: RenditionPlan[],
+    subtitles: string | undefined,
+  ): Promise<{ results: RenderResult[] /** Each rendition's caption painter: the poster's captions when they are not burned. */; painters: BandPainter[] }>;
 }
 
 export function jobRender(o: {
@@ -52,7 +54,6 @@ export function jobRender(o: {
   let percent = 0;
   // Where the captions go at an output size: the hook title keeps clear of it.
   let bandOf: (size: OutputFrame) => BandRect = () => ({ x: 0, y: 0, width: 0, height: 0 });
-  let painters: (BandPainter & { layout: CaptionLayout })[] = [];
   const render = async (captions: Pick<RenderVideoOptions, 'painter' | 'captionStream'>, signal: AbortSignal) => {
     percent = 0;
     const plan = changesPicture(o.edit?.(), info.durationSeconds);
@@ -107,7 +108,7 @@ export function jobRender(o: {
     withRenditions: async (words, renditions, subtitles) => {
       percent = 0;
       const plan = changesPicture(o.edit?.(), info.durationSeconds);
-      painters = renditions.map((r) =>
+      const painters = renditions.map((r) =>
         createBandPainter({
           words,
           template: o.template,
@@ -121,7 +122,7 @@ export function jobRender(o: {
         }),
       );
       try {
-        return await renderRenditions({
+        const results = await renderRenditions({
           input: ingested.source,
           source: info,
           quality: job.quality,
@@ -149,11 +150,11 @@ export function jobRender(o: {
             };
           }),
         });
+        return { results, painters };
       } catch (err) {
         throw failureOf(err, 'renderer');
       }
     },
-    painterOf: (index) => painters[index],
   };
 }
 
