@@ -7,6 +7,7 @@ import type { AgentCapabilities, AgentEvent, AgentRouter, LeasedJob } from '@cap
 import { createSafeFetch, type SafeFetchFn } from '@captionfarm/net';
 import { closed, draining, drainedByAdmin, leasing, nodeIdOf, registered, type AgentState } from './agent-state.ts';
 import { failureOf, JobAborted } from './errors.ts';
+import { healthOf, type AgentHealth } from './health.ts';
 import { createJobChannel } from './job-channel.ts';
 import { runPipeline, type Transcriber } from './pipeline.ts';
 import { backoffMs, reporter, type Report } from './report.ts';
@@ -25,6 +26,8 @@ export interface AgentOptions {
   encoder?: 'auto' | 'cpu' | 'nvenc';
   /** libx264 threads per job (the hardware plan: every core); default x264's own choice. */
   x264Threads?: number;
+  /** ffmpeg threads of the picture's analysis (the hardware plan); default ffmpeg's choice. */
+  analysisThreads?: number | undefined;
   /** Overlapped stages: render from the first final words on (pipeline.ts); default false. */
   overlap?: boolean;
   /** With overlap: whisper.cpp threads once the render is under way (CPU whisper beside x264); default unchanged. */
@@ -59,6 +62,8 @@ export interface Agent {
   abortAll(): Promise<void>;
   close(): Promise<void>;
   activeJobIds(): string[];
+  /** Where it stands, for the probes (health.ts). */
+  health(): AgentHealth;
 }
 
 type Client = ReturnType<typeof createTRPCClient<AgentRouter>>;
@@ -75,7 +80,8 @@ export function createAgent(opts: AgentOptions): Agent {
   let timers: NodeJS.Timeout[] = [];
   let unsubscribe: (() => void) | undefined;
 
-  const { wsClient, client } = connect(opts);
+  let connected = false;
+  const { wsClient, client } = connect(opts, (open) => (connected = open));
   const report = reporter({ log, closed: () => state.kind === 'closed' });
 
   function abortJob(jobId: string, why: JobAborted['why']): void {
@@ -182,12 +188,15 @@ export function createAgent(opts: AgentOptions): Agent {
       wsClient.close();
     },
     activeJobIds: () => [...running.keys()],
+    health: () => healthOf(state, { connected, jobs: running.size, slots: max }),
   };
 }
 
 /** The tRPC client over the control plane's agent websocket (reconnecting with `backoffMs`). */
-function connect(opts: AgentOptions): { wsClient: ReturnType<typeof createWSClient>; client: Client } {
+function connect(opts: AgentOptions, onConnection: (open: boolean) => void): { wsClient: ReturnType<typeof createWSClient>; client: Client } {
   const wsClient = createWSClient({
+    onOpen: () => onConnection(true),
+    onClose: () => onConnection(false),
     url: `${opts.controlPlaneUrl.replace(/^http/, 'ws').replace(/\/+$/, '')}/agent`,
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
     connectionParams: () => ({ token: opts.token }),
@@ -252,6 +261,7 @@ function startJob(ctx: Jobs, job: LeasedJob, nodeId: string): void {
           safeFetch: ctx.safeFetch,
           encoder: opts.encoder ?? 'auto',
           x264Threads: opts.x264Threads,
+          analysisThreads: opts.analysisThreads,
           overlap: opts.overlap,
           whisperThreadsBesideRender: opts.whisperThreadsBesideRender,
           log: (message) => jobLog(message),

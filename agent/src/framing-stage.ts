@@ -35,7 +35,14 @@ function needsAnalysis(job: LeasedJob): boolean {
  * when the job needs none. A failure fails the job (render-failed, retried on another attempt):
  * a reframe silently left centred would be a success the user did not ask for.
  */
-export function startFramingAnalysis(o: { job: LeasedJob; source: string; info: MediaInfo; work: SideWork }): Promise<FramingAnalysis> | null {
+export function startFramingAnalysis(o: {
+  job: LeasedJob;
+  source: string;
+  info: MediaInfo;
+  work: SideWork;
+  /** ffmpeg's decoding threads (the hardware plan's analysisThreads); default ffmpeg's choice. */
+  threads?: number | undefined;
+}): Promise<FramingAnalysis> | null {
   if (!needsAnalysis(o.job)) return null;
   const { info } = o;
   return o.work.keep(
@@ -43,6 +50,7 @@ export function startFramingAnalysis(o: { job: LeasedJob; source: string; info: 
       input: o.source,
       source: { width: info.width, height: info.height, durationSeconds: info.durationSeconds, fps: info.fps },
       signal: o.work.signal,
+      ...(o.threads ? { threads: o.threads } : {}),
     }).catch((err: unknown) => {
       if (o.work.signal.aborted) throw err;
       throw new JobFailure('render-failed', `The picture's analysis (faces, shots) failed: ${firstLine(String((err as Error).message ?? err))}`);

@@ -80,6 +80,8 @@ export interface PipelineDeps {
   encoder: 'auto' | 'cpu' | 'nvenc';
   /** libx264 threads (the hardware plan); default x264's own. */
   x264Threads?: number | undefined;
+  /** ffmpeg threads of the picture's analysis (the hardware plan); default ffmpeg's choice. */
+  analysisThreads?: number | undefined;
   /**
    * Overlapped stages: the render starts with the first final words and follows recognition
    * (caption-feed.ts), rather than after the last word. Default false.
@@ -124,7 +126,7 @@ export async function runPipeline(job: LeasedJob, channel: JobChannel, deps: Pip
   const framingWork = sideWork(signal);
   try {
     const ingested = await ingest({ job, channel, deps, dir, signal, audioWork });
-    const analysis = startFramingAnalysis({ job, source: ingested.source, info: ingested.info, work: framingWork });
+    const analysis = startFramingAnalysis({ job, source: ingested.source, info: ingested.info, work: framingWork, threads: deps.analysisThreads });
 
     // --- transcribe (with overlapped stages, the render runs from the first final words on)
     phaseSeconds.ingest = lap();

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@captionfarm/log';
+import { createSafeFetch } from '@captionfarm/net';
 import { nvencAvailable } from '@captionfarm/renderer';
 import { createTranscriber, findInstalledModels, locateModel, readWhisperBuildInfo } from '@captionfarm/transcriber';
 import { whisperBinDir } from '@captionfarm/process/tools';
@@ -13,6 +14,7 @@ import type { AgentOptions } from './command.ts';
 import { CliError, UsageError } from '@captionfarm/process/command-line';
 import { onShutdown } from '@captionfarm/process/shutdown';
 import { readAgentEnv } from './env.ts';
+import { startHealthServer } from './health.ts';
 import { chooseModel, detectHardware, planHardware } from './hardware.ts';
 import { selfTest, type WhisperBuild } from './self-test.ts';
 
@@ -83,10 +85,12 @@ export async function startAgent(o: {
     nodeName: o.name ?? os.hostname(),
     maxConcurrentJobs: plan.slots,
     x264Threads: plan.x264Threads,
+    analysisThreads: plan.analysisThreads,
     overlap: plan.overlap,
     whisperThreadsBesideRender: plan.whisperThreadsBesideRender,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
+    safeFetch: createSafeFetch({ allowedNetworks: readAgentEnv().allowedPrivateNetworks }),
     capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(modelPath)] },
     ...(o.log ? { log: o.log } : {}),
   });
@@ -115,8 +119,18 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
   const token = values.token;
   if (!url || !token) throw new UsageError('--control-plane and --token are required');
   // JSON lines on stdout (pretty on a terminal); CAPTIONFARM_LOG=silent|info|debug like the control plane.
-  const logger = createLogger({ name: 'agent', level: readAgentEnv().logLevel });
+  const env = readAgentEnv();
+  const logger = createLogger({ name: 'agent', level: env.logLevel });
   const log = (m: string, fields: Record<string, unknown> = {}) => logger.info(fields, m);
+  // The probes answer from the start (alive, not ready) while the model loads and the agent registers.
+  let started: Agent | undefined;
+  const probes = env.healthListen
+    ? await startHealthServer({
+        ...env.healthListen,
+        health: () => started?.health() ?? { state: 'starting', connected: false, nodeId: null, jobs: 0, slots: 0 },
+      })
+    : undefined;
+  if (probes) log(`probes on ${probes.url}/healthz and /readyz`);
   const { agent, close } = await startAgent({
     controlPlaneUrl: url,
     token,
@@ -127,6 +141,7 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
     ...(values.workDir ? { workDir: values.workDir } : {}),
     log,
   });
+  started = agent;
   log(`node ${agent.nodeId} connected to ${url}`);
   let aborted = false;
   let closing: Promise<void> | undefined;
@@ -134,7 +149,7 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
   // the same jobs), so the exit code is decided when the process exits, not by whichever chain
   // ran: 143 (128 + SIGTERM) once jobs were aborted, 0 after a clean drain.
   const exit = () => {
-    closing ??= close();
+    closing ??= close().finally(() => probes?.close());
     closing.then(
       () => process.exit(aborted ? 143 : 0),
       () => process.exit(1),

@@ -37,7 +37,7 @@ function logged(log: string, jobId: string, msg: string): boolean {
 }
 
 /** A real `captionfarm agent` process. */
-async function spawnAgent(name: string): Promise<{ proc: Subprocess; workDir: string; log: () => string }> {
+async function spawnAgent(name: string, env: Record<string, string> = {}): Promise<{ proc: Subprocess; workDir: string; log: () => string }> {
   const workDir = await mkdtemp(path.join(farm.dir, `${name}-`));
   const token = await farm.agentToken();
   // One process (node --import tsx), so a signal reaches the agent itself, not a wrapper. execa
@@ -64,7 +64,7 @@ async function spawnAgent(name: string): Promise<{ proc: Subprocess; workDir: st
     ],
     // forceKillAfterDelay off: a SIGTERM must stay one SIGTERM (execa would add a SIGKILL 5 s later,
     // which reads as the second signal or a crash these tests tell apart).
-    { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, env: { ...process.env, CAPTIONFARM_LOG: 'info' }, cwd: root },
+    { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, env: { ...process.env, CAPTIONFARM_LOG: 'info', ...env }, cwd: root },
   );
   let log = '';
   // Its log: JSON lines on stdout (the process is not on a TTY), errors on stderr.
@@ -125,11 +125,30 @@ describe('agent processes', () => {
     b.proc.kill('SIGKILL');
   });
 
-  it('admin drain stops leasing; undrain resumes; SIGTERM finishes the current job and exits 0', async () => {
-    const c = await spawnAgent('charlie');
+  it('admin drain stops leasing; undrain resumes; SIGTERM finishes the current job and exits 0; the probes say each', async () => {
+    // Its probes on a free port (CAPTIONFARM_AGENT_HEALTH_LISTEN), found in its log.
+    const c = await spawnAgent('charlie', { CAPTIONFARM_AGENT_HEALTH_LISTEN: '127.0.0.1:0' });
+    const probes = /probes on (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(c.log())![1]!;
+    const probe = async (path: string) => {
+      const res = await fetch(`${probes}${path}`);
+      return { status: res.status, state: ((await res.json()) as { state: string }).state };
+    };
+    /** Polls until the probe answers `want` (the drain and undrain events reach the agent a moment after the API call). */
+    const probeUntil = async (path: string, want: { status: number; state: string }) => {
+      let got = await probe(path);
+      for (let i = 0; i < 100 && (got.status !== want.status || got.state !== want.state); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        got = await probe(path);
+      }
+      expect(got, path).toEqual(want);
+    };
+    await probeUntil('/readyz', { status: 200, state: 'leasing' });
     const node = (await nodes()).find((n) => n.name === 'charlie')!;
     expect((await farm.admin('POST', `/admin/v1/nodes/${node.id}/drain`)).status).toBe(200);
     expect((await nodes()).find((n) => n.id === node.id)!.state).toBe('draining');
+    // Drained by an admin: alive, not ready.
+    await probeUntil('/readyz', { status: 503, state: 'drained' });
+    expect(await probe('/healthz')).toEqual({ status: 200, state: 'drained' });
     const { api } = await farm.account('pro', 'patient');
     const created = await submitUpload(api, clip, given);
     cleanUp(api, created.id);
@@ -146,12 +165,16 @@ describe('agent processes', () => {
     expect((await api('GET', `/v1/automation-jobs/${created.id}`)).body.status).toBe('queued');
     await farm.admin('POST', `/admin/v1/nodes/${node.id}/undrain`);
     await watchJob(api, created.id, (j) => j.phase === 'transcribing' || j.phase === 'rendering' || terminal(j));
+    await probeUntil('/readyz', { status: 200, state: 'leasing' });
     // SIGTERM: finish this job, take no new one. The second job is created once the agent says it
     // drains: created before, it could be leased first (a free slot), and finishing it is right.
     c.proc.kill('SIGTERM');
     const exited = new Promise<number | null>((r) => c.proc.once('exit', (code) => r(code)));
     for (let i = 0; i < 100 && !c.log().includes('SIGTERM: draining'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(c.log()).toContain('SIGTERM: draining (finishing 1 job(s), taking no new ones)');
+    // Draining its last job: still alive (no restart may kill the job), no longer ready.
+    expect(await probe('/readyz')).toEqual({ status: 503, state: 'draining' });
+    expect(await probe('/healthz')).toEqual({ status: 200, state: 'draining' });
     const second = await submitUpload(api, clip, given);
     cleanUp(api, second.id);
     // Still finishing the first job (a 20 s render) when the second came: it had its chance to take it.

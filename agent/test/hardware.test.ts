@@ -13,7 +13,7 @@ afterAll(async () => {
 describe('planHardware', () => {
   it('gives this kind of 2-core box two slots sharing every core for x264', () => {
     const plan = planHardware({ cores: 2, memoryBytes: 8 * GiB, gpus: [] }, { cudaWhisper: false, nvenc: false });
-    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2, overlap: true, whisperThreadsBesideRender: 1 });
+    expect(plan).toMatchObject({ slots: 2, x264Threads: 2, whisperThreads: 2, overlap: true, whisperThreadsBesideRender: 1, analysisThreads: 1 });
     expect(plan.why).toMatch(/^auto: /);
   });
 
@@ -24,6 +24,8 @@ describe('planHardware', () => {
     );
     expect(plan).toMatchObject({ slots: 4, x264Threads: 16, whisperThreads: 4, overlap: true });
     expect(plan.overlapWhy).toMatch(/recognition on the GPU/);
+    // The picture's analysis decodes on ffmpeg's own threads: the cores are not whisper's here.
+    expect(plan.analysisThreads).toBeUndefined();
   });
 
   it('overlaps the stages as configured (CAPTIONFARM_OVERLAP), saying what auto would be', () => {

@@ -1,5 +1,5 @@
 /**
- * npm run bench:framing [-- --rounds 3 --seconds 60 --sample-fps 4]
+ * npm run bench:framing [-- --rounds 3 --seconds 60 --sample-fps 4 --threads 1]
  *
  * Issue 43's cost target: the reframe analysis (analyzeFraming) at most 15% of the plain
  * re-encode's CPU time on a 60 s 1080p clip. Both sides run in this process, one after the other,
@@ -10,7 +10,9 @@
  *   plain    = reencodeVideo (packages/renderer) of the clip at its own size (1920x1080) to mp4,
  *              quality high, CPU encoder (the renderer refuses 1080x1920 from a 1080p source: it never
  *              upscales); with --vertical also the 9:16 centre crop at the source's height (608x1080)
- *   analysis = analyzeFraming of the same clip (default 4 samples a second)
+ *   analysis = analyzeFraming of the same clip (default 4 samples a second), ffmpeg decoding on
+ *              --threads threads: 1 by default, what an agent with whisper on the CPU uses (the
+ *              hardware plan's analysisThreads); 0 for ffmpeg's choice, a CUDA-whisper agent's
  *
  * The clip: 60 s of 1920x1080 at 30 fps built from real photographs (packages/framing/test/clips.ts:
  * the astronaut over a blurred photo, a shot change every 10 s, the face drifting within shots, a
@@ -32,6 +34,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '60' },
     'sample-fps': { type: 'string', default: '4' },
+    threads: { type: 'string', default: '1' },
     vertical: { type: 'boolean', default: false },
     /** One side once (after the warm-up), for a look at its cost alone. */
     only: { type: 'string' },
@@ -40,6 +43,7 @@ const { values: flags } = parseArgs({
 const rounds = Number(flags.rounds);
 const seconds = Number(flags.seconds);
 const sampleFps = Number(flags['sample-fps']);
+const threads = Number(flags.threads) || undefined;
 
 const work = join(tmpdir(), 'captionfarm-bench-framing');
 await mkdir(work, { recursive: true });
@@ -92,7 +96,7 @@ let faces = 0;
 let samples = 0;
 let shots = 0;
 const analysis = async () => {
-  const a = await analyzeFraming({ input: source, source: info, sampleFps });
+  const a = await analyzeFraming({ input: source, source: info, sampleFps, threads });
   samples = a.samples.length;
   faces = a.samples.filter((s) => s.faces.length).length;
   shots = a.shots.length;
@@ -139,5 +143,5 @@ for (let i = 0; i < rounds; i++) {
   );
 }
 await rm(out, { force: true });
-console.log(`analysis / plain re-encode (1920x1080) CPU: ${spread(ratios)} over ${rounds} rounds; target <= 15%`);
+console.log(`analysis (${threads ?? "ffmpeg's choice of"} decoding threads) / plain re-encode (1920x1080) CPU: ${spread(ratios)} over ${rounds} rounds; target <= 15%`);
 if (flags.vertical) console.log(`analysis / 608x1080 re-encode CPU: ${spread(verticalRatios)}`);

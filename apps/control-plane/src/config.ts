@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
+import { parseAllowedNetworks, type AllowedNetwork } from '@captionfarm/net';
 import { parseTrustedProxies } from './http/client-address.ts';
 import { parseAllowedHosts } from './http/allowed-hosts.ts';
 
@@ -106,6 +107,16 @@ const EnvSchema = z.object({
     .optional()
     .superRefine(parsedBy(parseAllowedHosts))
     .transform((v) => parseAllowedHosts(v) as readonly string[]),
+  /**
+   * Private networks a webhookUrl or videoUrl may reach (comma-separated CIDR ranges, like
+   * `10.20.0.0/16,fd00::/8`): for a farm whose receivers live on its own network. Unset: public
+   * addresses only. The agents read the same variable for the video URLs they fetch.
+   */
+  CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS: z
+    .string()
+    .optional()
+    .superRefine(parsedBy(parseAllowedNetworks))
+    .transform((v) => parseAllowedNetworks(v) as readonly AllowedNetwork[]),
   /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   /** An agent websocket that has not authenticated within this many seconds is closed. */

@@ -8,10 +8,11 @@ import type { UrlPolicy } from './jobs/service.ts';
  * not resolve at all is accepted (DNS may be temporarily down; the fetch itself checks again and
  * fails the job with source-unreachable, or the delivery, if it still does not).
  */
-export function createUrlPolicy(config: Pick<ControlPlaneConfig, 'unsafeTestNetwork'>, lookup?: LookupFn): UrlPolicy {
+export function createUrlPolicy(config: Pick<ControlPlaneConfig, 'unsafeTestNetwork' | 'allowedPrivateNetworks'>, lookup?: LookupFn): UrlPolicy {
   return async (url) => {
     const check = await validatePublicHttpsUrl(url, {
       allowLoopbackForTests: config.unsafeTestNetwork?.allowLoopback === true,
+      allowedNetworks: config.allowedPrivateNetworks,
       ...(lookup ? { lookup } : {}),
     });
     if (check.ok || check.code === 'dns_failed') return null;

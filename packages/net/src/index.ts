@@ -15,6 +15,8 @@ export {
   validatePublicHttpsUrl,
   validatePublicHttpsUrlSyntax,
   defaultLookup,
+  parseAllowedNetworks,
+  type AllowedNetwork,
   type LookupAddress,
   type LookupFn,
   type UrlCheck,

@@ -9,6 +9,7 @@ import {
   validatePublicHttpsUrl,
   validatePublicHttpsUrlSyntax,
   type AddressPolicy,
+  type AllowedNetwork,
   type LookupFn,
   type UrlCheck,
 } from './url-policy.ts';
@@ -21,6 +22,8 @@ export interface SafeFetchOptions {
    * sets it only in its config module's test mode. Emits a process warning when enabled.
    */
   allowLoopbackForTests?: boolean;
+  /** The operator's private networks (AddressPolicy.allowedNetworks); default none. */
+  allowedNetworks?: readonly AllowedNetwork[] | undefined;
   /** Trusted CA certificates (PEM). Replaces the default roots, as in `tls.connect`. */
   ca?: string | Buffer | Array<string | Buffer>;
   /** Resolver; default: system resolver. Its answers are always checked. */
@@ -139,6 +142,7 @@ let warnedTestMode = false;
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   const policy: AddressPolicy = Object.freeze({
     allowLoopbackForTests: options.allowLoopbackForTests === true,
+    allowedNetworks: Object.freeze([...(options.allowedNetworks ?? [])]),
   });
   if (policy.allowLoopbackForTests && !warnedTestMode) {
     warnedTestMode = true;

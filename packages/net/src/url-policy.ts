@@ -1,4 +1,5 @@
 import dns from 'node:dns';
+import ipaddr from 'ipaddr.js';
 import { SafeFetchError, type SafeFetchErrorCode } from './errors.ts';
 import { checkAddress, isIpLiteral, type AddressCheck } from './ip-address.ts';
 
@@ -27,6 +28,44 @@ export interface AddressPolicy {
    * link-local and every other non-public range stay blocked. Off by default; see README.
    */
   allowLoopbackForTests?: boolean;
+  /**
+   * The operator's private networks (parseAllowedNetworks: CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS),
+   * for a self-hosted farm whose webhook receivers or video sources live on its own network. An
+   * address inside one is accepted whatever its range; every other non-public address stays
+   * refused. With any network listed, host names are judged by their addresses only (an internal
+   * name such as `hooks.svc.cluster.local` or `receiver` is allowed to resolve into the list).
+   */
+  allowedNetworks?: readonly AllowedNetwork[] | undefined;
+}
+
+/** One network of the operator's list: its text as configured, and the parsed range. */
+export interface AllowedNetwork {
+  cidr: string;
+  range: [ipaddr.IPv4 | ipaddr.IPv6, number];
+}
+
+/**
+ * Parses a comma- or space-separated list of CIDR networks (`10.20.0.0/16, fd00::/8`; a bare
+ * address is its /32 or /128). Throws an Error naming the first entry that does not parse, so a
+ * typo stops the process at start rather than silently refusing (or allowing) deliveries.
+ */
+export function parseAllowedNetworks(list: string | undefined): AllowedNetwork[] {
+  const entries = (list ?? '').split(/[\s,]+/).filter(Boolean);
+  return entries.map((cidr) => {
+    try {
+      const range = cidr.includes('/') ? ipaddr.parseCIDR(cidr) : ((a) => [a, a.kind() === 'ipv4' ? 32 : 128] as [typeof a, number])(ipaddr.parse(cidr));
+      return { cidr, range };
+    } catch {
+      throw new Error(`"${cidr}" is not a network in CIDR notation (like 10.20.0.0/16 or fd00::/8)`);
+    }
+  });
+}
+
+/** Whether an address (IPv4-mapped IPv6 judged as its IPv4) lies in one of the networks. */
+function inAllowedNetwork(address: string, networks: readonly AllowedNetwork[]): boolean {
+  if (networks.length === 0 || !ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return networks.some(({ range }) => parsed.kind() === range[0].kind() && parsed.match(range));
 }
 
 export type UrlCheck =
@@ -44,6 +83,9 @@ export function checkAddressWithPolicy(address: string, policy: AddressPolicy = 
   if (!result.ok && result.range === 'loopback' && policy.allowLoopbackForTests === true) {
     return { ok: true, address, family: address.includes(':') ? 6 : 4 };
   }
+  if (!result.ok && result.range !== 'not-an-ip' && inAllowedNetwork(address, policy.allowedNetworks ?? [])) {
+    return { ok: true, address, family: address.includes(':') ? 6 : 4 };
+  }
   return result;
 }
 
@@ -55,6 +97,8 @@ const LOCAL_NAMES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain
 function hostnameProblem(name: string, policy: AddressPolicy): string | null {
   const isLocalhost = name === 'localhost' || name.endsWith('.localhost');
   if (isLocalhost && policy.allowLoopbackForTests === true) return null;
+  // The operator's networks: the name's addresses decide (checked on lookup and on connect).
+  if (policy.allowedNetworks?.length) return null;
   for (const suffix of LOCAL_NAMES) {
     if (name === suffix || name.endsWith(`.${suffix}`)) {
       return `${name} is a local-only host name; use a public host name`;
@@ -155,7 +199,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, hostname: string)
  * safeFetch checks again, on the address it actually connects to.
  */
 export async function validatePublicHttpsUrl(input: string | URL, options: ValidateUrlOptions = {}): Promise<UrlCheck> {
-  const policy: AddressPolicy = { allowLoopbackForTests: options.allowLoopbackForTests === true };
+  const policy: AddressPolicy = { allowLoopbackForTests: options.allowLoopbackForTests === true, allowedNetworks: options.allowedNetworks };
   const syntax = validatePublicHttpsUrlSyntax(input, policy);
   if (!syntax.ok || syntax.addresses.length > 0) return syntax;
   // `name.example.org.` is the same host as `name.example.org`, but the system resolver does not

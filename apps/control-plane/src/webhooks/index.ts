@@ -50,7 +50,7 @@ export interface Webhooks {
  */
 export function createWebhooks(deps: {
   db: Db;
-  config: Pick<ControlPlaneConfig, 'unsafeTestNetwork' | 'log'>;
+  config: Pick<ControlPlaneConfig, 'unsafeTestNetwork' | 'allowedPrivateNetworks' | 'log'>;
   accounts: Pick<AccountsService, 'webhookSecrets'>;
   jobs: JobsService;
   now: () => Date;
@@ -66,6 +66,8 @@ export function createWebhooks(deps: {
   const fetch = createSafeFetch({
     // Only the boolean true from a config object a test built opens loopback (never env).
     ...(test?.allowLoopback === true ? { allowLoopbackForTests: true, ca: test.ca } : {}),
+    // The operator's networks (CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS); a private CA: NODE_EXTRA_CA_CERTS.
+    allowedNetworks: config.allowedPrivateNetworks,
     ...(deps.lookup ? { lookup: deps.lookup } : {}),
   });
   const deliveries = createDeliveriesService({ db: deps.db, now: deps.now });
