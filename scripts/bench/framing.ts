@@ -143,5 +143,7 @@ for (let i = 0; i < rounds; i++) {
   );
 }
 await rm(out, { force: true });
-console.log(`analysis (${threads ?? "ffmpeg's choice of"} decoding threads) / plain re-encode (1920x1080) CPU: ${spread(ratios)} over ${rounds} rounds; target <= 15%`);
+console.log(
+  `analysis (${threads ?? "ffmpeg's choice of"} decoding threads) / plain re-encode (1920x1080) CPU: ${spread(ratios)} over ${rounds} rounds; target <= 15%`,
+);
 if (flags.vertical) console.log(`analysis / 608x1080 re-encode CPU: ${spread(verticalRatios)}`);

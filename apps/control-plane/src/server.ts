@@ -122,7 +122,7 @@ export async function createControlPlane(config: Readonly<ControlPlaneConfig>, o
   const transcriptWork = createTranscriptWork({ threads: 1 });
   const transcripts = createTranscriptsService({ db, jobs, work: transcriptWork });
   const edits = createEditsService({ db, jobs });
-  const outputs = createOutputsService({ db, jobs, now });
+  const outputs = createOutputsService({ jobs, now });
   const profanityWords = createProfanityWordsService({ db });
   const agentLink = createAgentLink({ databaseUrl: config.databaseUrl, db, log });
   const timings = agentTimingsOf(config, opts.agentTimings);

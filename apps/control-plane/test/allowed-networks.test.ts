@@ -5,7 +5,8 @@ import { createUrlPolicy } from '../src/url-policy.ts';
 // CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS: the operator's own networks for webhookUrl and videoUrl
 // (containers/test/farm delivers a webhook to a receiver there through the images).
 describe('CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS', () => {
-  const lookup = async (host: string) => (host === 'hooks.farm.internal' ? [{ address: '10.20.0.7', family: 4 as const }] : [{ address: '10.99.0.1', family: 4 as const }]);
+  const lookup = async (host: string) =>
+    host === 'hooks.farm.internal' ? [{ address: '10.20.0.7', family: 4 as const }] : [{ address: '10.99.0.1', family: 4 as const }];
 
   it('lets webhook and video URLs into the listed networks only', async () => {
     const policy = createUrlPolicy(loadConfig({ CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS: '10.20.0.0/16, fd00:1::/32' }), lookup);

@@ -107,14 +107,18 @@ export async function renderRenditions(opts: RenderRenditionsOptions): Promise<R
 
 /**
  * Each rendition's encoder threads: the machine's (`threads`, else its cores) shared in
- * proportion to the rendition's pixels, its share of the encoding work, at least one each. The
- * encoders run side by side fed by one decode, so threads that each would take (x264 takes 1.5x
- * the cores) would only queue for the same cores. One rendition keeps renderVideo's rule.
+ * proportion to the rendition's pixels, its share of the encoding work, and at least 2 each.
+ * The encoders are fed by one decode, so threads that each would take (x264 takes 1.5x the
+ * cores) would only queue for the same cores. But never 1: Debian 12's ffmpeg (5.1) calls its
+ * encoders one after another from its one main loop, and x264 on one thread encodes inside that
+ * call, so three renditions on 1 thread each took one core (20 s of 1080p to 1080x1920, 1920x1080
+ * and 1080x1080, 2 cores: 62.6-69.5 s wall); on 2 each x264 encodes on its own threads and the
+ * three overlap (38.5 s, 5-10% more CPU). One rendition keeps renderVideo's rule.
  */
-function shareThreads(threads: number | undefined, sizes: readonly Size[]): (number | undefined)[] {
+export function shareThreads(threads: number | undefined, sizes: readonly Size[]): (number | undefined)[] {
   if (sizes.length === 1) return [threads];
   const total = threads ?? availableParallelism();
   const pixels = sizes.map((s) => s.width * s.height);
   const sum = pixels.reduce((a, b) => a + b, 0);
-  return pixels.map((p) => Math.max(1, Math.round((total * p) / sum)));
+  return pixels.map((p) => Math.max(2, Math.round((total * p) / sum)));
 }

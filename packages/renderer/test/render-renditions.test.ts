@@ -5,7 +5,7 @@ import { ffmpegPaths } from '@captionfarm/process/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CropPath } from '@captionfarm/contracts';
 import { RenderError } from '../src/errors.ts';
-import { renderRenditions } from '../src/render-renditions.ts';
+import { renderRenditions, shareThreads } from '../src/render-renditions.ts';
 import type { RenderResult } from '../src/render-video.ts';
 import { blockPainter, ffmpeg, ffprobeJson, frameAt, GREEN, near, RED, tempDir } from './helpers/media.ts';
 
@@ -221,6 +221,21 @@ describe('renderRenditions: three renditions from one run', () => {
         expect(Math.abs(c.end - offset - cues[i]!.end)).toBeLessThanOrEqual(0.0015);
       }
     }
+  });
+});
+
+describe("renderRenditions' encoder threads", () => {
+  const sizes = [
+    { width: 1080, height: 1920 },
+    { width: 1920, height: 1080 },
+    { width: 1080, height: 1080 },
+  ];
+  it('shares the cores by pixels, never below 2 a rendition (x264 on 1 thread encodes inside ffmpeg 5.1 main loop: the renditions one after another)', () => {
+    expect(shareThreads(2, sizes)).toEqual([2, 2, 2]);
+    expect(shareThreads(16, sizes)).toEqual([6, 6, 4]);
+    // One rendition: renderVideo's own rule (the threads given, or x264's choice).
+    expect(shareThreads(2, sizes.slice(0, 1))).toEqual([2]);
+    expect(shareThreads(undefined, sizes.slice(0, 1))).toEqual([undefined]);
   });
 });
 

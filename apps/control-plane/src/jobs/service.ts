@@ -107,6 +107,8 @@ export function createJobsService(deps: JobsDeps) {
     async get(caller: Caller, id: string): Promise<JobRecord> {
       return toJobRecord(await getOwned(caller, id));
     },
+    /** The caller's job's row (GET .../:id/outputs reads its framing columns); 404 like get. */
+    owned: getOwned,
     /** The job's effective style: its template with the per-job style applied, and the words of recognition. */
     async style(caller: Caller, id: string): Promise<JobStyle> {
       const job = await getOwned(caller, id);

@@ -1,36 +1,30 @@
-import { ApiError, type JobOutputs } from '@captionfarm/contracts';
-import { prepared, type Db, type Job } from '@captionfarm/db';
+import type { JobOutputs } from '@captionfarm/contracts';
+import type { Job } from '@captionfarm/db';
 import { posterOf, renditionsOf, type MadePoster, type MadeRendition } from '../jobs/renditions.ts';
 import type { Caller, JobsService } from '../jobs/service.ts';
 
-// The job's framing columns and what its agent made (compiled once, prepared).
-const outputsRow = prepared((db, a: { id: string; accountId: string }) =>
-  db
-    .selectFrom('jobs')
-    .select([
-      'status',
-      'format',
-      'req_width',
-      'req_height',
-      'reframe',
-      'outputs_json',
-      'safe_area',
-      'placement',
-      'subtitles',
-      'poster_json',
-      'output_key',
-      'output_expires_at',
-      'out_width',
-      'out_height',
-      'output_bytes',
-      'download_url',
-      'outputs_made_json',
-      'poster_made_json',
-    ])
-    .where('id', '=', a.id)
-    .where('account_id', '=', a.accountId),
-);
-type OutputsRow = Awaited<ReturnType<typeof outputsRow>>[number];
+/** The job's columns the outputs are read from. */
+type OutputsRow = Pick<
+  Job,
+  | 'status'
+  | 'format'
+  | 'req_width'
+  | 'req_height'
+  | 'reframe'
+  | 'outputs_json'
+  | 'safe_area'
+  | 'placement'
+  | 'subtitles'
+  | 'poster_json'
+  | 'output_key'
+  | 'output_expires_at'
+  | 'out_width'
+  | 'out_height'
+  | 'output_bytes'
+  | 'download_url'
+  | 'outputs_made_json'
+  | 'poster_made_json'
+>;
 
 /** What the agent made: from outputs_made_json, or (a job that succeeded before issue 43) its one output's columns. */
 function madeOf(row: OutputsRow): MadeRendition[] {
@@ -51,19 +45,17 @@ function linksLive(row: Pick<Job, 'status' | 'output_key' | 'output_expires_at'>
  * with its own presigned link and expiry once the job succeeded; null links before, and after the
  * outputs expired. Another account's job, or an unknown one, is 404 like GET .../:id.
  */
-export function createOutputsService(deps: { db: Db; jobs: Pick<JobsService, 'get'>; now: () => Date }) {
-  const { db, jobs, now } = deps;
+export function createOutputsService(deps: { jobs: Pick<JobsService, 'owned'>; now: () => Date }) {
+  const { jobs, now } = deps;
   return {
     async get(caller: Caller, id: string): Promise<JobOutputs> {
-      // Ownership first: another account's job, or a malformed id, is 404 (as GET .../:id answers).
-      const job = await jobs.get(caller, id);
-      const [row] = await outputsRow(db, { id: job.id, accountId: caller.accountId });
-      if (!row) throw new ApiError('not_found', `No job ${id} in this account.`);
+      // One read: another account's job, or a malformed id, is 404 (as GET .../:id answers).
+      const row = await jobs.owned(caller, id);
       const made = madeOf(row);
       const live = linksLive(row, now());
       const poster = row.poster_made_json === null || !live ? null : (JSON.parse(row.poster_made_json) as MadePoster);
       return {
-        jobId: job.id,
+        jobId: row.id,
         safeArea: row.safe_area,
         placement: row.placement,
         subtitles: row.subtitles,
