@@ -28,9 +28,72 @@ export interface FaultFarmOptions {
   jobs: number;
   webhookEvery: number;
   restartPostgres: boolean;
+  /** SIGTERM the second agent once it holds a job (after the kill): it must finish its jobs, lease none, exit 0. */
+  drainAgent?: boolean;
+  /** How the S3 server, control planes and agents run; default processes on this machine (processParts). */
+  parts?: FarmParts;
   log?: (msg: string) => void;
   timeoutMs?: number;
 }
+
+/**
+ * How the farm's servers run: processes here (processParts), or containers from the images
+ * (containers/test/farm.ts). PostgreSQL is the server CAPTIONFARM_TEST_DATABASE_URL names either way.
+ * A control plane must print `listening` once it serves; its env has the database, S3, the timings
+ * and PORT/HOST, to which the part adds its data dir and the way it trusts the test CA (webhooks to
+ * an HTTPS receiver on 127.0.0.1).
+ */
+export interface FarmParts {
+  s3(): Promise<TestS3Server>;
+  controlPlane(o: { name: string; env: Record<string, string>; dataDir: string; caFile: string }): Subprocess;
+  agent(o: { name: string; controlPlaneUrl: string; token: string; workDir: string }): Subprocess;
+  /** Sends a signal: to the process, or through podman to a container. */
+  signal(proc: Subprocess, name: string, signal: 'SIGKILL' | 'SIGTERM'): void;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+const cliMain = path.join(root, 'apps/cli/src/main.ts');
+const cpEntry = path.join(import.meta.dirname, 'fault-farm-cp.ts');
+
+const quiet = { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, cwd: root } as const;
+
+/** The farm as processes on this machine: MinIO, `node --import tsx` control planes and agents. */
+const processParts: FarmParts = {
+  s3: () => startTestS3Server(),
+  // forceKillAfterDelay off (here and for the agents): a SIGTERM stays one SIGTERM, with no SIGKILL
+  // from execa 5 s later.
+  controlPlane: ({ env, dataDir, caFile }) =>
+    execa(process.execPath, ['--import', 'tsx', cpEntry], {
+      ...quiet,
+      env: { ...process.env, ...env, CAPTIONFARM_DATA_DIR: dataDir, FAULT_FARM_CA_FILE: caFile },
+    }),
+  agent: ({ name, controlPlaneUrl, token, workDir }) =>
+    execa(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        cliMain,
+        'agent',
+        '--control-plane',
+        controlPlaneUrl,
+        '--token',
+        token,
+        '--name',
+        name,
+        '--model',
+        testModelPath(),
+        '--threads',
+        '1',
+        '--concurrency',
+        '2',
+        '--work-dir',
+        workDir,
+      ],
+      { ...quiet, env: { ...process.env, CAPTIONFARM_LOG: 'silent' } },
+    ),
+  signal: (proc, _name, signal) => proc.kill(signal),
+};
 
 export interface FaultFarmResult {
   wallSeconds: number;
@@ -48,6 +111,9 @@ export interface FaultFarmResult {
   webhooksMissing: string[];
   killedAt: string | null;
   postgresRestartedAt: string | null;
+  /** With drainAgent: when agent-2 was sent SIGTERM (jobs ended, jobs it held), and its exit code. */
+  drainedAt: string | null;
+  drainedExitCode: number | null;
   /** Rendered outputs in the bucket, and jobs whose downloadUrl is not on the S3 server. */
   bucketOutputs: number;
   downloadsNotOnS3: string[];
@@ -58,10 +124,6 @@ export interface FaultFarmResult {
   /** Processes that exited on their own (not the planned kill -9), with the tail of their output. */
   unexpectedExits: string[];
 }
-
-const root = path.resolve(import.meta.dirname, '../..');
-const cliMain = path.join(root, 'apps/cli/src/main.ts');
-const cpEntry = path.join(import.meta.dirname, 'fault-farm-cp.ts');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -102,6 +164,7 @@ async function restartPostgres(url: string): Promise<void> {
 
 export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult> {
   const log = o.log ?? (() => undefined);
+  const parts = o.parts ?? processParts;
   if (!testDatabaseServerUrl()) throw new Error('the fault farm needs PostgreSQL: set CAPTIONFARM_TEST_DATABASE_URL (bash scripts/postgres prints one)');
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-fault-farm-'));
   const dataDir = path.join(dir, 'data');
@@ -138,33 +201,26 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   const cps: { name: string; port: number; url: string; proc?: Subprocess; out: string }[] = [];
   async function startCp(cp: (typeof cps)[number]): Promise<void> {
     cp.out = '';
-    // forceKillAfterDelay off (here and for the agents): a SIGTERM stays one SIGTERM, with no SIGKILL
-    // from execa 5 s later.
-    const proc = execa(process.execPath, ['--import', 'tsx', cpEntry], {
-      stdin: 'ignore',
-      buffer: false,
-      reject: false,
-      forceKillAfterDelay: false,
-      cwd: root,
+    const proc = parts.controlPlane({
+      name: cp.name,
+      dataDir,
+      caFile,
       env: {
-        ...process.env,
         ...testDb.env,
         ...s3!.env,
-        CAPTIONFARM_DATA_DIR: dataDir,
         CAPTIONFARM_LOG: 'info',
         CAPTIONFARM_EMBEDDED_AGENT: '0',
         CAPTIONFARM_SWEEP_SECONDS: '1',
         CAPTIONFARM_LEASE_SECONDS: '10',
         CAPTIONFARM_AGENT_GRACE_SECONDS: '5',
-        FAULT_FARM_CA_FILE: caFile,
         PORT: String(cp.port),
         HOST: '127.0.0.1',
       },
     });
     // The last 20 KB: requests and errors are logged (the level has no errors-only), crashes print their stack.
     const keep = (d: Buffer) => (cp.out = (cp.out + d.toString()).slice(-20_000));
-    proc.stdout.on('data', keep);
-    proc.stderr.on('data', keep);
+    proc.stdout?.on('data', keep);
+    proc.stderr?.on('data', keep);
     procs.push(proc);
     watchExit(proc, cp.name, () => cp.out);
     cp.proc = proc;
@@ -176,7 +232,7 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
   }
 
   try {
-    s3 = await startTestS3Server();
+    s3 = await parts.s3();
     for (const name of ['cp-a', 'cp-b']) {
       const port = await freePort();
       cps.push({ name, port, url: `http://127.0.0.1:${port}`, out: '' });
@@ -189,37 +245,17 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     const key = (await admin(cps[0]!)('POST', `/admin/v1/accounts/${acc.body.id}/keys`)).body.key as string;
     const api: Api[] = cps.map((cp) => apiFor(cp.url, key));
 
-    // Two agent processes, two slots each, one on each control plane.
+    // Two agents, two slots each, one on each control plane.
+    const agents: { name: string; proc: Subprocess }[] = [];
     for (const [i, cp] of cps.entries()) {
-      const token = (await admin(cp)('POST', '/admin/v1/agents/tokens', { name: `agent-${i + 1}` })).body.token as string;
-      const workDir = await mkdtemp(path.join(dir, `agent-${i + 1}-`));
+      const name = `agent-${i + 1}`;
+      const token = (await admin(cp)('POST', '/admin/v1/agents/tokens', { name })).body.token as string;
+      const workDir = await mkdtemp(path.join(dir, `${name}-`));
       let out = '';
-      const proc = execa(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          cliMain,
-          'agent',
-          '--control-plane',
-          cp.url,
-          '--token',
-          token,
-          '--name',
-          `agent-${i + 1}`,
-          '--model',
-          testModelPath(),
-          '--threads',
-          '1',
-          '--concurrency',
-          '2',
-          '--work-dir',
-          workDir,
-        ],
-        { stdin: 'ignore', buffer: false, reject: false, forceKillAfterDelay: false, cwd: root, env: { ...process.env, CAPTIONFARM_LOG: 'silent' } },
-      );
-      proc.stdout.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-      proc.stderr.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      const proc = parts.agent({ name, controlPlaneUrl: cp.url, token, workDir });
+      agents.push({ name, proc });
+      proc.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+      proc.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       procs.push(proc);
       watchExit(proc, `agent-${i + 1}`, () => out);
       await until(
@@ -265,13 +301,35 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     );
     const victim = cps[0]!;
     planned.add(victim.proc!);
-    victim.proc!.kill('SIGKILL');
+    parts.signal(victim.proc!, victim.name, 'SIGKILL');
     const killedAt = `${await terminalCount()} of ${o.jobs} jobs ended`;
     log(`kill -9 ${victim.name} while rendering (${killedAt})`);
     await new Promise((r) => victim.proc!.once('exit', r));
     await new Promise((r) => setTimeout(r, 2000));
     await startCp(victim);
     log(`${victim.name} restarted`);
+
+    // SIGTERM to the second agent once it holds a job: it finishes what it holds, leases nothing
+    // more, and exits 0; the other agent does the rest.
+    let drainedAt: string | null = null;
+    let drainedExitCode: number | null = null;
+    let drained: Promise<void> | undefined;
+    if (o.drainAgent) {
+      const drainee = agents[1]!;
+      const node = await db.selectFrom('agent_nodes').select('id').where('name', '=', drainee.name).executeTakeFirstOrThrow();
+      const held = async () => (await db!.selectFrom('jobs').select('id').where('lease_owner', '=', node.id).where('status', '=', 'running').execute()).length;
+      await until(async () => (await held()) > 0 || (await terminalCount()) === o.jobs, o.timeoutMs ?? 900_000, `${drainee.name} to hold a job`);
+      planned.add(drainee.proc);
+      drainedAt = `${await terminalCount()} of ${o.jobs} jobs ended, ${await held()} held by ${drainee.name}`;
+      drained = new Promise<void>((resolve) =>
+        drainee.proc.once('exit', (code) => {
+          drainedExitCode = code;
+          resolve();
+        }),
+      );
+      parts.signal(drainee.proc, drainee.name, 'SIGTERM');
+      log(`SIGTERM to ${drainee.name} (${drainedAt})`);
+    }
 
     let postgresRestartedAt: string | null = null;
     if (o.restartPostgres) {
@@ -282,6 +340,8 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
     }
 
     await until(async () => (await terminalCount()) === o.jobs, o.timeoutMs ?? 900_000, 'every job to end');
+    // The drained agent exits once its last job is reported (within its grace, here a minute).
+    if (drained) await Promise.race([drained, new Promise((r) => setTimeout(r, 60_000))]);
     const wallSeconds = (performance.now() - started) / 1000;
     log(`all ${o.jobs} jobs ended in ${wallSeconds.toFixed(1)} s`);
     // Webhooks go out after the job ends: give the dispatchers time to deliver (retries included).
@@ -348,6 +408,8 @@ export async function runFaultFarm(o: FaultFarmOptions): Promise<FaultFarmResult
       webhooksMissing: [...webhookJobs].filter((id) => !bodies.some((b) => b.includes(id))),
       killedAt,
       postgresRestartedAt,
+      drainedAt,
+      drainedExitCode,
       bucketOutputs,
       downloadsNotOnS3,
       bucketSourcesLeft,

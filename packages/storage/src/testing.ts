@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { runProcess } from '@captionfarm/process';
+import { runProcess, runToEnd } from '@captionfarm/process';
 import { createS3Client } from './s3-store.ts';
 import type { S3Location } from './types.ts';
 
@@ -43,8 +43,12 @@ export function testS3ServerMissing(env: NodeJS.ProcessEnv = process.env): strin
   return why;
 }
 
-/** Starts MinIO on 127.0.0.1 (a port it picks), waits until it serves, and creates the bucket. */
-export async function startTestS3Server(o: { bucket?: string; region?: string } = {}): Promise<TestS3Server> {
+/**
+ * Starts MinIO on 127.0.0.1 (a port it picks), waits until it serves, and creates the bucket.
+ * With `container`, the same binary runs in a podman container of that image on the host's network
+ * (containers/test/farm.ts: the farm in containers), its data in a bind-mounted temp dir.
+ */
+export async function startTestS3Server(o: { bucket?: string; region?: string; container?: { image: string; name: string } } = {}): Promise<TestS3Server> {
   const bin = testS3ServerBinary();
   if (!bin) throw new Error(testS3ServerMissing() ?? 'no MinIO binary');
   const dir = await mkdtemp(path.join(tmpdir(), 'cf-s3-'));
@@ -56,18 +60,27 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
     output += chunk;
     onOutput();
   };
+  const minioEnv = {
+    MINIO_ROOT_USER: accessKeyId,
+    MINIO_ROOT_PASSWORD: secretAccessKey,
+    MINIO_BROWSER: 'off',
+    MINIO_UPDATE: 'off',
+    MINIO_CALLHOME_ENABLE: 'off',
+  };
+  const c = o.container;
+  const [command, args, env] = c
+    ? [
+        'podman',
+        ['run', '--rm', '--name', c.name, '--network', 'host', '-v', `${bin}:/usr/local/bin/minio:ro`, '-v', `${dir}:/s3`]
+          .concat(Object.entries({ ...minioEnv, HOME: '/s3' }).flatMap(([k, v]) => ['-e', `${k}=${v}`]))
+          .concat([c.image, 'minio', 'server', '/s3/data', '--address', '127.0.0.1:0']),
+        process.env,
+      ]
+    : [bin, ['server', path.join(dir, 'data'), '--address', '127.0.0.1:0'], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...minioEnv }];
   // Through the one process runner: its setpriv prefix takes MinIO down with a test worker that dies.
-  const child = runProcess(bin, {
-    args: ['server', path.join(dir, 'data'), '--address', '127.0.0.1:0'],
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      MINIO_ROOT_USER: accessKeyId,
-      MINIO_ROOT_PASSWORD: secretAccessKey,
-      MINIO_BROWSER: 'off',
-      MINIO_UPDATE: 'off',
-      MINIO_CALLHOME_ENABLE: 'off',
-    },
+  const child = runProcess(command, {
+    args,
+    env,
     // MinIO's banner (with the API line) is read from both streams, as it may print it on either.
     onStdout: seen,
     onStderr: seen,
@@ -85,6 +98,8 @@ export async function startTestS3Server(o: { bucket?: string; region?: string } 
       await exited;
       clearTimeout(timer);
     }
+    // A container outlives its podman client when that is killed.
+    if (c) await runToEnd('podman', { args: ['rm', '-f', '--ignore', c.name], stdout: 'ignore' }).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
   try {
