@@ -3,7 +3,8 @@
 // word and render again" sends a transcript back. It travels to the new-job form in the router's
 // history state (it survives a reload; the source video is chosen again, as the job record does
 // not say where it came from).
-import type { JobEdit, JobRecord, TranscriptRecord } from '@captionfarm/contracts';
+import type { JobEdit, JobOutputs, JobRecord, TranscriptRecord } from '@captionfarm/contracts';
+import { framingFieldsOf, type FramingFields } from './renditions.ts';
 
 interface Range {
   start: number;
@@ -26,10 +27,15 @@ export interface RenderAgain {
   zoom: boolean;
   hookTitle: { text: string; seconds: number } | null;
   profanity: string;
+  /** Its renditions, reframe, safe area, placement, poster and subtitles (issue 43); null: the form's defaults. */
+  framing: FramingFields | null;
 }
 
-/** What the job page hands the form: the job, its transcript, and its edit (null: not edited) with the keep-ranges to use. */
-export function renderAgainOf(job: JobRecord, transcript: TranscriptRecord, edit: { job: JobEdit; keep: Range[] } | null): RenderAgain {
+/**
+ * What the job page hands the form: the job, its transcript, its edit (null: not edited) with the
+ * keep-ranges to use, and its renditions (GET .../outputs; undefined while they load: the form's defaults).
+ */
+export function renderAgainOf(job: JobRecord, transcript: TranscriptRecord, edit: { job: JobEdit; keep: Range[] } | null, outputs?: JobOutputs): RenderAgain {
   const words = transcript.words.map((w) => ({ text: w.text, start: w.start, end: w.end }));
   const lastEnd = words.at(-1)?.end ?? 0;
   return {
@@ -45,6 +51,7 @@ export function renderAgainOf(job: JobRecord, transcript: TranscriptRecord, edit
     zoom: edit?.job.edit.zoom === 'emphasis',
     hookTitle: edit?.job.hookTitle ?? null,
     profanity: edit?.job.profanity ?? 'off',
+    framing: outputs ? framingFieldsOf(outputs) : null,
   };
 }
 
@@ -53,5 +60,7 @@ export function readRenderAgain(state: unknown): RenderAgain | null {
   const r = (state as { renderAgain?: Partial<RenderAgain> } | null)?.renderAgain;
   if (!r || typeof r.jobId !== 'string' || !Array.isArray(r.transcript?.words) || typeof r.sourceSeconds !== 'number') return null;
   if (r.keep !== null && !Array.isArray(r.keep)) return null;
-  return r as RenderAgain;
+  // A state from before issue 43 has no framing; a malformed one is dropped (the form's defaults).
+  const framing = r.framing && Array.isArray(r.framing.renditions) && r.framing.renditions.length > 0 ? r.framing : null;
+  return { ...r, framing } as RenderAgain;
 }

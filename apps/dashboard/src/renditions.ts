@@ -2,7 +2,7 @@
 // create request's fields: reframe, safeArea, placement, poster and subtitles only when not their
 // defaults; one rendition is the job's own format and resolution, several are `outputs` (the first
 // being the job's, the top-level resolution then left out: the API refuses both).
-import { MAX_OUTPUTS, type OutputRequest, type PosterRequest } from '@captionfarm/contracts';
+import { MAX_OUTPUTS, type JobOutputs, type OutputRequest, type PosterRequest } from '@captionfarm/contracts';
 
 /** The sizes most platforms take: 9:16, 16:9, 1:1, 4:5. */
 export const SIZE_PRESETS = ['1080x1920', '1920x1080', '1080x1080', '1080x1350'] as const;
@@ -94,6 +94,34 @@ export function framingOptions(f: FramingFields, o: { overlay: boolean }): Recor
   if (poster !== undefined) options.poster = poster;
   if (f.subtitles !== 'burn') options.subtitles = f.subtitles;
   return options;
+}
+
+/**
+ * A job's framing as the form's fields ("Render again": the new job frames the video as this one
+ * did), from GET .../outputs: each rendition as a row with its own reframe, the safe area,
+ * placement and subtitles. A poster is asked for again as `chosen` (the agent picks the frame
+ * again: after other cuts the old time may not show the same moment).
+ */
+export function framingFieldsOf(o: JobOutputs): FramingFields {
+  const renditions = o.outputs.map((out): RenditionRow => {
+    const r = out.requestedResolution;
+    const preset = r && (SIZE_PRESETS as readonly string[]).includes(`${r.width}x${r.height}`) ? `${r.width}x${r.height}` : null;
+    return {
+      size: r ? (preset ?? 'custom') : '',
+      width: r && !preset ? String(r.width) : '',
+      height: r && !preset ? String(r.height) : '',
+      format: out.format,
+      reframe: out.reframe,
+    };
+  });
+  return {
+    ...FRAMING_START,
+    renditions,
+    safeArea: o.safeArea,
+    placement: o.placement,
+    subtitles: o.subtitles,
+    poster: o.poster ? 'chosen' : 'off',
+  };
 }
 
 /**

@@ -300,5 +300,20 @@ describe('framing and renditions in the dashboard', () => {
     const gotPoster = await page.request.get(posterHref as string);
     expect(Buffer.from(await gotPoster.body()).equals(poster)).toBe(true);
     await fitsPhone();
+
+    // "Edit and render again": the form comes back framed as this job was, and the new job asks the
+    // agent for the same renditions (custom sizes, each reframe), safe area and a poster.
+    await page.getByRole('button', { name: 'Edit and render again' }).click();
+    await page.waitForURL(/\/jobs\/new$/);
+    await expect(page.getByLabel('Safe area').inputValue()).resolves.toBe('reels');
+    await expect(page.getByLabel('Poster', { exact: true }).inputValue()).resolves.toBe('chosen');
+    await expect(page.getByLabel('Rendition 1 width').inputValue()).resolves.toBe('360');
+    await expect(page.getByLabel('Rendition 1 height').inputValue()).resolves.toBe('640');
+    await expect(page.getByLabel('Rendition 2 reframe').inputValue()).resolves.toBe('center');
+    await expect(page.getByLabel('Rendition 3 format').inputValue()).resolves.toBe('webm');
+    const again = await lease(await createFromUrl('https://v.example.com/three-again.mp4'));
+    expect(again.outputs).toEqual(job.outputs);
+    expect(again).toMatchObject({ safeArea: 'reels', placement: 'fixed', subtitles: 'burn', poster: { at: null } });
+    expect((await api('POST', `/v1/automation-jobs/${again.jobId}/cancel`)).status).toBe(200);
   });
 });

@@ -1,6 +1,6 @@
-import { CreateJobRequestSchema, issuesToDetails, MAX_OUTPUTS } from '@captionfarm/contracts';
+import { CreateJobRequestSchema, issuesToDetails, JobOutputsSchema, MAX_OUTPUTS, type JobOutputs } from '@captionfarm/contracts';
 import { describe, expect, it } from 'vitest';
-import { FRAMING_START, framingOptions, rowErrorPath, withRowAdded, type FramingFields, type RenditionRow } from '../src/renditions.ts';
+import { FRAMING_START, framingFieldsOf, framingOptions, rowErrorPath, withRowAdded, type FramingFields, type RenditionRow } from '../src/renditions.ts';
 
 // The new-job form's framing and renditions (issue 43): what the form sends must be a request the
 // API takes, with exactly what the user set, and the API's messages must land on the row they are about.
@@ -111,5 +111,53 @@ describe('the rows', () => {
     const one = [row({ size: 'custom', width: '1081', height: '1920' })];
     const single = issuesToDetails(CreateJobRequestSchema.safeParse(request({ ...FRAMING_START, renditions: one })).error?.issues ?? []);
     expect(single.some((d) => d.path.startsWith(`${rowErrorPath(1, 0)}.`) && /even/.test(d.message))).toBe(true);
+  });
+});
+
+describe('framingFieldsOf ("Render again" frames the new job as the old one)', () => {
+  const made = (index: number, format: 'mp4' | 'webm', reframe: 'center' | 'subject', r: { width: number; height: number } | null) => ({
+    index,
+    format,
+    reframe,
+    requestedResolution: r,
+    resolution: r ?? { width: 1280, height: 720 },
+    sizeBytes: 1000,
+    downloadUrl: `https://store.example.com/o${index}`,
+    outputExpiresAt: '2026-12-05T00:00:00.000Z',
+  });
+  const jobOutputs = (o: Partial<JobOutputs>): JobOutputs =>
+    JobOutputsSchema.parse({ jobId: '8d0f3f3e-2f4b-4d44-9f53-2d3c1a1e9b10', safeArea: 'none', placement: 'fixed', subtitles: 'burn', poster: null, ...o });
+
+  it("sends back the job's renditions (presets and a custom size), each with its reframe, the safe area, placement, subtitles and a poster", () => {
+    const before = jobOutputs({
+      safeArea: 'tiktok',
+      placement: 'auto',
+      subtitles: 'both',
+      outputs: [
+        made(0, 'mp4', 'subject', { width: 1080, height: 1920 }),
+        made(1, 'mp4', 'center', { width: 1920, height: 1080 }),
+        made(2, 'webm', 'subject', { width: 720, height: 900 }),
+      ],
+      poster: { at: 1.2, width: 1080, height: 1920, sizeBytes: 2000, downloadUrl: 'https://store.example.com/p', outputExpiresAt: '2026-12-05T00:00:00.000Z' },
+    });
+    const fields = framingFieldsOf(before);
+    expect(fields.renditions.map((r) => [r.size, r.width, r.height, r.format, r.reframe])).toEqual([
+      ['1080x1920', '', '', 'mp4', 'subject'],
+      ['1920x1080', '', '', 'mp4', 'center'],
+      ['custom', '720', '900', 'webm', 'subject'],
+    ]);
+    const sent = request(fields);
+    expect(sent).toMatchObject({ format: 'mp4', safeArea: 'tiktok', placement: 'auto', subtitles: 'both', poster: true });
+    // The API takes it, and asks the agent for the same renditions the first job had.
+    const parsed = CreateJobRequestSchema.safeParse(sent);
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+    expect(parsed.data?.outputs?.map((o) => [o.resolution, o.format, o.reframe])).toEqual(
+      before.outputs.map((o) => [o.requestedResolution, o.format, o.reframe]),
+    );
+  });
+
+  it("one rendition at the source's size: the format alone, as the first job sent it", () => {
+    const fields = framingFieldsOf(jobOutputs({ outputs: [made(0, 'webm', 'center', null)] }));
+    expect(framingOptions(fields, { overlay: false })).toEqual({ format: 'webm' });
   });
 });

@@ -5,7 +5,7 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
-import type { JobEdit, TranscriptRecord } from '@captionfarm/contracts';
+import type { JobEdit, JobOutputs, TranscriptRecord } from '@captionfarm/contracts';
 import { api, type JobRecord } from '../api.ts';
 import { clock, keepWithRestored, keptSeconds, REASON_LABEL, span } from '../edit-cuts.ts';
 import { renderAgainOf, type RenderAgain } from '../render-again.ts';
@@ -24,6 +24,15 @@ function useTranscript(jobId: string) {
   });
 }
 
+/** Its renditions and framing, for "Render again" (the Renditions card's query: one request for both). */
+function useOutputs(jobId: string) {
+  return useQuery({
+    queryKey: ['outputs', jobId],
+    staleTime: 5 * 60_000,
+    queryFn: () => api<JobOutputs>('GET', `/v1/automation-jobs/${jobId}/outputs`),
+  });
+}
+
 function isEdited(t: TranscriptRecord | undefined): boolean {
   return t?.words.some((w) => w.outputStart !== undefined) ?? false;
 }
@@ -36,11 +45,12 @@ function useRenderAgain(): (r: RenderAgain) => void {
 /** "Edit and render again" for a succeeded job that was not edited (an edited one has its Edit panel). */
 export function RenderAgainButton({ job }: { job: JobRecord }) {
   const transcript = useTranscript(job.id);
+  const outputs = useOutputs(job.id);
   const go = useRenderAgain();
   if (!transcript.data || isEdited(transcript.data)) return null;
   const t = transcript.data;
   return (
-    <button type="button" className="btn" onClick={() => go(renderAgainOf(job, t, null))}>
+    <button type="button" className="btn" onClick={() => go(renderAgainOf(job, t, null, outputs.data))}>
       Edit and render again
     </button>
   );
@@ -72,6 +82,7 @@ export function EditPanel({ job }: { job: JobRecord }) {
 function CutList(props: { job: JobRecord; transcript: TranscriptRecord; edit: JobEdit }) {
   const { plan, hookTitle } = props.edit;
   const [kept, setKept] = useState<ReadonlySet<number>>(new Set());
+  const outputs = useOutputs(props.job.id);
   const go = useRenderAgain();
   const toggle = (i: number, on: boolean) => {
     const next = new Set(kept);
@@ -107,7 +118,7 @@ function CutList(props: { job: JobRecord; transcript: TranscriptRecord; edit: Jo
         </Table>
       )}
       <div className="actions">
-        <button type="button" className="btn primary" onClick={() => go(renderAgainOf(props.job, props.transcript, { job: props.edit, keep }))}>
+        <button type="button" className="btn primary" onClick={() => go(renderAgainOf(props.job, props.transcript, { job: props.edit, keep }, outputs.data))}>
           Render again with these cuts
         </button>
         {kept.size > 0 && (

@@ -69,8 +69,9 @@ function fieldsFrom(from: RenderAgain | null): NewJobFields {
   return {
     ...START,
     templateId: from.templateId,
+    // Its renditions and framing as they were (a page state from before issue 43 has none: its format).
+    ...(from.framing ?? { renditions: [{ size: '', width: '', height: '', format: from.format, reframe: '' }] }),
     // A ProRes job was an overlay; the form offers mov only then.
-    renditions: [{ size: '', width: '', height: '', format: from.format, reframe: '' }],
     overlay: from.format === 'mov',
     quality: from.quality,
     silences: from.silences,
