@@ -1,4 +1,5 @@
-import { parseAllowedNetworks, type AllowedNetwork } from '@captionfarm/net';
+import type { BlockList } from 'node:net';
+import { parseAllowedNetworks } from '@captionfarm/net';
 
 /**
  * The agent process's one read of the environment. The media tools' locations (WHISPER_CPP_DIR,
@@ -13,7 +14,7 @@ export interface AgentEnv {
    * CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS: private networks a job's videoUrl may reach (CIDR ranges,
    * comma-separated), the control plane's variable; default none (public addresses only).
    */
-  allowedPrivateNetworks: AllowedNetwork[];
+  allowedPrivateNetworks: BlockList;
   /**
    * CAPTIONFARM_AGENT_HEALTH_LISTEN=host:port: serve GET /healthz and /readyz there (health.ts);
    * unset: no listener (the images set 0.0.0.0:8081).
@@ -24,7 +25,7 @@ export interface AgentEnv {
 export function readAgentEnv(env: Record<string, string | undefined> = process.env): AgentEnv {
   const overlap = env.CAPTIONFARM_OVERLAP ?? 'auto';
   if (overlap !== 'auto' && overlap !== 'on' && overlap !== 'off') throw new Error(`CAPTIONFARM_OVERLAP must be auto, on or off, not "${overlap}"`);
-  let allowedPrivateNetworks: AllowedNetwork[];
+  let allowedPrivateNetworks: BlockList;
   try {
     allowedPrivateNetworks = parseAllowedNetworks(env.CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS);
   } catch (err) {

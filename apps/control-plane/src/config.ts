@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
-import { parseAllowedNetworks, type AllowedNetwork } from '@captionfarm/net';
+import { parseAllowedNetworks } from '@captionfarm/net';
 import { parseTrustedProxies } from './http/client-address.ts';
 import { parseAllowedHosts } from './http/allowed-hosts.ts';
 
@@ -116,7 +116,7 @@ const EnvSchema = z.object({
     .string()
     .optional()
     .superRefine(parsedBy(parseAllowedNetworks))
-    .transform((v) => parseAllowedNetworks(v) as readonly AllowedNetwork[]),
+    .transform((v) => parseAllowedNetworks(v)),
   /** Failed authentications per client address and minute before its wrong credentials get 429 (a valid one is always answered). */
   CAPTIONFARM_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(20),
   /** An agent websocket that has not authenticated within this many seconds is closed. */

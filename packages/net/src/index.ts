@@ -15,13 +15,12 @@ export {
   validatePublicHttpsUrl,
   validatePublicHttpsUrlSyntax,
   defaultLookup,
-  parseAllowedNetworks,
-  type AllowedNetwork,
   type LookupAddress,
   type LookupFn,
   type UrlCheck,
   type ValidateUrlOptions,
 } from './url-policy.ts';
+export { addNetwork, parseAllowedNetworks } from './networks.ts';
 export {
   createSafeFetch,
   safeFetch,

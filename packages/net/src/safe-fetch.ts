@@ -1,4 +1,5 @@
 import type { LookupAddress as DnsLookupAddress, LookupOptions } from 'node:dns';
+import type { BlockList } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, Response, type RequestInit } from 'undici';
 import { SafeFetchError, toSafeFetchError } from './errors.ts';
 import { checkAddress, isIpLiteral } from './ip-address.ts';
@@ -9,7 +10,6 @@ import {
   validatePublicHttpsUrl,
   validatePublicHttpsUrlSyntax,
   type AddressPolicy,
-  type AllowedNetwork,
   type LookupFn,
   type UrlCheck,
 } from './url-policy.ts';
@@ -23,7 +23,7 @@ export interface SafeFetchOptions {
    */
   allowLoopbackForTests?: boolean;
   /** The operator's private networks (AddressPolicy.allowedNetworks); default none. */
-  allowedNetworks?: readonly AllowedNetwork[] | undefined;
+  allowedNetworks?: BlockList | undefined;
   /** Trusted CA certificates (PEM). Replaces the default roots, as in `tls.connect`. */
   ca?: string | Buffer | Array<string | Buffer>;
   /** Resolver; default: system resolver. Its answers are always checked. */
@@ -142,7 +142,7 @@ let warnedTestMode = false;
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   const policy: AddressPolicy = Object.freeze({
     allowLoopbackForTests: options.allowLoopbackForTests === true,
-    allowedNetworks: Object.freeze([...(options.allowedNetworks ?? [])]),
+    allowedNetworks: options.allowedNetworks,
   });
   if (policy.allowLoopbackForTests && !warnedTestMode) {
     warnedTestMode = true;

@@ -1,7 +1,8 @@
 import dns from 'node:dns';
-import ipaddr from 'ipaddr.js';
+import type { BlockList } from 'node:net';
 import { SafeFetchError, type SafeFetchErrorCode } from './errors.ts';
 import { checkAddress, isIpLiteral, type AddressCheck } from './ip-address.ts';
+import { inNetworks } from './networks.ts';
 
 /** One resolved address, as `dns.lookup(host, { all: true })` returns it. */
 export interface LookupAddress {
@@ -35,37 +36,7 @@ export interface AddressPolicy {
    * refused. With any network listed, host names are judged by their addresses only (an internal
    * name such as `hooks.svc.cluster.local` or `receiver` is allowed to resolve into the list).
    */
-  allowedNetworks?: readonly AllowedNetwork[] | undefined;
-}
-
-/** One network of the operator's list: its text as configured, and the parsed range. */
-export interface AllowedNetwork {
-  cidr: string;
-  range: [ipaddr.IPv4 | ipaddr.IPv6, number];
-}
-
-/**
- * Parses a comma- or space-separated list of CIDR networks (`10.20.0.0/16, fd00::/8`; a bare
- * address is its /32 or /128). Throws an Error naming the first entry that does not parse, so a
- * typo stops the process at start rather than silently refusing (or allowing) deliveries.
- */
-export function parseAllowedNetworks(list: string | undefined): AllowedNetwork[] {
-  const entries = (list ?? '').split(/[\s,]+/).filter(Boolean);
-  return entries.map((cidr) => {
-    try {
-      const range = cidr.includes('/') ? ipaddr.parseCIDR(cidr) : ((a) => [a, a.kind() === 'ipv4' ? 32 : 128] as [typeof a, number])(ipaddr.parse(cidr));
-      return { cidr, range };
-    } catch {
-      throw new Error(`"${cidr}" is not a network in CIDR notation (like 10.20.0.0/16 or fd00::/8)`);
-    }
-  });
-}
-
-/** Whether an address (IPv4-mapped IPv6 judged as its IPv4) lies in one of the networks. */
-function inAllowedNetwork(address: string, networks: readonly AllowedNetwork[]): boolean {
-  if (networks.length === 0 || !ipaddr.isValid(address)) return false;
-  const parsed = ipaddr.process(address);
-  return networks.some(({ range }) => parsed.kind() === range[0].kind() && parsed.match(range));
+  allowedNetworks?: BlockList | undefined;
 }
 
 export type UrlCheck =
@@ -83,7 +54,7 @@ export function checkAddressWithPolicy(address: string, policy: AddressPolicy = 
   if (!result.ok && result.range === 'loopback' && policy.allowLoopbackForTests === true) {
     return { ok: true, address, family: address.includes(':') ? 6 : 4 };
   }
-  if (!result.ok && result.range !== 'not-an-ip' && inAllowedNetwork(address, policy.allowedNetworks ?? [])) {
+  if (!result.ok && result.range !== 'not-an-ip' && inNetworks(address, policy.allowedNetworks)) {
     return { ok: true, address, family: address.includes(':') ? 6 : 4 };
   }
   return result;
@@ -98,7 +69,7 @@ function hostnameProblem(name: string, policy: AddressPolicy): string | null {
   const isLocalhost = name === 'localhost' || name.endsWith('.localhost');
   if (isLocalhost && policy.allowLoopbackForTests === true) return null;
   // The operator's networks: the name's addresses decide (checked on lookup and on connect).
-  if (policy.allowedNetworks?.length) return null;
+  if (policy.allowedNetworks && policy.allowedNetworks.rules.length > 0) return null;
   for (const suffix of LOCAL_NAMES) {
     if (name === suffix || name.endsWith(`.${suffix}`)) {
       return `${name} is a local-only host name; use a public host name`;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SafeFetchError } from '../src/errors.ts';
 import { createSafeFetch } from '../src/safe-fetch.ts';
-import { checkAddressWithPolicy, parseAllowedNetworks, validatePublicHttpsUrl } from '../src/url-policy.ts';
+import { parseAllowedNetworks } from '../src/networks.ts';
+import { checkAddressWithPolicy, validatePublicHttpsUrl } from '../src/url-policy.ts';
 import { createFakeLookup } from './helpers/fake-dns.ts';
 import { startReceiver, type Receiver } from './helpers/receiver.ts';
 import { createTestCertificates, type TestCertificates } from './helpers/test-ca.ts';
@@ -12,10 +13,14 @@ import { createTestCertificates, type TestCertificates } from './helpers/test-ca
 describe('parseAllowedNetworks', () => {
   it('reads CIDR ranges and bare addresses, comma- or space-separated', () => {
     const nets = parseAllowedNetworks(' 10.20.0.0/16, fd00::/8 192.168.7.9');
-    expect(nets.map((n) => n.cidr)).toEqual(['10.20.0.0/16', 'fd00::/8', '192.168.7.9']);
-    expect(nets[2]!.range[1]).toBe(32);
-    expect(parseAllowedNetworks(undefined)).toEqual([]);
-    expect(parseAllowedNetworks('')).toEqual([]);
+    expect(nets.rules).toHaveLength(3);
+    expect(nets.check('10.20.255.1', 'ipv4')).toBe(true);
+    expect(nets.check('fd00::1', 'ipv6')).toBe(true);
+    // A bare address is its /32.
+    expect(nets.check('192.168.7.9', 'ipv4')).toBe(true);
+    expect(nets.check('192.168.7.10', 'ipv4')).toBe(false);
+    expect(parseAllowedNetworks(undefined).rules).toEqual([]);
+    expect(parseAllowedNetworks('').rules).toEqual([]);
   });
 
   it('names the entry that does not parse', () => {

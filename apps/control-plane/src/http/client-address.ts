@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { addNetwork } from '@captionfarm/net';
 
 /** The client's address of a request, as the limits key it: see createClientAddress. */
 export type ClientAddress = (req: { socket: { remoteAddress?: string | undefined }; headers: Record<string, string | string[] | undefined> }) => string;
@@ -22,14 +23,7 @@ export function parseTrustedProxies(value: string | undefined): BlockList {
       list.addAddress('::1', 'ipv6');
       continue;
     }
-    const [address, bits] = entry.split('/');
-    const family = isIP(address ?? '');
-    if (!family || (bits !== undefined && !/^\d{1,3}$/.test(bits)) || Number(bits) > (family === 4 ? 32 : 128)) {
-      throw new Error(`"${entry}" is not an address, a CIDR range or "loopback"`);
-    }
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (bits === undefined) list.addAddress(address!, type);
-    else list.addSubnet(address!, Number(bits), type);
+    if (!addNetwork(list, entry)) throw new Error(`"${entry}" is not an address, a CIDR range or "loopback"`);
   }
   return list;
 }
