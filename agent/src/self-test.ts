@@ -12,7 +12,7 @@ import type { LeasedJob } from '@captionfarm/contracts';
 import { nvencStatus } from '@captionfarm/renderer';
 import { createSafeFetch } from '@captionfarm/net';
 import { runToEnd } from '@captionfarm/process';
-import { espeakPath, ffmpegPaths } from '@captionfarm/process/tools';
+import { espeakPath, ffmpegPaths, pocketsphinxPaths } from '@captionfarm/process/tools';
 import type { HardwarePlan, Hardware } from './hardware.ts';
 import { runPipeline, type JobChannel, type Transcriber } from './pipeline.ts';
 
@@ -34,6 +34,8 @@ export interface SelfTestReport {
   x264Threads: number;
   slots: number;
   slotsWhy: string;
+  /** How word starts are timed: English by PocketSphinx where it is installed (its folder), else TTS alignment. */
+  englishOnsets: string;
   /** Seconds of media per second of wall time, per stage of the one local job. */
   stages?: { ingest: number; transcribe: number; render: number; upload: number; whole: number; mediaSeconds: number; words: number };
   jobError?: string;
@@ -177,12 +179,17 @@ async function describeMachine(
           : 'CPU: built with CUDA but no NVIDIA GPU answers nvidia-smi, whisper falls back to the CPU'
         : `CPU (${hw.cores} cores)${gpu ? `; ${gpu.name} is present but this build has no CUDA: ${REBUILD_HINT}` : ''}`;
   const nvenc = await nvencStatus();
+  const sphinx = pocketsphinxPaths();
+  const englishOnsets = sphinx
+    ? `PocketSphinx forced alignment (${sphinx.program})`
+    : 'TTS alignment: PocketSphinx is not installed (run "bash scripts/build-pocketsphinx" or set POCKETSPHINX_DIR; onsets p90 300 ms instead of 140)';
   const report: SelfTestReport = {
     whisper: { build, device, threads: plan.whisperThreads, detail: whisper.detail },
     nvenc,
     x264Threads: plan.x264Threads,
     slots: plan.slots,
     slotsWhy: plan.why,
+    englishOnsets,
     ...(o.model ? { model: o.model } : {}),
   };
   print(
@@ -191,6 +198,7 @@ async function describeMachine(
   print(`whisper:   ${build} build${whisper.detail ? ` (${whisper.detail})` : ''}`);
   print(`           device ${device}, ${plan.whisperThreads} threads`);
   if (o.model) print(`model:     ${o.model.name} (${o.model.path}): ${o.model.why}`);
+  print(`onsets:    English by ${englishOnsets}`);
   print(`nvenc:     ${nvenc.available ? 'available' : `missing: ${nvenc.reason}`}`);
   print(`x264:      ${plan.x264Threads} threads${nvenc.available ? ' (used for webm and when NVENC refuses a session)' : ' (every core: no NVENC)'}`);
   print(`slots:     ${plan.slots} (${plan.why})`);

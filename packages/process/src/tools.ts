@@ -1,7 +1,7 @@
 /**
- * Where the media tools we run are: ffmpeg and ffprobe, whisper.cpp's binaries and espeak-ng.
- * The one place that reads their environment variables (FFMPEG_PATH, FFPROBE_PATH,
- * WHISPER_CPP_DIR, ESPEAK_NG_PATH); every package that runs one asks here.
+ * Where the media tools we run are: ffmpeg and ffprobe, whisper.cpp's binaries, espeak-ng and
+ * PocketSphinx. The one place that reads their environment variables (FFMPEG_PATH, FFPROBE_PATH,
+ * WHISPER_CPP_DIR, ESPEAK_NG_PATH, POCKETSPHINX_DIR); every package that runs one asks here.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -13,6 +13,7 @@ export interface ToolEnv {
   FFPROBE_PATH?: string | undefined;
   WHISPER_CPP_DIR?: string | undefined;
   ESPEAK_NG_PATH?: string | undefined;
+  POCKETSPHINX_DIR?: string | undefined;
   XDG_CACHE_HOME?: string | undefined;
   HOME?: string | undefined;
 }
@@ -56,6 +57,30 @@ export function ffmpegPaths(): FfmpegPaths {
 /** espeak-ng (speech synthesis: the transcriber's onset alignment, the self-test's speech): `ESPEAK_NG_PATH`, else on PATH. */
 export function espeakPath(env: ToolEnv = process.env): string {
   return env.ESPEAK_NG_PATH || 'espeak-ng';
+}
+
+/** PocketSphinx's program and its US English model, as scripts/build-pocketsphinx lays them out. */
+export interface PocketsphinxPaths {
+  program: string;
+  /** The acoustic model folder (`-hmm`). */
+  acousticModel: string;
+  /** The pronouncing dictionary (CMUdict). */
+  dictionary: string;
+}
+
+/**
+ * PocketSphinx (the transcriber's English forced alignment): `POCKETSPHINX_DIR`, else the build
+ * `bash scripts/build-pocketsphinx` made (`${XDG_CACHE_HOME:-$HOME/.cache}/captionfarm/pocketsphinx/current`).
+ * Null when neither holds `bin/pocketsphinx` and `model/en-us`: the aligner is optional.
+ */
+export function pocketsphinxPaths(env: ToolEnv = process.env): PocketsphinxPaths | null {
+  const dir = env.POCKETSPHINX_DIR || join(captionfarmCacheDir(env), 'pocketsphinx', 'current');
+  const paths = {
+    program: join(dir, 'bin', 'pocketsphinx'),
+    acousticModel: join(dir, 'model', 'en-us', 'en-us'),
+    dictionary: join(dir, 'model', 'en-us', 'cmudict-en-us.dict'),
+  };
+  return Object.values(paths).every((p) => existsSync(p)) ? paths : null;
 }
 
 const hasWhisperBinaries = (dir: string) => existsSync(join(dir, 'whisper-server')) && existsSync(join(dir, 'whisper-cli'));

@@ -19,6 +19,47 @@ export interface WavInfo {
   dataBytes: number;
 }
 
+/** The 44-byte header of a 16 kHz mono s16 PCM WAV holding `dataBytes` of samples (pure). */
+export function whisperWavHeader(dataBytes: number): Buffer {
+  const rate = 16_000;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
+/**
+ * Samples [from, to) seconds of a 16 kHz mono s16 WAV (whisper's input, toWhisperWav), as their
+ * s16le bytes; empty when the file is not a WAV.
+ */
+export async function readSpanPcm(wavPath: string, from: number, to: number): Promise<Buffer> {
+  const rate = 16_000;
+  const fh = await open(wavPath, 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const info = parseWavHeader(head.subarray(0, bytesRead));
+    if (!info) return Buffer.alloc(0);
+    const first = Math.max(0, Math.round(from * rate));
+    const count = Math.max(0, Math.min(Math.round(to * rate), Math.floor(info.dataBytes / 2)) - first);
+    const buf = Buffer.alloc(count * 2);
+    await fh.read(buf, 0, buf.length, info.dataOffset + first * 2);
+    return buf;
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Parses a RIFF/WAVE header from the first bytes of a file; null when it is not one. */
 export function parseWavHeader(buf: Buffer): WavInfo | null {
   if (buf.length < 12 || buf.toString('ascii', 0, 4) !== 'RIFF' || buf.toString('ascii', 8, 12) !== 'WAVE') return null;

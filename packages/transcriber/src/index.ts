@@ -1,5 +1,7 @@
 export { createTranscriber, dtwPreset } from './transcriber.ts';
-export type { Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResult } from './transcriber.ts';
+export type { Onsets, Transcriber, TranscriberOptions, TranscribeRequest, TranscribeResult } from './transcriber.ts';
+export { acousticAligner, alignmentInputs, parseAlignment, parseLexicon, pronunciationsOf, lexiconParts } from './acoustic-align.ts';
+export type { AcousticAligner, Lexicon } from './acoustic-align.ts';
 export { TranscriptionError } from './errors.ts';
 export { ffmpegToWavArgs, isWhisperWav, parseWavHeader } from './audio.ts';
 export type { TranscriptionErrorCode } from './errors.ts';

@@ -21,7 +21,7 @@
  */
 import { open, writeFile } from 'node:fs/promises';
 import type { SpeechRegion } from './vad.ts';
-import { parseWavHeader } from './audio.ts';
+import { parseWavHeader, whisperWavHeader } from './audio.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface PlanParams {
@@ -167,20 +167,7 @@ export async function writeChunkWav(source: string, chunk: Chunk, out: string): 
       const bytes = Math.max(0, Math.min(count * 2, info.dataBytes - from * 2));
       await fh.read(pcm, Math.round(s.at * SAMPLE_RATE) * 2, bytes, info.dataOffset + from * 2);
     }
-    const header = Buffer.alloc(44);
-    header.write('RIFF', 0, 'ascii');
-    header.writeUInt32LE(36 + pcm.length, 4);
-    header.write('WAVEfmt ', 8, 'ascii');
-    header.writeUInt32LE(16, 16);
-    header.writeUInt16LE(1, 20); // PCM
-    header.writeUInt16LE(1, 22); // mono
-    header.writeUInt32LE(SAMPLE_RATE, 24);
-    header.writeUInt32LE(SAMPLE_RATE * 2, 28);
-    header.writeUInt16LE(2, 32);
-    header.writeUInt16LE(16, 34);
-    header.write('data', 36, 'ascii');
-    header.writeUInt32LE(pcm.length, 40);
-    await writeFile(out, Buffer.concat([header, pcm]));
+    await writeFile(out, Buffer.concat([whisperWavHeader(pcm.length), pcm]));
   } finally {
     await fh.close();
   }

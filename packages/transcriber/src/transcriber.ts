@@ -18,8 +18,9 @@ import { planChunks, skipStart, snapToVoice, toSourceTime, writeChunkWav, type C
 import { detectSpeech, type SpeechRegion } from './vad.ts';
 import { toWords, WhisperServerResponseSchema, type WordTiming } from './to-words.ts';
 import { refineOnsets, wordGroups, type OnsetWindow } from './tts-align.ts';
+import { acousticAligner, type AcousticAligner } from './acoustic-align.ts';
 import { withHeapMalloc } from '@captionfarm/process';
-import { espeakPath as defaultEspeakPath, resolveFfmpegPaths, whisperBinDir } from '@captionfarm/process/tools';
+import { espeakPath as defaultEspeakPath, pocketsphinxPaths, resolveFfmpegPaths, whisperBinDir, type PocketsphinxPaths } from '@captionfarm/process/tools';
 import type { TranscriberEnv } from './whisper-bin.ts';
 import { inferenceFields, startWhisperServer, type WhisperServer } from './whisper-server.ts';
 
@@ -40,12 +41,17 @@ export interface TranscriberOptions {
    */
   timing?: WordTiming;
   /**
-   * Word starts refined by TTS forced alignment (tts-align.ts): espeak-ng reads the recognized
-   * words in the same language and DTW over MFCCs maps its word starts onto the audio, within
-   * `onsetWindow` of whisper's time. Default 'tts'; 'whisper' keeps whisper's times. Where
-   * espeak-ng is missing or has no voice for the language, whisper's times are kept (logged once).
+   * Word starts refined by forced alignment. 'aligned' (default): English by PocketSphinx's
+   * acoustic alignment (acoustic-align.ts) where it is installed, every other language (and a
+   * chunk PocketSphinx cannot align) by TTS alignment (tts-align.ts): espeak-ng reads the
+   * recognized words in the same language and DTW over MFCCs maps its word starts onto the audio,
+   * within `onsetWindow` of whisper's time. 'tts': TTS alignment for every language (the
+   * default before PocketSphinx). 'whisper' keeps whisper's times. Where espeak-ng is missing or
+   * has no voice for the language, whisper's times are kept (logged once).
    */
-  onsets?: 'tts' | 'whisper';
+  onsets?: Onsets;
+  /** PocketSphinx for English alignment; default pocketsphinxPaths(env); null: none. */
+  pocketsphinx?: PocketsphinxPaths | null;
   /** How far (seconds) a TTS-aligned start may move from whisper's; default 0.3 each way. */
   onsetWindow?: OnsetWindow;
   /** Default `ESPEAK_NG_PATH` from env, else `espeak-ng` on PATH (@captionfarm/process/tools). */
@@ -355,14 +361,27 @@ function languageWindows(audioPath: string, chunks: Chunk[], wavs: string[], wor
 
 type OnsetAligner = (words: Word[], source: string, chunk: Chunk, language: string, workDir: string, signal?: AbortSignal) => Promise<Word[]>;
 
+export type Onsets = 'aligned' | 'tts' | 'whisper';
+
+/** Audio taken on each side of a chunk's speech for the acoustic alignment (a start snapped onto voice may lie just before it). */
+const ACOUSTIC_PAD_SECONDS = 0.1;
+
 /**
- * A chunk's words (source times) with TTS-aligned starts, kept in their speech span and out of
- * the pauses as whisper's are (snapToVoice). Without espeak-ng, whisper's times (said once per transcriber).
+ * A chunk's words (source times) with aligned starts, kept in their speech span and out of the
+ * pauses as whisper's are (snapToVoice): English by PocketSphinx where it is installed and aligns
+ * the chunk, else TTS-aligned (trustedOnsets). Without espeak-ng or PocketSphinx, what is left
+ * (said once per transcriber).
  */
-function onsetAligner(o: { espeakPath: string; onsetWindow: OnsetWindow | undefined; log: (message: string) => void }): OnsetAligner {
+function onsetAligner(o: {
+  espeakPath: string;
+  onsetWindow: OnsetWindow | undefined;
+  acoustic: AcousticAligner | null;
+  log: (message: string) => void;
+}): OnsetAligner {
   let espeakMissing = false;
-  return async (words, source, chunk, language, workDir, signal) => {
-    if (espeakMissing || words.length === 0) return words;
+  let acoustic = o.acoustic;
+  const tts = async (words: Word[], source: string, language: string, workDir: string, signal?: AbortSignal): Promise<Word[] | null> => {
+    if (espeakMissing) return null;
     try {
       const refined = await refineOnsets({
         words,
@@ -374,22 +393,41 @@ function onsetAligner(o: { espeakPath: string; onsetWindow: OnsetWindow | undefi
         ...(o.onsetWindow ? { window: o.onsetWindow } : {}),
       });
       const starts = trustedOnsets(words, refined);
-      let previous = 0;
-      return refined.map((w0, i) => {
-        const w = { ...w0, start: starts[i]! };
-        // Within the span whisper's start is in (never out into a pause), then onto voice.
-        const span = chunk.spans.find((s) => words[i]!.start >= s.start && words[i]!.start <= s.end);
-        const inSpan = span ? Math.min(span.end, Math.max(span.start, w.start)) : words[i]!.start;
-        const start = ms(Math.max(previous, snapToVoice(chunk, inSpan)));
-        previous = start;
-        return { ...w, start, end: Math.max(w.end, start) };
-      });
+      return refined.map((w, i) => ({ ...w, start: starts[i]! }));
     } catch (err) {
       signal?.throwIfAborted();
       espeakMissing = true;
       o.log(`transcriber: word onsets from whisper alone, espeak-ng could not run (${err instanceof Error ? err.message : String(err)})`);
-      return words;
+      return null;
     }
+  };
+  const phones = async (words: Word[], source: string, chunk: Chunk, workDir: string, signal?: AbortSignal): Promise<Word[] | null> => {
+    if (!acoustic) return null;
+    try {
+      const from = Math.max(0, chunk.spans[0]!.start - ACOUSTIC_PAD_SECONDS);
+      const aligned = await acoustic.align(words, { wavPath: source, from, to: chunk.spans.at(-1)!.end + ACOUSTIC_PAD_SECONDS, workDir, signal });
+      if (!aligned) o.log(`transcriber: PocketSphinx could not align ${words.length} words at ${from.toFixed(2)} s: TTS starts there`);
+      return aligned;
+    } catch (err) {
+      signal?.throwIfAborted();
+      acoustic = null;
+      o.log(`transcriber: English word onsets by TTS alignment, PocketSphinx could not run (${err instanceof Error ? err.message : String(err)})`);
+      return null;
+    }
+  };
+  return async (words, source, chunk, language, workDir, signal) => {
+    if (words.length === 0) return words;
+    const aligned = (language === 'en' ? await phones(words, source, chunk, workDir, signal) : null) ?? (await tts(words, source, language, workDir, signal));
+    if (!aligned) return words;
+    let previous = 0;
+    return aligned.map((w, i) => {
+      // Within the span whisper's start is in (never out into a pause), then onto voice.
+      const span = chunk.spans.find((s) => words[i]!.start >= s.start && words[i]!.start <= s.end);
+      const inSpan = span ? Math.min(span.end, Math.max(span.start, w.start)) : words[i]!.start;
+      const start = ms(Math.max(previous, snapToVoice(chunk, inSpan)));
+      previous = start;
+      return { ...w, start, end: ms(Math.max(w.end, start)) };
+    });
   };
 }
 
@@ -484,7 +522,7 @@ interface Setup {
   childEnv: NodeJS.ProcessEnv;
   binDir: () => string;
   languageVoteBelow: number;
-  onsets: 'tts' | 'whisper';
+  onsets: Onsets;
   alignOnsets: OnsetAligner;
   decoding: Decoding;
   /** The running whisper-server (started, or started again after a crash). */
@@ -563,7 +601,7 @@ async function recognizeChunks(
       delivered = (async () => {
         try {
           await before;
-          const aligned = s.onsets === 'tts' ? await s.alignOnsets(recognized, o.audioPath, chunk, language, o.workDir, chunkSignal) : recognized;
+          const aligned = s.onsets !== 'whisper' ? await s.alignOnsets(recognized, o.audioPath, chunk, language, o.workDir, chunkSignal) : recognized;
           for (const w of aligned) {
             // Chunks follow each other on the source timeline; starts never go backwards.
             const start = Math.max(w.start, words.at(-1)?.start ?? 0);
@@ -663,6 +701,9 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     return server;
   };
 
+  const onsets = opts.onsets ?? 'aligned';
+  const sphinx = onsets === 'aligned' ? (opts.pocketsphinx === undefined ? pocketsphinxPaths(env) : opts.pocketsphinx) : null;
+  const acoustic = sphinx ? acousticAligner(sphinx) : null;
   const setup: Setup = {
     threads,
     ffmpegPath: opts.ffmpegPath ?? resolveFfmpegPaths(env).ffmpeg,
@@ -670,8 +711,8 @@ export function createTranscriber(opts: TranscriberOptions): Transcriber {
     childEnv,
     binDir: getBinDir,
     languageVoteBelow: opts.languageVoteBelow ?? 0.5,
-    onsets: opts.onsets ?? 'tts',
-    alignOnsets: onsetAligner({ espeakPath: opts.espeakPath ?? defaultEspeakPath(env), onsetWindow: opts.onsetWindow, log }),
+    onsets,
+    alignOnsets: onsetAligner({ espeakPath: opts.espeakPath ?? defaultEspeakPath(env), onsetWindow: opts.onsetWindow, acoustic, log }),
     decoding: { beamSize: opts.beamSize ?? 5, timing, budget: adaptiveBudget(opts.budget ?? { fixedSeconds: 10, perAudioSecond: 5 }), log },
     server: ensureServer,
   };

