@@ -1,5 +1,5 @@
 import type { BlockList } from 'node:net';
-import { parseAllowedNetworks } from '@captionfarm/net';
+import { parseAllowedNetworks, parseListenAddress } from '@captionfarm/net';
 
 /**
  * The agent process's one read of the environment. The media tools' locations (WHISPER_CPP_DIR,
@@ -32,8 +32,7 @@ export function readAgentEnv(env: Record<string, string | undefined> = process.e
     throw new Error(`CAPTIONFARM_ALLOWED_PRIVATE_NETWORKS: ${(err as Error).message}`);
   }
   const listen = env.CAPTIONFARM_AGENT_HEALTH_LISTEN;
-  const hostPort = listen ? /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(listen) : null;
-  if (listen && (!hostPort || Number(hostPort[2]) > 65535)) throw new Error(`CAPTIONFARM_AGENT_HEALTH_LISTEN must be host:port, not "${listen}"`);
-  const healthListen = hostPort ? { host: hostPort[1]!.replace(/^\[|\]$/g, ''), port: Number(hostPort[2]) } : undefined;
+  const healthListen = listen ? (parseListenAddress(listen) ?? undefined) : undefined;
+  if (listen && !healthListen) throw new Error(`CAPTIONFARM_AGENT_HEALTH_LISTEN must be host:port, not "${listen}"`);
   return { logLevel: (env.CAPTIONFARM_LOG as AgentEnv['logLevel'] | undefined) ?? 'info', overlap, allowedPrivateNetworks, healthListen };
 }

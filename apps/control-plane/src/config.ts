@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CREATE_JOB_MAX_JSON_BYTES } from '@captionfarm/contracts';
-import { parseAllowedNetworks } from '@captionfarm/net';
+import { parseAllowedNetworks, parseListenAddress } from '@captionfarm/net';
 import { parseTrustedProxies } from './http/client-address.ts';
 import { parseAllowedHosts } from './http/allowed-hosts.ts';
 
@@ -77,9 +77,13 @@ const EnvSchema = z.object({
   /** host:port for a second listener serving only GET /metrics without the admin token (for a scraper on a private network). */
   CAPTIONFARM_METRICS_LISTEN: z
     .string()
-    .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'host:port')
     .optional()
-    .transform((v) => (v ? splitHostPort(v) : undefined)),
+    .transform((v, ctx) => {
+      if (!v) return undefined;
+      const address = parseListenAddress(v);
+      if (!address) ctx.addIssue({ code: 'custom', message: 'host:port (port 0-65535)' });
+      return address ?? z.NEVER;
+    }),
   /** A connection must send its request headers within this many seconds (the first request too). */
   CAPTIONFARM_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(20),
   /** A JSON request body must arrive within this many seconds in all (else 408 and the connection closes). */
@@ -178,7 +182,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return Object.freeze({ ...rest, s3, bucket: s3Bucket, maxJobJsonBytes: Math.max(rest.maxJobJsonBytes, rest.maxJsonBytes) });
 }
 
-function splitHostPort(v: string): { host: string; port: number } {
-  const i = v.lastIndexOf(':');
-  return { host: v.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(v.slice(i + 1)) };
-}

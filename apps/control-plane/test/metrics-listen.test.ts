@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/index.ts';
 import { startHarness, type Harness } from './harness.ts';
 
 /** A port nothing listens on (a server on port 0 tells it, then closes). */
@@ -38,5 +39,13 @@ describe('CAPTIONFARM_METRICS_LISTEN', () => {
     closed = true;
     await h.close();
     await expect(fetch(`${metricsUrl}/metrics`)).rejects.toThrow();
+  });
+});
+
+describe('CAPTIONFARM_METRICS_LISTEN parsing', () => {
+  it('takes host:port (IPv6 in brackets) and stops the control plane at start on anything else, a port over 65535 included', () => {
+    expect(loadConfig({ CAPTIONFARM_METRICS_LISTEN: '[::1]:9100' }).metricsListen).toEqual({ host: '::1', port: 9100 });
+    expect(loadConfig({}).metricsListen).toBeUndefined();
+    for (const bad of ['9100', 'host:70000', '::1:9100']) expect(() => loadConfig({ CAPTIONFARM_METRICS_LISTEN: bad }), bad).toThrow(/CAPTIONFARM_METRICS_LISTEN/);
   });
 });

@@ -20,7 +20,7 @@ export {
   type UrlCheck,
   type ValidateUrlOptions,
 } from './url-policy.ts';
-export { addNetwork, parseAllowedNetworks } from './networks.ts';
+export { addNetwork, parseAllowedNetworks, parseListenAddress } from './networks.ts';
 export {
   createSafeFetch,
   safeFetch,

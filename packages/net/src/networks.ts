@@ -33,3 +33,14 @@ export function inNetworks(address: string, list: BlockList | undefined): boolea
   const family = isIP(address);
   return list !== undefined && family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
+
+/**
+ * A listen address `host:port` (`0.0.0.0:8081`, `[::1]:9100`, `metrics.local:9100`), as the
+ * control plane's CAPTIONFARM_METRICS_LISTEN and the agent's CAPTIONFARM_AGENT_HEALTH_LISTEN take
+ * it: the host without brackets and a port in 0-65535; null for anything else.
+ */
+export function parseListenAddress(value: string): { host: string; port: number } | null {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(value);
+  if (!m || Number(m[2]) > 65535) return null;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+}

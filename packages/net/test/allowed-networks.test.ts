@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SafeFetchError } from '../src/errors.ts';
 import { createSafeFetch } from '../src/safe-fetch.ts';
-import { parseAllowedNetworks } from '../src/networks.ts';
+import { parseAllowedNetworks, parseListenAddress } from '../src/networks.ts';
 import { checkAddressWithPolicy, validatePublicHttpsUrl } from '../src/url-policy.ts';
 import { createFakeLookup } from './helpers/fake-dns.ts';
 import { startReceiver, type Receiver } from './helpers/receiver.ts';
@@ -81,5 +81,21 @@ describe('safeFetch with an operator network, against a real HTTPS receiver', ()
       await listed.close();
       await unlisted.close();
     }
+  });
+});
+
+describe('parseListenAddress (CAPTIONFARM_METRICS_LISTEN, CAPTIONFARM_AGENT_HEALTH_LISTEN)', () => {
+  it.each([
+    ['0.0.0.0:8081', { host: '0.0.0.0', port: 8081 }],
+    ['[::1]:9100', { host: '::1', port: 9100 }],
+    ['[::ffff:10.0.0.1]:80', { host: '::ffff:10.0.0.1', port: 80 }],
+    ['metrics.local:65535', { host: 'metrics.local', port: 65535 }],
+    ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
+  ])('%s', (value, wanted) => {
+    expect(parseListenAddress(value)).toEqual(wanted);
+  });
+
+  it.each(['8081', ':8081', 'host:', 'host:65536', 'host:123456', '::1:9100', 'a b:80', '[::1:80', 'host:80x'])('refuses %j', (value) => {
+    expect(parseListenAddress(value)).toBeNull();
   });
 });
