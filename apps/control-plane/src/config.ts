@@ -181,4 +181,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return Object.freeze({ ...rest, s3, bucket: s3Bucket, maxJobJsonBytes: Math.max(rest.maxJobJsonBytes, rest.maxJsonBytes) });
 }
-

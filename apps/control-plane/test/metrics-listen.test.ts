@@ -46,6 +46,7 @@ describe('CAPTIONFARM_METRICS_LISTEN parsing', () => {
   it('takes host:port (IPv6 in brackets) and stops the control plane at start on anything else, a port over 65535 included', () => {
     expect(loadConfig({ CAPTIONFARM_METRICS_LISTEN: '[::1]:9100' }).metricsListen).toEqual({ host: '::1', port: 9100 });
     expect(loadConfig({}).metricsListen).toBeUndefined();
-    for (const bad of ['9100', 'host:70000', '::1:9100']) expect(() => loadConfig({ CAPTIONFARM_METRICS_LISTEN: bad }), bad).toThrow(/CAPTIONFARM_METRICS_LISTEN/);
+    for (const bad of ['9100', 'host:70000', '::1:9100'])
+      expect(() => loadConfig({ CAPTIONFARM_METRICS_LISTEN: bad }), bad).toThrow(/CAPTIONFARM_METRICS_LISTEN/);
   });
 });
