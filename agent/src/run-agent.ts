@@ -13,7 +13,7 @@ import { createAgent, type Agent } from './agent.ts';
 import type { AgentOptions } from './command.ts';
 import { CliError, UsageError } from '@captionfarm/process/command-line';
 import { onShutdown } from '@captionfarm/process/shutdown';
-import { readAgentEnv } from './env.ts';
+import { readAgentEnv, type AgentEnv } from './env.ts';
 import { startHealthServer } from './health.ts';
 import { chooseModel, detectHardware, planHardware } from './hardware.ts';
 import { selfTest, type WhisperBuild } from './self-test.ts';
@@ -40,7 +40,7 @@ export function whisperBuild(): WhisperBuild {
 }
 
 /** Hardware, build and plan: what both the agent and its self-test start from. */
-async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined; model?: string | undefined }) {
+async function machinePlan(o: { concurrency?: number | undefined; threads?: number | undefined; model?: string | undefined }, env: AgentEnv) {
   const [hardware, nvenc] = await Promise.all([detectHardware(), nvencAvailable().catch(() => false)]);
   const whisper = whisperBuild();
   const plan = planHardware(hardware, {
@@ -48,7 +48,7 @@ async function machinePlan(o: { concurrency?: number | undefined; threads?: numb
     nvenc,
     slots: o.concurrency,
     whisperThreads: o.threads || undefined,
-    overlap: readAgentEnv().overlap,
+    overlap: env.overlap,
   });
   const model = chooseModel({
     installed: findInstalledModels(),
@@ -70,8 +70,11 @@ export async function startAgent(o: {
   threads?: number;
   workDir?: string;
   log?: (m: string, fields?: Record<string, unknown>) => void;
+  /** The agent's environment variables, read once (readAgentEnv); default: read now. */
+  env?: AgentEnv;
 }): Promise<{ agent: Agent; close(): Promise<void> }> {
-  const { hardware, nvenc, whisper, plan, model, modelPath } = await machinePlan(o);
+  const env = o.env ?? readAgentEnv();
+  const { hardware, nvenc, whisper, plan, model, modelPath } = await machinePlan(o, env);
   const transcriber = createTranscriber({ model: modelPath, threads: plan.whisperThreads });
   const cudaWhisper = whisper.cuda;
   o.log?.(`whisper model ${model.name} (${modelPath}): ${model.why}`);
@@ -90,7 +93,7 @@ export async function startAgent(o: {
     whisperThreadsBesideRender: plan.whisperThreadsBesideRender,
     workDir: o.workDir ?? path.join(os.tmpdir(), 'captionfarm-agent'),
     transcriber,
-    safeFetch: createSafeFetch({ allowedNetworks: readAgentEnv().allowedPrivateNetworks }),
+    safeFetch: createSafeFetch({ allowedNetworks: env.allowedPrivateNetworks }),
     capabilities: { gpu: nvenc || cudaWhisper, nvenc, cudaWhisper, models: [path.basename(modelPath)] },
     ...(o.log ? { log: o.log } : {}),
   });
@@ -140,6 +143,7 @@ export async function agentCommand(values: AgentOptions): Promise<void> {
     ...(values.threads ? { threads: Number(values.threads) } : {}),
     ...(values.workDir ? { workDir: values.workDir } : {}),
     log,
+    env,
   });
   started = agent;
   log(`node ${agent.nodeId} connected to ${url}`);
@@ -184,7 +188,7 @@ export async function runSelfTest(o: {
   workDir?: string | undefined;
   print?: (l: string) => void;
 }) {
-  const { hardware, whisper, plan, model, modelPath } = await machinePlan(o);
+  const { hardware, whisper, plan, model, modelPath } = await machinePlan(o, readAgentEnv());
   const transcriber = whisper.binDir ? createTranscriber({ model: modelPath, threads: plan.whisperThreads }) : null;
   try {
     const report = await selfTest({
