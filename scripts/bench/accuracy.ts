@@ -3,7 +3,7 @@
  * (`whisper-cli`, beam 5, `-dtw`) and faster-whisper (`word_timestamps=True`), all three on the
  * same Whisper weights. Per clip and pooled per language group: word error rate (character error
  * rate for languages written without spaces), word-onset error against independent timings
- * (median, p90, share within 100 ms; pooled again without the clips PocketSphinx timed, since
+ * (median, p90, share within 100 ms; pooled again, with word ends, without the clips PocketSphinx timed, since
  * our English starts come from PocketSphinx), words starting inside pauses, and wall time.
  *
  * Clips:
@@ -81,6 +81,8 @@ interface BenchClip {
   text: string;
   /** Independent word starts, or null (transcript only). */
   onsets: ReferenceOnset[] | null;
+  /** The same words' ends (real clips with timings only). */
+  ends?: ReferenceOnset[] | null;
   /** Spans in which no word starts: pauses between reference words, inserted silences. */
   pauses: { start: number; end: number }[];
   duration: number;
@@ -111,6 +113,7 @@ async function realClips(dir: string): Promise<BenchClip[]> {
       path: join(dir, file),
       text: readFileSync(txt, 'utf8').trim(),
       onsets: aligned ? aligned.map((w) => ({ word: w.word, onset: w.start })) : null,
+      ends: aligned ? aligned.map((w) => ({ word: w.word, onset: w.end })) : null,
       pauses,
       duration: await wavSeconds(join(dir, file)),
       group: groupOf(language),
@@ -210,6 +213,8 @@ interface Score {
   errors: number;
   units: number;
   onsets: number[];
+  /** Word-end errors (ms) where the clip has reference ends. */
+  ends: number[];
   inPauses: number;
   seconds: number;
   words: number;
@@ -221,6 +226,7 @@ function score(clip: BenchClip, out: Output): Score {
     errors,
     units,
     onsets: clip.onsets ? onsetErrorsMs(clip.onsets, out.words) : [],
+    ends: clip.ends ? onsetErrorsMs(clip.ends, out.words.map((w) => ({ ...w, start: w.end }))) : [],
     // The last 100 ms of a pause count as an early onset, not a word in the pause.
     inPauses: out.words.filter((w) => clip.pauses.some((p) => w.start >= p.start && w.start < p.end - 0.1)).length,
     seconds: out.seconds,
@@ -338,14 +344,18 @@ for (const group of ['en', 'other', 'cjk', 'espeak'] as const) {
 const independent = clips.filter((c) => c.group !== 'espeak' && c.onsets && !timedByPocketsphinx(c.name));
 if (independent.length) {
   console.log(
-    `\nWord starts against timings by other aligners (MFA) and hand labels, ${independent.length} clips (${independent.map((c) => c.name).join(', ')}); ` +
+    `\nWord starts and ends against timings by other aligners (MFA) and hand labels, ${independent.length} clips (${independent.map((c) => c.name).join(', ')}); ` +
       'the en_librivox_ps_* timings were made by PocketSphinx, which makes our English starts, so they are left out here:',
   );
-  console.log('| system | words | onset median ms | p90 ms | within 100 ms % |');
-  console.log('|---|---|---|---|---|');
+  console.log('| system | words | onset median ms | p90 ms | within 100 ms % | end median ms | p90 ms | within 100 ms % |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const system of shown) {
     const onsetsMs = independent.flatMap((c) => first(system, c).onsets);
-    console.log(`| ${system} | ${onsetsMs.length} | ${msOf(percentile(onsetsMs, 50))} | ${msOf(percentile(onsetsMs, 90))} | ${pct(within(onsetsMs))} |`);
+    const endsMs = independent.flatMap((c) => first(system, c).ends);
+    console.log(
+      `| ${system} | ${onsetsMs.length} | ${msOf(percentile(onsetsMs, 50))} | ${msOf(percentile(onsetsMs, 90))} | ${pct(within(onsetsMs))} | ` +
+        `${msOf(percentile(endsMs, 50))} | ${msOf(percentile(endsMs, 90))} | ${pct(within(endsMs))} |`,
+    );
   }
 }
 console.log(`load average ${load()}`);
