@@ -226,7 +226,12 @@ function score(clip: BenchClip, out: Output): Score {
     errors,
     units,
     onsets: clip.onsets ? onsetErrorsMs(clip.onsets, out.words) : [],
-    ends: clip.ends ? onsetErrorsMs(clip.ends, out.words.map((w) => ({ ...w, start: w.end }))) : [],
+    ends: clip.ends
+      ? onsetErrorsMs(
+          clip.ends,
+          out.words.map((w) => ({ ...w, start: w.end })),
+        )
+      : [],
     // The last 100 ms of a pause count as an early onset, not a word in the pause.
     inPauses: out.words.filter((w) => clip.pauses.some((p) => w.start >= p.start && w.start < p.end - 0.1)).length,
     seconds: out.seconds,
