@@ -71,7 +71,7 @@ export function pronunciationsOf(text: string, lexicon: Lexicon): string[] {
   return [known.map((k) => k![0]).join(' ')];
 }
 
-/** The per-chunk dictionary and grammar for `count` words (pure). */
+/** The per-chunk dictionary and grammar for a chunk's words, `w0`... in order (pure). */
 export function alignmentInputs(words: readonly Word[], lexicon: Lexicon): { dictionary: string; grammar: string } {
   const lines = [
     ...Object.entries(FILLERS).map(([w, phones]) => `${w} ${phones}`),

@@ -19,9 +19,12 @@ export interface WavInfo {
   dataBytes: number;
 }
 
+/** whisper.cpp's input: 16 kHz mono s16 PCM. */
+export const WHISPER_SAMPLE_RATE = 16_000;
+
 /** The 44-byte header of a 16 kHz mono s16 PCM WAV holding `dataBytes` of samples (pure). */
 export function whisperWavHeader(dataBytes: number): Buffer {
-  const rate = 16_000;
+  const rate = WHISPER_SAMPLE_RATE;
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + dataBytes, 4);
@@ -43,7 +46,7 @@ export function whisperWavHeader(dataBytes: number): Buffer {
  * s16le bytes; empty when the file is not a WAV.
  */
 export async function readSpanPcm(wavPath: string, from: number, to: number): Promise<Buffer> {
-  const rate = 16_000;
+  const rate = WHISPER_SAMPLE_RATE;
   const fh = await open(wavPath, 'r');
   try {
     const head = Buffer.alloc(4096);
@@ -84,7 +87,7 @@ export function parseWavHeader(buf: Buffer): WavInfo | null {
 }
 
 export const isWhisperWav = (w: WavInfo | null): w is WavInfo =>
-  w !== null && w.format === 1 && w.channels === 1 && w.sampleRate === 16_000 && w.bitsPerSample === 16;
+  w !== null && w.format === 1 && w.channels === 1 && w.sampleRate === WHISPER_SAMPLE_RATE && w.bitsPerSample === 16;
 
 /** ffmpeg args: first audio stream, if any, -> 16 kHz mono s16 WAV. */
 export function ffmpegToWavArgs(input: string, output: string): string[] {
@@ -102,7 +105,7 @@ export function ffmpegToWavArgs(input: string, output: string): string[] {
     '-ac',
     '1',
     '-ar',
-    '16000',
+    String(WHISPER_SAMPLE_RATE),
     '-c:a',
     'pcm_s16le',
     '-f',
@@ -159,5 +162,5 @@ export async function toWhisperWav(opts: {
     info = parseWavHeader(await readHead(path, 4096));
     if (!isWhisperWav(info)) throw new TranscriptionError('transcription-failed', `ffmpeg did not write a 16 kHz mono WAV for ${opts.input}`);
   }
-  return { path, duration: info.dataBytes / 2 / 16_000 };
+  return { path, duration: info.dataBytes / 2 / WHISPER_SAMPLE_RATE };
 }

@@ -21,7 +21,7 @@
  */
 import { open, writeFile } from 'node:fs/promises';
 import type { SpeechRegion } from './vad.ts';
-import { parseWavHeader, whisperWavHeader } from './audio.ts';
+import { parseWavHeader, WHISPER_SAMPLE_RATE, whisperWavHeader } from './audio.ts';
 import { TranscriptionError } from './errors.ts';
 
 export interface PlanParams {
@@ -149,7 +149,7 @@ export function skipStart(chunk: Chunk, seconds: number): Chunk {
   return { spans, duration: Math.max(0, chunk.duration - seconds) };
 }
 
-const SAMPLE_RATE = 16_000;
+const SAMPLE_RATE = WHISPER_SAMPLE_RATE;
 
 /** Writes the chunk's audio (16 kHz mono s16 WAV) from the source WAV. */
 export async function writeChunkWav(source: string, chunk: Chunk, out: string): Promise<void> {

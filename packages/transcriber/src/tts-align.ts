@@ -21,10 +21,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Word } from '@captionfarm/contracts';
-import { parseWavHeader, readSpanPcm } from './audio.ts';
+import { parseWavHeader, readSpanPcm, WHISPER_SAMPLE_RATE } from './audio.ts';
 import { runProcess } from '@captionfarm/process';
 
-const RATE = 16_000;
+const RATE = WHISPER_SAMPLE_RATE;
 /** 10 ms frames of 25 ms. */
 const HOP = 160;
 const WIN = 400;
