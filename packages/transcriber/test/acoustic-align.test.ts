@@ -68,6 +68,14 @@ describe('acoustic-align, pure parts', () => {
     expect(grammar).toMatch(/<f> = \[uh \| um \| ah \| er \| hm \| mm\];/);
   });
 
+  it('alignmentInputs: recognized text never reaches the files PocketSphinx reads (only w<i>, fillers and phones do)', () => {
+    const hostile = [word('two;\n<s> = w0 | hello;'), word('w0(2) HH'), word('#JSGF V1.0; grammar x;'), word('../../etc/passwd')];
+    const { dictionary, grammar } = alignmentInputs(hostile, LEXICON);
+    for (const line of dictionary.trim().split('\n')) expect(line).toMatch(/^(?:w\d+(?:\(\d+\))?|uh|um|ah|er|hm|mm) (?:\+SPN\+|[A-Z]+(?: [A-Z]+)*)$/);
+    expect(dictionary.trim().split('\n').filter((l) => l.startsWith('w'))).toEqual(['w0 +SPN+', 'w1 +SPN+', 'w2 +SPN+', 'w3 +SPN+']);
+    expect(grammar).toBe('#JSGF V1.0;\ngrammar words;\npublic <s> = <f> w0 <f> w1 <f> w2 <f> w3 <f>;\n<f> = [uh | um | ah | er | hm | mm];\n');
+  });
+
   const json = (ts: string[]) => JSON.stringify({ t: 'x', w: ts.map((t, i) => ({ b: i * 0.5, d: 0.3, p: 1, t })) });
   it.each([
     ['every word once, in order, among silences, fillers and nulls', ['(NULL)', '<sil>', 'w0', 'um', 'w1(2)', '[NOISE]', 'w2'], [0, 1, 2]],
