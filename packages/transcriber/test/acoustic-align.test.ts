@@ -72,7 +72,12 @@ describe('acoustic-align, pure parts', () => {
     const hostile = [word('two;\n<s> = w0 | hello;'), word('w0(2) HH'), word('#JSGF V1.0; grammar x;'), word('../../etc/passwd')];
     const { dictionary, grammar } = alignmentInputs(hostile, LEXICON);
     for (const line of dictionary.trim().split('\n')) expect(line).toMatch(/^(?:w\d+(?:\(\d+\))?|uh|um|ah|er|hm|mm) (?:\+SPN\+|[A-Z]+(?: [A-Z]+)*)$/);
-    expect(dictionary.trim().split('\n').filter((l) => l.startsWith('w'))).toEqual(['w0 +SPN+', 'w1 +SPN+', 'w2 +SPN+', 'w3 +SPN+']);
+    expect(
+      dictionary
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('w')),
+    ).toEqual(['w0 +SPN+', 'w1 +SPN+', 'w2 +SPN+', 'w3 +SPN+']);
     expect(grammar).toBe('#JSGF V1.0;\ngrammar words;\npublic <s> = <f> w0 <f> w1 <f> w2 <f> w3 <f>;\n<f> = [uh | um | ah | er | hm | mm];\n');
   });
 
